@@ -1,0 +1,190 @@
+//! `ironclaw doctor`: every check prints what it found and, when something is wrong, the fix.
+//! Exit 0 only when IronClaw can run code right now.
+
+use std::process::ExitCode;
+
+use ironclaw_sandbox::policy::{Policy, Runtime};
+use ironclaw_sandbox::session::user_mapping;
+use ironclaw_sandbox::{docker, image, Paths};
+use serde::Serialize;
+
+#[derive(Serialize)]
+struct Check {
+    name: &'static str,
+    ok: bool,
+    detail: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fix: Option<String>,
+}
+
+impl Check {
+    fn ok(name: &'static str, detail: impl Into<String>) -> Self {
+        Self {
+            name,
+            ok: true,
+            detail: detail.into(),
+            fix: None,
+        }
+    }
+    fn fail(name: &'static str, detail: impl Into<String>, fix: impl Into<String>) -> Self {
+        Self {
+            name,
+            ok: false,
+            detail: detail.into(),
+            fix: Some(fix.into()),
+        }
+    }
+}
+
+pub async fn run(json: bool) -> anyhow::Result<ExitCode> {
+    let mut checks = Vec::new();
+    let paths = Paths::from_env()?;
+
+    let policy = match Policy::load(&paths) {
+        Ok(p) => {
+            let files: Vec<_> = p.sources.iter().map(|s| s.display().to_string()).collect();
+            checks.push(Check::ok(
+                "policy",
+                format!(
+                    "profiles {:?} from {}",
+                    p.profiles.keys().collect::<Vec<_>>(),
+                    files.join(" + ")
+                ),
+            ));
+            Some(p)
+        }
+        Err(e) => {
+            checks.push(Check::fail(
+                "policy",
+                e.to_string(),
+                "fix the file named above, or delete it to use the defaults",
+            ));
+            None
+        }
+    };
+
+    let data_ok = std::fs::create_dir_all(&paths.data_dir).is_ok() && tempfile_in(&paths.data_dir);
+    checks.push(if data_ok {
+        Check::ok("data directory", paths.data_dir.display().to_string())
+    } else {
+        Check::fail(
+            "data directory",
+            format!("{} is not writable", paths.data_dir.display()),
+            "set IRONCLAW_DATA_DIR to a writable folder",
+        )
+    });
+
+    let user = user_mapping();
+    checks.push(Check::ok(
+        "uid strategy",
+        if user.substituted_for_root {
+            format!(
+                "you are root, and code never runs as root: it runs as the fixed unprivileged {}:{}, and each workspace folder is handed to that user (root on the host still reads everything)",
+                user.uid, user.gid
+            )
+        } else {
+            format!("code runs as your own {}:{}, so files it makes in the workspace are yours", user.uid, user.gid)
+        },
+    ));
+
+    match docker::connect().await {
+        Err(e) => checks.push(Check::fail(
+            "docker engine",
+            e.to_string(),
+            "see the message: it names the fix",
+        )),
+        Ok(engine) => {
+            checks.push(Check::ok(
+                "docker engine",
+                format!(
+                    "{} {} (API {}) at {} [{}], cgroup v{}, {}",
+                    if engine.is_podman { "Podman" } else { "Docker" },
+                    engine.server_version,
+                    engine.api_version,
+                    engine.endpoint.host,
+                    engine.endpoint.source,
+                    engine.cgroup_version,
+                    engine.kernel
+                ),
+            ));
+            let spec = image::spec();
+            match image::exists(&engine.docker, &spec.tag).await {
+                Ok(true) => checks.push(Check::ok("sandbox image", spec.tag.clone())),
+                Ok(false) => checks.push(Check::fail(
+                    "sandbox image",
+                    format!("{} is not built yet", spec.tag),
+                    "run `ironclaw image build` (or `ironclaw image import FILE` on an offline machine)",
+                )),
+                Err(e) => checks.push(Check::fail("sandbox image", e.to_string(), "check the Docker engine")),
+            }
+            let gvisor = engine.has_runtime("runsc");
+            let mut runtime_detail = format!(
+                "runtimes: {}; gVisor (runsc) {}",
+                engine.runtimes.join(", "),
+                if gvisor {
+                    "available: set `runtime: runsc` in a profile for a second kernel boundary"
+                } else {
+                    "not installed (containers share the host kernel)"
+                }
+            );
+            let mut runtime_ok = true;
+            if let Some(p) = &policy {
+                for (name, profile) in &p.profiles {
+                    if profile.runtime == Runtime::Runsc && !gvisor {
+                        runtime_ok = false;
+                        runtime_detail.push_str(&format!("; profile {name} wants runsc"));
+                    }
+                }
+            }
+            checks.push(if runtime_ok {
+                Check::ok("runtime", runtime_detail)
+            } else {
+                Check::fail(
+                    "runtime",
+                    runtime_detail,
+                    "install gVisor (runsc) and register it with Docker, or set `runtime: runc`",
+                )
+            });
+        }
+    }
+
+    let ready = checks.iter().all(|c| c.ok);
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({ "ready": ready, "checks": checks }))?
+        );
+    } else {
+        for c in &checks {
+            println!(
+                "{} {:<15} {}",
+                if c.ok { "ok  " } else { "FAIL" },
+                c.name,
+                c.detail
+            );
+            if let Some(fix) = &c.fix {
+                println!("     {:<15} fix: {fix}", "");
+            }
+        }
+        println!(
+            "{}",
+            if ready {
+                "IronClaw is ready."
+            } else {
+                "IronClaw is not ready: fix the FAIL lines above."
+            }
+        );
+    }
+    Ok(if ready {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn tempfile_in(dir: &std::path::Path) -> bool {
+    let probe = dir.join(format!(".write-test-{}", std::process::id()));
+    let ok = std::fs::write(&probe, b"").is_ok();
+    let _ = std::fs::remove_file(&probe);
+    ok
+}

@@ -1,0 +1,132 @@
+use std::io::{Read, Write};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Args;
+use ironclaw_sandbox::exec::{ExecEvent, ExecRequest, Language};
+use ironclaw_sandbox::image::{self, BuildOptions};
+use ironclaw_sandbox::session::SessionName;
+use ironclaw_sandbox::SessionOptions;
+use tokio_util::sync::CancellationToken;
+
+use crate::progress::Printer;
+
+#[derive(Args)]
+pub struct ExecArgs {
+    /// Session to run in; created on first use.
+    #[arg(long, default_value = "default")]
+    session: String,
+    /// python or shell.
+    #[arg(long = "lang", default_value = "python")]
+    lang: String,
+    /// Trust profile from sandbox.yaml (remembered for the session).
+    #[arg(long)]
+    profile: Option<String>,
+    /// Per-execution timeout in seconds (default: the profile's).
+    #[arg(long)]
+    timeout: Option<f64>,
+    /// Print one JSON object with the result instead of streaming output.
+    #[arg(long)]
+    json: bool,
+    /// The code, or `-` to read it from stdin.
+    code: String,
+}
+
+pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
+    let language: Language = args.lang.parse()?;
+    let code = if args.code == "-" {
+        let mut buf = Vec::new();
+        std::io::stdin().read_to_end(&mut buf)?;
+        String::from_utf8(buf)
+            .map_err(|_| anyhow::anyhow!("the code on stdin is not valid UTF-8"))?
+    } else {
+        args.code
+    };
+    let name = SessionName::new(args.session)?;
+    let (sandbox, _) = super::open().await?;
+    // Cheap when the image exists; builds it (with progress on stderr) when it does not.
+    let mut printer = Printer::new(true);
+    image::ensure(sandbox.docker(), &BuildOptions::default(), &mut |p| {
+        printer.show(p)
+    })
+    .await?;
+
+    let mut request = ExecRequest::new(language, code);
+    if let Some(secs) = args.timeout {
+        anyhow::ensure!(
+            secs > 0.0 && secs.is_finite(),
+            "--timeout must be a positive number of seconds"
+        );
+        request = request.timeout(Duration::from_secs_f64(secs));
+    }
+    let cancel = CancellationToken::new();
+    let on_ctrl_c = {
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                cancel.cancel();
+            }
+        })
+    };
+    let json = args.json;
+    let mut stdout = std::io::stdout();
+    let mut stderr = std::io::stderr();
+    let mut on_event = |event: ExecEvent| {
+        if json {
+            return;
+        }
+        // Raw bytes, as the code wrote them: binary output passes through untouched.
+        let _ = match event {
+            ExecEvent::Stdout(data) => stdout.write_all(&data).and_then(|_| stdout.flush()),
+            ExecEvent::Stderr(data) => stderr.write_all(&data).and_then(|_| stderr.flush()),
+            ExecEvent::Started {
+                container_started: true,
+                ..
+            } => {
+                tracing::info!("sandbox container started; interpreter state begins fresh");
+                Ok(())
+            }
+            ExecEvent::Started { .. } | ExecEvent::Resources(_) => Ok(()),
+        };
+    };
+    let options = SessionOptions {
+        profile: args.profile,
+        workspace: None,
+    };
+    let result = sandbox
+        .exec(&name, &options, &request, &mut on_event, &cancel)
+        .await;
+    on_ctrl_c.abort();
+    let result = result?;
+    if json {
+        println!("{}", serde_json::to_string(&result)?);
+    } else {
+        if result.timed_out {
+            eprintln!(
+                "ironclaw: timed out after {:.1}s; the interpreter is still usable",
+                result.duration_ms / 1000.0
+            );
+        }
+        if result.cancelled {
+            eprintln!("ironclaw: cancelled");
+        }
+        if result.oom_killed {
+            eprintln!("ironclaw: the code ran out of memory (the profile's limit); the interpreter was restarted");
+        }
+        if let Some(log) = &result.log_file {
+            eprintln!(
+                "ironclaw: output was large; the full log is at {}",
+                log.display()
+            );
+        }
+        if !result.stray_processes_killed.is_empty() {
+            eprintln!(
+                "ironclaw: killed processes left running: {}",
+                result.stray_processes_killed.join(", ")
+            );
+        }
+    }
+    Ok(ExitCode::from(
+        u8::try_from(result.exit_code.clamp(0, 255)).unwrap_or(1),
+    ))
+}

@@ -1,0 +1,136 @@
+//! `ironclaw`: the headless front end. Every command is a thin call into `ironclaw-sandbox`,
+//! the same library the desktop app uses.
+
+mod commands;
+mod progress;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "ironclaw",
+    version,
+    about = "Run code in IronClaw's hardened Docker sandbox"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check the Docker engine, the sandbox image, the UID strategy and the runtime.
+    Doctor {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Build, export or import the sandbox image.
+    Image {
+        #[command(subcommand)]
+        command: ImageCommand,
+    },
+    /// Run code in a session's sandbox. You are the author, so nothing asks for approval.
+    Exec(commands::exec::ExecArgs),
+    /// List, stop or remove session sandboxes.
+    Sandbox {
+        #[command(subcommand)]
+        command: SandboxCommand,
+    },
+    /// Print the host folder of a session's workspace.
+    Workspace { name: String },
+    /// Measure IronClaw against plain `docker exec` / `docker run` on this machine.
+    Bench(commands::bench::BenchArgs),
+}
+
+#[derive(Subcommand)]
+enum ImageCommand {
+    /// Build the sandbox image (pulls or debootstraps its Debian base when needed).
+    Build {
+        /// Never contact a registry: use or build the local debootstrap base.
+        #[arg(long)]
+        offline: bool,
+        /// Build on this base image instead of choosing one.
+        #[arg(long)]
+        base: Option<String>,
+    },
+    /// Save the sandbox image to a tar file for an offline machine.
+    Export { file: PathBuf },
+    /// Load a sandbox image tar made by `ironclaw image export` (or `docker save`).
+    Import { file: PathBuf },
+}
+
+#[derive(Subcommand)]
+enum SandboxCommand {
+    /// Sessions and their containers.
+    Ls {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stop a session's container (interpreter state is lost, the workspace stays).
+    Stop { name: String },
+    /// Remove a session and its container.
+    Rm {
+        name: String,
+        /// Also delete the session's workspace folder.
+        #[arg(long)]
+        purge: bool,
+    },
+    /// Remove containers whose session no longer exists.
+    Prune,
+}
+
+fn main() -> ExitCode {
+    init_tracing();
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("ironclaw: cannot start the async runtime: {e}");
+            return ExitCode::from(70);
+        }
+    };
+    let result = runtime.block_on(async move {
+        match cli.command {
+            Command::Doctor { json } => commands::doctor::run(json).await,
+            Command::Image { command } => match command {
+                ImageCommand::Build { offline, base } => {
+                    commands::image::build(offline, base).await
+                }
+                ImageCommand::Export { file } => commands::image::export(&file).await,
+                ImageCommand::Import { file } => commands::image::import(&file).await,
+            },
+            Command::Exec(args) => commands::exec::run(args).await,
+            Command::Sandbox { command } => match command {
+                SandboxCommand::Ls { json } => commands::sandbox::ls(json).await,
+                SandboxCommand::Stop { name } => commands::sandbox::stop(&name).await,
+                SandboxCommand::Rm { name, purge } => commands::sandbox::rm(&name, purge).await,
+                SandboxCommand::Prune => commands::sandbox::prune().await,
+            },
+            Command::Workspace { name } => commands::sandbox::workspace(&name),
+            Command::Bench(args) => commands::bench::run(args).await,
+        }
+    });
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("ironclaw: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("IRONCLAW_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+}

@@ -1,0 +1,757 @@
+"""IronClaw's in-container supervisor: the container's main process (under tini).
+
+It owns the persistent interpreters (a Python worker and an interactive bash), runs one
+execution at a time, streams its output, enforces the timeout, kills leftovers, and reports.
+Interpreters live here, not in the host's connection, so their state survives the app or
+CLI restarting and reattaching.
+
+Wire protocol (the container's stdin/stdout, reached by `docker attach`):
+  host -> here: one JSON object per line, {"op": "exec"|"cancel"|"ping"|"status", "seq": N, ...}
+  here -> host: frames  MAGIC(2) KIND(1) SEQ(u32 BE) LEN(u32 BE) CHECK(1) PAYLOAD(LEN)
+      KIND 1 = stdout bytes, 2 = stderr bytes, 3 = event (UTF-8 JSON object with "type").
+      CHECK = sum of the 11 header bytes mod 256. Every attached client sees every frame, and
+      one may attach mid-frame, so the magic and the check byte let a reader resynchronise.
+"""
+
+import ctypes
+import errno
+import fcntl
+import json
+import os
+import select
+import signal
+import struct
+import sys
+import time
+
+MAGIC = b"\xc1\xa7"
+STDOUT, STDERR, EVENT = 1, 2, 3
+HEADER = struct.Struct(">2sBII")
+READ_CHUNK = 1 << 16
+RUN_DIR = "/run/ironclaw"
+PYWORKER = "/opt/ironclaw/pyworker.py"
+# After an interrupt: how long each escalation step waits before the next, harder one.
+GRACE_SECONDS = 1.0
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def now():
+    return time.monotonic()
+
+
+# --- output to the host -------------------------------------------------------------------
+
+def send(kind, seq, payload):
+    head = HEADER.pack(MAGIC, kind, seq & 0xFFFFFFFF, len(payload))
+    data = [head + bytes([sum(head) & 0xFF]), payload]
+    while data:
+        try:
+            n = os.writev(1, data)
+        except InterruptedError:
+            continue
+        # Drop what was written, keep the rest (writev may write partially).
+        while data and n >= len(data[0]):
+            n -= len(data[0])
+            data.pop(0)
+        if data and n:
+            data[0] = data[0][n:]
+
+
+def event(seq, kind, **fields):
+    fields["type"] = kind
+    send(EVENT, seq, json.dumps(fields, separators=(",", ":")).encode())
+
+
+# --- processes ------------------------------------------------------------------------------
+
+def read_proc_table():
+    """pid -> (ppid, comm) for every process we can see."""
+    table = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % name, "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # comm may contain spaces and parentheses: split on the last ')'.
+        close = stat.rfind(b")")
+        fields = stat[close + 2:].split()
+        if fields[0] == b"Z":
+            continue  # already dead; reap() collects it
+        comm = stat[stat.find(b"(") + 1:close].decode("utf-8", "replace")
+        table[int(name)] = (int(fields[1]), comm)
+    return table
+
+
+def descendants(root, table):
+    children = {}
+    for pid, (ppid, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    out, stack = [], list(children.get(root, []))
+    while stack:
+        pid = stack.pop()
+        out.append(pid)
+        stack.extend(children.get(pid, []))
+    return out
+
+
+def kill_strays(keep):
+    """SIGKILL every process below this supervisor except the interpreters in `keep`.
+
+    Processes started by `docker exec` (health checks, debugging) are not our descendants and
+    are left alone. As a child subreaper we inherit anything that double-forks or setsid()s,
+    so a detached daemon cannot escape. Stopping before killing keeps fork bombs from
+    outrunning the sweep. Returns the names of what was killed.
+    """
+    me = os.getpid()
+    killed = {}
+    for _ in range(50):
+        table = read_proc_table()
+        victims = [p for p in descendants(me, table) if p not in keep]
+        if not victims:
+            break
+        for pid in victims:
+            try:
+                os.kill(pid, signal.SIGSTOP)
+            except OSError:
+                pass
+        for pid in victims:
+            killed.setdefault(pid, table[pid][1])
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        reap()
+    return sorted(killed.values())
+
+
+EXIT_STATUS = {}
+
+
+def reap():
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        except InterruptedError:
+            continue
+        if pid == 0:
+            return
+        EXIT_STATUS[pid] = status
+
+
+def wait_exit(pid, timeout):
+    deadline = now() + timeout
+    while True:
+        reap()
+        if pid in EXIT_STATUS:
+            return EXIT_STATUS.pop(pid)
+        if now() >= deadline:
+            return None
+        time.sleep(0.005)
+
+
+def status_to_rc(status):
+    if status is None:
+        return -1
+    if os.WIFEXITED(status):
+        return os.WEXITSTATUS(status)
+    if os.WIFSIGNALED(status):
+        return 128 + os.WTERMSIG(status)
+    return -1
+
+
+# --- resource accounting (cgroup v1 or v2, read-only from inside) ---------------------------
+
+def _first_existing(paths):
+    for p in paths:
+        if os.path.exists(p):
+            return p
+    return None
+
+
+MEM_USAGE = _first_existing(["/sys/fs/cgroup/memory.current", "/sys/fs/cgroup/memory/memory.usage_in_bytes"])
+OOM_FILE = _first_existing(["/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control"])
+
+
+def memory_usage():
+    try:
+        with open(MEM_USAGE, "rb") as f:
+            return int(f.read())
+    except (OSError, TypeError, ValueError):
+        return 0
+
+
+def oom_kills():
+    try:
+        with open(OOM_FILE, "rb") as f:
+            for line in f:
+                key, _, value = line.partition(b" ")
+                if key == b"oom_kill":
+                    return int(value)
+    except (OSError, TypeError, ValueError):
+        pass
+    return 0
+
+
+# --- interpreters -----------------------------------------------------------------------------
+
+def set_nonblocking(fd):
+    os.set_blocking(fd, False)
+
+
+class Worker:
+    """A persistent interpreter process and the pipes to it."""
+
+    def __init__(self, lang):
+        self.lang = lang
+        self.pid = None
+        self.ctl = None  # we write requests here
+        self.done = None  # it writes completions here
+        self.out = None
+        self.err = None
+        self.done_buf = b""
+        self.generation = 0
+
+    @property
+    def alive(self):
+        return self.pid is not None
+
+    def spawn(self, env):
+        ctl_r, ctl_w = os.pipe()
+        done_r, done_w = os.pipe()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        if self.lang == "python":
+            argv = ["python3", "-u", PYWORKER]
+            fds = {0: None, 1: out_w, 2: err_w, 3: ctl_r, 4: done_w}
+        else:
+            argv = ["bash", "--noprofile", "--norc", "--noediting", "-i"]
+            fds = {0: ctl_r, 1: out_w, 2: err_w, 9: done_w}
+        pid = os.fork()
+        if pid == 0:  # child
+            try:
+                os.setsid()
+                # Move every source above the targets first, so no dup2 clobbers a source.
+                staged = {}
+                for target, source in fds.items():
+                    if source is None:
+                        source = os.open("/dev/null", os.O_RDONLY)
+                    staged[target] = fcntl.fcntl(source, fcntl.F_DUPFD, 200)
+                for target, source in staged.items():
+                    os.dup2(source, target)
+                keep = set(fds)
+                for fd in range(3, 512):
+                    if fd not in keep:
+                        try:
+                            os.close(fd)
+                        except OSError:
+                            pass
+                # The OOM killer should pick user code over the supervisor.
+                try:
+                    with open("/proc/self/oom_score_adj", "w") as f:
+                        f.write("1000")
+                except OSError:
+                    pass
+                os.chdir("/workspace")
+                os.execvpe(argv[0], argv, env)
+            finally:
+                os._exit(127)
+        for fd in (ctl_r, done_w, out_w, err_w):
+            os.close(fd)
+        self.pid, self.ctl, self.done, self.out, self.err = pid, ctl_w, done_r, out_r, err_r
+        self.done_buf = b""
+        self.generation += 1
+        for fd in (done_r, out_r, err_r):
+            set_nonblocking(fd)
+        if self.lang == "shell":
+            # PROMPT_COMMAND runs each time bash returns to its prompt: after a command line
+            # finishes *or* is aborted by SIGINT, so it reports both. PS1/PS2 stay empty so
+            # nothing but the user's output reaches stdout/stderr.
+            self.write(
+                "PS1=''; PS2=''; set +o history; set +m; unset HISTFILE; "
+                "PROMPT_COMMAND='__ic_rc=$?; builtin printf \"done %d\\n\" \"$__ic_rc\" >&9'\n"
+            )
+        ok = self.read_done(timeout=10.0) is not None
+        # Start-up noise (bash's "no job control" notice) is not anyone's output.
+        self.drain(None)
+        if not ok:
+            self.kill()
+            raise RuntimeError("the %s interpreter did not start" % self.lang)
+
+    def write(self, text):
+        data = text.encode()
+        while data:
+            n = os.write(self.ctl, data)
+            data = data[n:]
+
+    def read_done(self, timeout):
+        """Blocks up to `timeout` for one completion line; None on timeout, b"" on EOF."""
+        deadline = now() + timeout
+        while b"\n" not in self.done_buf:
+            left = deadline - now()
+            if left <= 0:
+                return None
+            ready, _, _ = select.select([self.done], [], [], left)
+            if ready:
+                chunk = self.take_done()
+                if chunk == b"":
+                    return b""
+        return self.pop_done()
+
+    def take_done(self):
+        try:
+            chunk = os.read(self.done, 4096)
+        except BlockingIOError:
+            return None
+        self.done_buf += chunk
+        return chunk
+
+    def pop_done(self):
+        if b"\n" not in self.done_buf:
+            return None
+        line, self.done_buf = self.done_buf.split(b"\n", 1)
+        return line
+
+    def drain(self, sink):
+        """Reads whatever is in the output pipes right now."""
+        for fd, kind in ((self.out, STDOUT), (self.err, STDERR)):
+            while True:
+                try:
+                    data = os.read(fd, READ_CHUNK)
+                except (BlockingIOError, OSError):
+                    break
+                if not data:
+                    break
+                if sink is not None:
+                    sink(kind, data)
+
+    def kill(self):
+        if self.pid is None:
+            return None
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        status = wait_exit(self.pid, 5.0)
+        self.close()
+        return status
+
+    def close(self):
+        for fd in (self.ctl, self.done, self.out, self.err):
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self.pid = self.ctl = self.done = self.out = self.err = None
+
+
+# --- one execution ----------------------------------------------------------------------------
+
+class Execution:
+    def __init__(self, req, worker, restarted):
+        self.seq = int(req["seq"])
+        self.worker = worker
+        self.started = now()
+        timeout_ms = req.get("timeout_ms")
+        self.deadline = self.started + timeout_ms / 1000.0 if timeout_ms else None
+        self.capture = int(req.get("capture_bytes") or (1 << 20))
+        self.log_name = req.get("log_name") or ("exec-%d" % self.seq)
+        self.restarted = restarted
+        self.interrupted = None  # "timeout" | "cancel"
+        self.escalation = 0
+        self.escalate_at = None
+        self.bytes = {STDOUT: 0, STDERR: 0}
+        self.pending = []  # output kept until we know whether a log file is needed
+        self.pending_bytes = 0
+        self.log = None
+        self.log_path = None
+        self.log_error = None
+        self.oom_before = oom_kills()
+        self.peak = memory_usage()
+        self.sampled = now()
+
+    def output(self, kind, data):
+        self.bytes[kind] += len(data)
+        send(kind, self.seq, data)
+        if self.log is None and self.log_error is None:
+            self.pending.append(data)
+            self.pending_bytes += len(data)
+            if self.pending_bytes > self.capture:
+                self.open_log()
+        if self.log is not None:
+            try:
+                self.log.write(data)
+            except OSError as exc:
+                self.log_error = str(exc)
+                self.log.close()
+                self.log = None
+
+    def open_log(self):
+        """Past the in-memory cap the host keeps only head and tail; the whole output goes to a
+        log file in the workspace so nothing is lost."""
+        directory = "/workspace/.ironclaw/logs"
+        path = os.path.join(directory, self.log_name + ".log")
+        pending, self.pending = self.pending, []
+        try:
+            os.makedirs(directory, exist_ok=True)
+            self.log = open(path, "wb")
+            self.log_path = path
+            for chunk in pending[:-1]:  # the newest chunk is written by output() itself
+                self.log.write(chunk)
+        except OSError as exc:
+            self.log_error = str(exc)
+            self.log = None
+
+    def sample(self):
+        t = now()
+        if t - self.sampled >= 0.02:
+            self.sampled = t
+            self.peak = max(self.peak, memory_usage())
+
+
+class Supervisor:
+    def __init__(self):
+        self.env = self.worker_env()
+        self.workers = {"python": Worker("python"), "shell": Worker("shell")}
+        self.current = None
+        self.inbuf = b""
+        self.idle_timeout = float(os.environ.get("IRONCLAW_IDLE_TIMEOUT", "0") or 0)
+        self.last_activity = now()
+        self.stdin_open = True
+        self.cells = 0
+
+    @staticmethod
+    def worker_env():
+        env = {k: v for k, v in os.environ.items() if not k.startswith("IRONCLAW_")}
+        env.setdefault("HOME", "/home/sandbox")
+        env["PYTHONUNBUFFERED"] = "1"
+        env["TERM"] = "dumb"
+        return env
+
+    # -- requests --
+
+    def handle_line(self, line):
+        try:
+            req = json.loads(line)
+            op = req["op"]
+            seq = int(req.get("seq", 0))
+        except (ValueError, KeyError, TypeError) as exc:
+            event(0, "error", message="malformed request: %s" % exc)
+            return
+        if op == "exec":
+            self.start(req, seq)
+        elif op == "cancel":
+            if self.current is not None and self.current.seq == seq:
+                self.interrupt("cancel")
+        elif op == "ping":
+            event(seq, "pong", running=self.current.seq if self.current else None)
+        elif op == "status":
+            event(
+                seq,
+                "status",
+                running=self.current.seq if self.current else None,
+                workers={k: w.pid for k, w in self.workers.items()},
+                memory_bytes=memory_usage(),
+            )
+        else:
+            event(seq, "error", message="unknown op %r" % op)
+
+    def start(self, req, seq):
+        if self.current is not None:
+            event(seq, "rejected", reason="busy", running=self.current.seq)
+            return
+        lang = req.get("lang")
+        code = req.get("code")
+        if lang not in self.workers or not isinstance(code, str):
+            event(seq, "rejected", reason="bad_request", message="lang must be python or shell, code a string")
+            return
+        self.last_activity = now()
+        worker = self.workers[lang]
+        restarted = False
+        if worker.alive and worker.pid in EXIT_STATUS:
+            # It died between executions (killed from outside, or a thread called os._exit).
+            EXIT_STATUS.pop(worker.pid)
+            worker.close()
+        if not worker.alive:
+            restarted = worker.generation > 0
+            try:
+                worker.spawn(self.env)
+            except (OSError, RuntimeError) as exc:
+                event(seq, "rejected", reason="interpreter_failed", message=str(exc))
+                return
+        # Completions left over from an interrupted cell must not end this one.
+        worker.take_done()
+        worker.done_buf = b""
+        ex = Execution(req, worker, restarted)
+        self.current = ex
+        event(seq, "started", lang=lang, pid=worker.pid, interpreter_restarted=restarted)
+        try:
+            if lang == "python":
+                self.cells += 1
+                worker.write(json.dumps({"code": code, "cell": seq, "n": self.cells}) + "\n")
+            else:
+                path = os.path.join(RUN_DIR, "cell.sh")
+                with open(path, "w", encoding="utf-8", errors="surrogateescape") as f:
+                    f.write(code)
+                    if not code.endswith("\n"):
+                        f.write("\n")
+                # stdin is /dev/null for the user's code so it can never eat our command stream.
+                worker.write("builtin source %s </dev/null\n" % path)
+        except OSError as exc:
+            self.finish(rc=-1, worker_died=True, note="could not reach the interpreter: %s" % exc)
+
+    def interrupt(self, reason):
+        ex = self.current
+        if ex is None or ex.interrupted:
+            return
+        ex.interrupted = reason
+        self.escalate(ex)
+
+    def escalate(self, ex):
+        """SIGINT first (state survives); then kill the code's children; then the interpreter."""
+        w = ex.worker
+        ex.escalation += 1
+        ex.escalate_at = now() + GRACE_SECONDS
+        try:
+            if ex.escalation == 1:
+                # bash aborts the whole command line when its foreground job dies of SIGINT,
+                # so it gets the signal with its process group; Python gets KeyboardInterrupt.
+                if w.lang == "shell":
+                    os.killpg(w.pid, signal.SIGINT)
+                else:
+                    os.kill(w.pid, signal.SIGINT)
+            elif ex.escalation == 2:
+                if w.lang == "shell":
+                    # Killing a child that ignored SIGINT would let bash run the next
+                    # command of the cancelled code: freeze bash first, then give up on it.
+                    os.kill(w.pid, signal.SIGSTOP)
+                    kill_strays(self.worker_pids())
+                    self.finish(rc=self.rc_for(ex), worker_died=True, kill_worker=True)
+                else:
+                    kill_strays(self.worker_pids())
+            else:
+                self.finish(rc=self.rc_for(ex), worker_died=True, kill_worker=True)
+        except OSError:
+            pass
+
+    def worker_pids(self):
+        return {w.pid for w in self.workers.values() if w.pid}
+
+    @staticmethod
+    def rc_for(ex):
+        return 124 if ex.interrupted == "timeout" else 130
+
+    def finish(self, rc, worker_died=False, kill_worker=False, note=None):
+        ex = self.current
+        if ex is None:
+            return
+        w = ex.worker
+        w.drain(ex.output)
+        signalled = None
+        if kill_worker:
+            w.kill()
+        elif worker_died and w.pid is not None:
+            status = wait_exit(w.pid, 2.0)
+            if status is None:
+                w.kill()
+            else:
+                if os.WIFSIGNALED(status):
+                    signalled = os.WTERMSIG(status)
+                rc = status_to_rc(status)
+                w.close()
+        strays = kill_strays(self.worker_pids())
+        oom = oom_kills() > ex.oom_before
+        ex.peak = max(ex.peak, memory_usage())
+        if ex.log is not None:
+            try:
+                ex.log.close()
+            except OSError as exc:
+                ex.log_error = str(exc)
+        if ex.interrupted:
+            rc = self.rc_for(ex)
+        event(
+            ex.seq,
+            "ended",
+            exit_code=rc,
+            duration_ms=round((now() - ex.started) * 1000, 3),
+            timed_out=ex.interrupted == "timeout",
+            cancelled=ex.interrupted == "cancel",
+            oom_killed=oom,
+            peak_memory_bytes=ex.peak,
+            stdout_bytes=ex.bytes[STDOUT],
+            stderr_bytes=ex.bytes[STDERR],
+            log_path=ex.log_path,
+            log_error=ex.log_error,
+            interpreter_restarted=ex.restarted,
+            interpreter_lost=worker_died or kill_worker,
+            killed_signal=signalled,
+            stray_processes_killed=strays,
+            note=note,
+        )
+        self.current = None
+        self.last_activity = now()
+
+    # -- main loop --
+
+    def completion(self, ex):
+        """Parses one completion line from the running interpreter, or None."""
+        line = ex.worker.pop_done()
+        if line is None:
+            return None
+        if ex.worker.lang == "python":
+            try:
+                reply = json.loads(line)
+                if int(reply.get("cell", -1)) != ex.seq:
+                    return None  # stale: belongs to an earlier, interrupted cell
+                return int(reply["rc"])
+            except (ValueError, KeyError, TypeError, AttributeError):
+                return None
+        parts = line.split()
+        try:
+            return int(parts[1])
+        except (IndexError, ValueError):
+            return 1
+
+    def run(self):
+        os.makedirs(RUN_DIR, exist_ok=True)
+        os.set_blocking(0, False)
+        while True:
+            ex = self.current
+            fds = [0] if self.stdin_open else []
+            if ex is not None:
+                fds += [ex.worker.out, ex.worker.err, ex.worker.done]
+            timeout = self.poll_timeout(ex)
+            try:
+                ready, _, _ = select.select(fds, [], [], timeout)
+            except InterruptedError:
+                continue
+            reap()
+            if 0 in ready:
+                self.read_stdin()
+            if ex is not None and self.current is ex:
+                self.pump(ex, ready)
+            if self.current is None:
+                self.drain_background()
+                if not self.stdin_open and self.idle_timeout <= 0:
+                    return 0
+                if self.idle_timeout > 0 and now() - self.last_activity > self.idle_timeout:
+                    return 0
+
+    def poll_timeout(self, ex):
+        if ex is None:
+            return 5.0 if self.idle_timeout > 0 else None
+        t = 0.05
+        for at in (ex.deadline, ex.escalate_at):
+            if at is not None:
+                t = min(t, max(0.0, at - now()))
+        return t
+
+    def pump(self, ex, ready):
+        w = ex.worker
+        for fd, kind in ((w.out, STDOUT), (w.err, STDERR)):
+            if fd in ready:
+                try:
+                    data = os.read(fd, READ_CHUNK)
+                except (BlockingIOError, OSError):
+                    data = None
+                if data:
+                    ex.output(kind, data)
+        if w.done in ready:
+            chunk = w.take_done()
+            if chunk == b"":
+                self.finish(rc=-1, worker_died=True)
+                return
+            while True:
+                line_rc = self.completion(ex)
+                if line_rc is not None:
+                    self.finish(rc=line_rc)
+                    return
+                if b"\n" not in w.done_buf:
+                    break
+        ex.sample()
+        t = now()
+        if ex.deadline is not None and t >= ex.deadline and not ex.interrupted:
+            self.interrupt("timeout")
+        elif ex.escalate_at is not None and t >= ex.escalate_at and self.current is ex:
+            self.escalate(ex)
+
+    def drain_background(self):
+        """Output from threads a cell left running is still the user's: pass it on as seq 0."""
+        for w in self.workers.values():
+            if w.alive:
+                w.drain(lambda kind, data: send(kind, 0, data))
+
+    def read_stdin(self):
+        try:
+            chunk = os.read(0, READ_CHUNK)
+        except BlockingIOError:
+            return
+        if not chunk:
+            # No client holds stdin open any more. Keep running (a client may reattach);
+            # only stop selecting on it.
+            self.stdin_open = False
+            return
+        self.inbuf += chunk
+        while b"\n" in self.inbuf:
+            line, self.inbuf = self.inbuf.split(b"\n", 1)
+            if line.strip():
+                self.handle_line(line)
+
+
+def write_identity():
+    """Gives the container's UID a name, so `whoami`, `id`, git and pip are happy."""
+    uid, gid = os.getuid(), os.getgid()
+    home = os.environ.get("HOME", "/home/sandbox")
+    with open("/etc/passwd.base") as f:
+        passwd = f.read()
+    with open("/etc/group.base") as f:
+        group = f.read()
+    if not any(line.split(":")[2:3] == [str(uid)] for line in passwd.splitlines()):
+        passwd += "sandbox:x:%d:%d:IronClaw sandbox:%s:/bin/bash\n" % (uid, gid, home)
+    if not any(line.split(":")[2:3] == [str(gid)] for line in group.splitlines()):
+        group += "sandbox:x:%d:\n" % gid
+    for name, text in (("passwd", passwd), ("group", group)):
+        tmp = os.path.join(RUN_DIR, name + ".tmp")
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.replace(tmp, os.path.join(RUN_DIR, name))
+
+
+def main():
+    # Orphans of user code re-parent to us instead of tini, so kill_strays() can find them.
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+    os.makedirs(RUN_DIR, exist_ok=True)
+    try:
+        write_identity()
+    except OSError as exc:
+        sys.stderr.write("ironclaw supervisor: cannot write identity: %s\n" % exc)
+    try:
+        with open(os.path.join(RUN_DIR, "supervisor.pid"), "w") as f:
+            f.write(str(os.getpid()))  # read by the container's health check
+    except OSError:
+        pass
+    sup = Supervisor()
+    # Python is what most executions use: start it now, while the host is still attaching.
+    try:
+        sup.workers["python"].spawn(sup.env)
+    except (OSError, RuntimeError) as exc:
+        sys.stderr.write("ironclaw supervisor: %s\n" % exc)
+    event(0, "hello", version=1, pid=os.getpid(), uid=os.getuid(), gid=os.getgid())
+    return sup.run()
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except OSError as exc:
+        if exc.errno == errno.EPIPE:
+            sys.exit(0)
+        raise

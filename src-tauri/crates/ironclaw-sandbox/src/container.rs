@@ -1,0 +1,432 @@
+//! Sandbox containers: how one is made (every hardening flag lives in [`create_body`]) and how
+//! we find ours again — always by label, never by guessing names.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::Duration;
+
+use bollard::models::{
+    ContainerCreateBody, ContainerSummaryStateEnum, HealthConfig, HostConfig, HostConfigLogConfig,
+    Mount, MountBindOptions, MountBindOptionsPropagationEnum, MountType, ResourcesUlimits,
+};
+use bollard::query_parameters::{
+    CreateContainerOptionsBuilder, ListContainersOptionsBuilder, RemoveContainerOptionsBuilder,
+    StopContainerOptionsBuilder,
+};
+use bollard::Docker;
+use serde::Serialize;
+use tracing::Instrument;
+
+use crate::error::{is_conflict, is_not_found, Error, Result};
+use crate::policy::{NetworkMode, Profile};
+
+pub const LABEL_SESSION: &str = "ironclaw.session";
+pub const LABEL_VERSION: &str = "ironclaw.version";
+pub const LABEL_INSTANCE: &str = "ironclaw.instance";
+pub const LABEL_IMAGE_HASH: &str = "ironclaw.image-hash";
+pub const LABEL_PROFILE: &str = "ironclaw.profile";
+
+/// Where the session's host folder appears inside the container.
+pub const WORKSPACE: &str = "/workspace";
+/// HOME inside the container: a size-capped tmpfs, because the root filesystem is read-only.
+pub const HOME: &str = "/home/sandbox";
+const RUN_DIR: &str = "/run/ironclaw";
+
+/// Who code runs as. Never UID 0: see [`crate::session::user_mapping`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct UserMapping {
+    pub uid: u32,
+    pub gid: u32,
+    /// True when the host user is root and we substituted a fixed unprivileged identity.
+    pub substituted_for_root: bool,
+}
+
+/// Everything needed to create one session's container.
+#[derive(Debug, Clone)]
+pub struct ContainerSpec<'a> {
+    pub session: &'a str,
+    pub instance: &'a str,
+    pub image_tag: &'a str,
+    pub image_hash: &'a str,
+    pub profile_name: &'a str,
+    pub profile: &'a Profile,
+    pub workspace: &'a Path,
+    pub user: UserMapping,
+    pub idle_timeout: Duration,
+}
+
+impl ContainerSpec<'_> {
+    pub fn name(&self) -> String {
+        format!("ironclaw-{}-{}", self.instance, self.session)
+    }
+}
+
+fn tmpfs_opts(bytes: u64, user: UserMapping, mode: &str) -> String {
+    // exec is allowed so venvs and `pip install --user` scripts work; nosuid/nodev are not
+    // negotiable.
+    format!(
+        "rw,nosuid,nodev,exec,size={bytes},uid={},gid={},mode={mode}",
+        user.uid, user.gid
+    )
+}
+
+/// The container definition. The hardening here does not depend on the profile: read-only root,
+/// no capabilities, no-new-privileges, Docker's default seccomp profile (we never pass
+/// `seccomp=unconfined`), an init process (tini, the image's entrypoint), no privileged mode, no
+/// host namespaces, no Docker socket, and no host path but the workspace.
+pub fn create_body(spec: &ContainerSpec<'_>) -> ContainerCreateBody {
+    let p = spec.profile;
+    let labels = HashMap::from([
+        (LABEL_SESSION.to_string(), spec.session.to_string()),
+        (LABEL_VERSION.to_string(), crate::VERSION.to_string()),
+        (LABEL_INSTANCE.to_string(), spec.instance.to_string()),
+        (LABEL_IMAGE_HASH.to_string(), spec.image_hash.to_string()),
+        (LABEL_PROFILE.to_string(), spec.profile_name.to_string()),
+    ]);
+    let tmpfs = HashMap::from([
+        (
+            "/tmp".to_string(),
+            tmpfs_opts(p.tmp_bytes, spec.user, "1777"),
+        ),
+        (
+            HOME.to_string(),
+            tmpfs_opts(p.home_bytes, spec.user, "0700"),
+        ),
+        // passwd/group for the runtime UID and the shell's cell file; small on purpose.
+        (RUN_DIR.to_string(), tmpfs_opts(16 << 20, spec.user, "0755")),
+    ]);
+    let network_mode = match p.network {
+        NetworkMode::None => "none",
+    };
+    let ulimit = |name: &str, value: u64| ResourcesUlimits {
+        name: Some(name.to_string()),
+        soft: Some(i64::try_from(value).unwrap_or(i64::MAX)),
+        hard: Some(i64::try_from(value).unwrap_or(i64::MAX)),
+    };
+    let memory = i64::try_from(p.memory_bytes).unwrap_or(i64::MAX);
+    let host_config = HostConfig {
+        mounts: Some(vec![Mount {
+            target: Some(WORKSPACE.to_string()),
+            source: Some(spec.workspace.to_string_lossy().into_owned()),
+            typ: Some(MountType::BIND),
+            read_only: Some(false),
+            bind_options: Some(MountBindOptions {
+                propagation: Some(MountBindOptionsPropagationEnum::RPRIVATE),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }]),
+        readonly_rootfs: Some(true),
+        tmpfs: Some(tmpfs),
+        cap_drop: Some(vec!["ALL".to_string()]),
+        security_opt: Some(vec!["no-new-privileges:true".to_string()]),
+        privileged: Some(false),
+        network_mode: Some(network_mode.to_string()),
+        ipc_mode: Some("private".to_string()),
+        shm_size: Some(64 << 20),
+        memory: Some(memory),
+        // Equal to memory: no swap, so the memory limit is a real limit.
+        memory_swap: Some(memory),
+        nano_cpus: Some((p.cpus * 1e9) as i64),
+        pids_limit: Some(p.pids),
+        ulimits: Some(vec![
+            ulimit("nofile", p.nofile),
+            ulimit("fsize", p.fsize_bytes),
+        ]),
+        runtime: Some(p.runtime.as_docker_name().to_string()),
+        // Output travels over attach; Docker must not also keep it in an ever-growing log file.
+        log_config: Some(HostConfigLogConfig {
+            typ: Some("none".to_string()),
+            config: None,
+        }),
+        init: Some(false), // tini is already the image's entrypoint
+        auto_remove: Some(false),
+        ..Default::default()
+    };
+    ContainerCreateBody {
+        image: Some(spec.image_tag.to_string()),
+        user: Some(format!("{}:{}", spec.user.uid, spec.user.gid)),
+        env: Some(vec![
+            format!("HOME={HOME}"),
+            format!("IRONCLAW_IDLE_TIMEOUT={}", spec.idle_timeout.as_secs()),
+            format!("IRONCLAW_SESSION={}", spec.session),
+        ]),
+        working_dir: Some(WORKSPACE.to_string()),
+        hostname: Some("sandbox".to_string()),
+        labels: Some(labels),
+        attach_stdin: Some(true),
+        attach_stdout: Some(true),
+        attach_stderr: Some(true),
+        open_stdin: Some(true),
+        // Several attach connections over the container's life share one stdin.
+        stdin_once: Some(false),
+        tty: Some(false),
+        network_disabled: Some(matches!(p.network, NetworkMode::None)),
+        stop_timeout: Some(2),
+        healthcheck: Some(HealthConfig {
+            test: Some(vec![
+                "CMD".to_string(),
+                "/bin/sh".to_string(),
+                "-c".to_string(),
+                "kill -0 \"$(cat /run/ironclaw/supervisor.pid)\"".to_string(),
+            ]),
+            interval: Some(60_000_000_000),
+            timeout: Some(5_000_000_000),
+            retries: Some(3),
+            start_period: Some(5_000_000_000),
+            ..Default::default()
+        }),
+        host_config: Some(host_config),
+        ..Default::default()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum State {
+    Running,
+    Stopped,
+    Other,
+}
+
+/// One of our containers as Docker lists it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ContainerInfo {
+    pub id: String,
+    pub name: String,
+    pub session: String,
+    pub state: State,
+    pub status: String,
+    pub profile: String,
+    pub image_hash: String,
+    pub version: String,
+}
+
+/// All containers of this IronClaw instance (one data directory), running or not.
+pub async fn list(docker: &Docker, instance: &str) -> Result<Vec<ContainerInfo>> {
+    list_filtered(docker, vec![format!("{LABEL_INSTANCE}={instance}")]).await
+}
+
+pub async fn find(docker: &Docker, instance: &str, session: &str) -> Result<Option<ContainerInfo>> {
+    let found = list_filtered(
+        docker,
+        vec![
+            format!("{LABEL_INSTANCE}={instance}"),
+            format!("{LABEL_SESSION}={session}"),
+        ],
+    )
+    .await?;
+    Ok(found.into_iter().next())
+}
+
+/// Every container any IronClaw made on this engine (used by tests and `doctor`).
+pub async fn list_all_ironclaw(docker: &Docker) -> Result<Vec<ContainerInfo>> {
+    list_filtered(docker, vec![LABEL_SESSION.to_string()]).await
+}
+
+async fn list_filtered(docker: &Docker, labels: Vec<String>) -> Result<Vec<ContainerInfo>> {
+    let filters = HashMap::from([("label".to_string(), labels)]);
+    let options = ListContainersOptionsBuilder::default()
+        .all(true)
+        .filters(&filters)
+        .build();
+    let found = docker
+        .list_containers(Some(options))
+        .instrument(tracing::debug_span!("docker.list_containers"))
+        .await
+        .map_err(|e| Error::docker("listing sandbox containers", e))?;
+    Ok(found
+        .into_iter()
+        .map(|c| {
+            let labels = c.labels.unwrap_or_default();
+            let label = |k: &str| labels.get(k).cloned().unwrap_or_default();
+            let state = match c.state {
+                Some(ContainerSummaryStateEnum::RUNNING) => State::Running,
+                Some(
+                    ContainerSummaryStateEnum::EXITED
+                    | ContainerSummaryStateEnum::CREATED
+                    | ContainerSummaryStateEnum::DEAD,
+                ) => State::Stopped,
+                _ => State::Other,
+            };
+            ContainerInfo {
+                id: c.id.unwrap_or_default(),
+                name: c
+                    .names
+                    .and_then(|n| n.into_iter().next())
+                    .unwrap_or_default()
+                    .trim_start_matches('/')
+                    .to_string(),
+                session: label(LABEL_SESSION),
+                state,
+                status: c.status.unwrap_or_default(),
+                profile: label(LABEL_PROFILE),
+                image_hash: label(LABEL_IMAGE_HASH),
+                version: label(LABEL_VERSION),
+            }
+        })
+        .collect())
+}
+
+pub async fn create(docker: &Docker, spec: &ContainerSpec<'_>) -> Result<String> {
+    let name = spec.name();
+    let span = tracing::info_span!("docker.create_container", session = spec.session, %name);
+    async {
+        let options = CreateContainerOptionsBuilder::default().name(&name).build();
+        let created = docker
+            .create_container(Some(options), create_body(spec))
+            .await;
+        match created {
+            Ok(r) => Ok(r.id),
+            Err(e) if is_conflict(&e) => {
+                // A stale container holds the name (e.g. half-removed after a crash): replace it.
+                remove(docker, &name).await?;
+                let options = CreateContainerOptionsBuilder::default().name(&name).build();
+                docker
+                    .create_container(Some(options), create_body(spec))
+                    .await
+                    .map(|r| r.id)
+                    .map_err(|e| Error::docker("creating the sandbox container", e))
+            }
+            Err(e) if is_not_found(&e) => Err(Error::ImageMissing {
+                tag: spec.image_tag.to_string(),
+            }),
+            Err(e) => Err(classify_create_error(e, spec)),
+        }
+    }
+    .instrument(span)
+    .await
+}
+
+fn classify_create_error(e: bollard::errors::Error, spec: &ContainerSpec<'_>) -> Error {
+    let text = e.to_string();
+    if text.contains("unknown or invalid runtime") {
+        return Error::RuntimeUnavailable {
+            runtime: spec.profile.runtime.as_docker_name().to_string(),
+            available: "see `docker info`".to_string(),
+        };
+    }
+    Error::docker("creating the sandbox container", e)
+}
+
+pub async fn start(docker: &Docker, id: &str) -> Result<()> {
+    match docker
+        .start_container(id, None)
+        .instrument(tracing::info_span!("docker.start_container", id))
+        .await
+    {
+        Ok(()) => Ok(()),
+        // 304: already running, which is what we wanted.
+        Err(bollard::errors::Error::DockerResponseServerError {
+            status_code: 304, ..
+        }) => Ok(()),
+        Err(e) => Err(Error::docker("starting the sandbox container", e)),
+    }
+}
+
+pub async fn stop(docker: &Docker, id: &str) -> Result<()> {
+    let options = StopContainerOptionsBuilder::default().t(2).build();
+    match docker
+        .stop_container(id, Some(options))
+        .instrument(tracing::info_span!("docker.stop_container", id))
+        .await
+    {
+        Ok(()) => Ok(()),
+        Err(bollard::errors::Error::DockerResponseServerError {
+            status_code: 304, ..
+        }) => Ok(()),
+        Err(e) if is_not_found(&e) => Ok(()),
+        Err(e) => Err(Error::docker("stopping the sandbox container", e)),
+    }
+}
+
+/// Force-removes a container; one that is already gone counts as removed.
+pub async fn remove(docker: &Docker, id: &str) -> Result<()> {
+    let options = RemoveContainerOptionsBuilder::default().force(true).build();
+    match docker
+        .remove_container(id, Some(options))
+        .instrument(tracing::info_span!("docker.remove_container", id))
+        .await
+    {
+        Ok(()) => Ok(()),
+        Err(e) if is_not_found(&e) => Ok(()),
+        // 409 "removal already in progress": someone else is doing our job.
+        Err(e) if is_conflict(&e) => Ok(()),
+        Err(e) => Err(Error::docker("removing the sandbox container", e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::policy::{Policy, DEFAULT_POLICY_YAML};
+
+    fn spec_body(profile: &str) -> ContainerCreateBody {
+        let policy = Policy::parse((DEFAULT_POLICY_YAML, Path::new("sandbox.yaml")), None).unwrap();
+        let (name, profile) = policy.profile(Some(profile)).unwrap();
+        let spec = ContainerSpec {
+            session: "s1",
+            instance: "abc",
+            image_tag: "ironclaw-sandbox:x",
+            image_hash: "x",
+            profile_name: name,
+            profile,
+            workspace: Path::new("/data/ws/s1"),
+            user: UserMapping {
+                uid: 1000,
+                gid: 1000,
+                substituted_for_root: false,
+            },
+            idle_timeout: Duration::from_secs(60),
+        };
+        create_body(&spec)
+    }
+
+    #[test]
+    fn every_profile_keeps_the_non_negotiable_hardening() {
+        for profile in ["strict", "standard", "trusted"] {
+            let body = spec_body(profile);
+            let hc = body.host_config.unwrap();
+            assert_eq!(hc.readonly_rootfs, Some(true), "{profile}");
+            assert_eq!(hc.cap_drop, Some(vec!["ALL".to_string()]), "{profile}");
+            assert_eq!(
+                hc.security_opt,
+                Some(vec!["no-new-privileges:true".to_string()]),
+                "{profile}"
+            );
+            assert_eq!(hc.privileged, Some(false), "{profile}");
+            assert_eq!(hc.network_mode.as_deref(), Some("none"), "{profile}");
+            assert_eq!(hc.memory, hc.memory_swap, "{profile}: swap must be off");
+            assert!(hc.pids_limit.unwrap() > 0, "{profile}");
+            assert!(hc.binds.is_none(), "{profile}: only the workspace mount");
+            let mounts = hc.mounts.unwrap();
+            assert_eq!(mounts.len(), 1, "{profile}");
+            assert_eq!(mounts[0].target.as_deref(), Some(WORKSPACE));
+            assert!(
+                hc.pid_mode.is_none() && hc.userns_mode.is_none(),
+                "{profile}"
+            );
+            assert_eq!(hc.ipc_mode.as_deref(), Some("private"), "{profile}");
+            let tmpfs = hc.tmpfs.unwrap();
+            for path in ["/tmp", HOME] {
+                let opts = &tmpfs[path];
+                assert!(
+                    opts.contains("size=") && opts.contains("nosuid"),
+                    "{profile} {path}: {opts}"
+                );
+            }
+            assert_eq!(body.user.as_deref(), Some("1000:1000"));
+            assert_eq!(body.tty, Some(false));
+            assert!(body.healthcheck.is_some());
+        }
+    }
+
+    #[test]
+    fn no_security_option_weakens_seccomp_or_apparmor() {
+        let hc = spec_body("trusted").host_config.unwrap();
+        for opt in hc.security_opt.unwrap() {
+            assert!(!opt.contains("unconfined"), "{opt}");
+        }
+    }
+}

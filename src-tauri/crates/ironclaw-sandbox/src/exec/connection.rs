@@ -1,0 +1,197 @@
+//! One attach connection to a session container's supervisor, shared by every execution this
+//! process makes in that session. A reader task decodes frames and hands each to the execution
+//! that owns its sequence number; requests go out as JSON lines on the container's stdin.
+
+use std::collections::HashMap;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bollard::container::LogOutput;
+use bollard::query_parameters::AttachContainerOptionsBuilder;
+use bollard::Docker;
+use futures_util::StreamExt;
+use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+use tracing::Instrument;
+
+use crate::error::{Error, Result};
+use crate::protocol::{Decoder, Event, Frame, Request};
+
+type Routes = Arc<Mutex<HashMap<u32, mpsc::Sender<Frame>>>>;
+
+pub struct Connection {
+    writer: tokio::sync::Mutex<Pin<Box<dyn AsyncWrite + Send>>>,
+    routes: Routes,
+    closed: Arc<AtomicBool>,
+    reader: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        self.reader.abort();
+    }
+}
+
+/// Frames for one sequence number; dropped routes unregister themselves.
+pub struct Route {
+    pub seq: u32,
+    pub frames: mpsc::Receiver<Frame>,
+    routes: Routes,
+}
+
+impl Drop for Route {
+    fn drop(&mut self) {
+        if let Ok(mut map) = self.routes.lock() {
+            map.remove(&self.seq);
+        }
+    }
+}
+
+impl Connection {
+    pub async fn attach(docker: &Docker, container: &str) -> Result<Arc<Self>> {
+        let options = AttachContainerOptionsBuilder::default()
+            .stdin(true)
+            .stdout(true)
+            .stderr(true)
+            .stream(true)
+            .logs(false)
+            .build();
+        let attached = docker
+            .attach_container(container, Some(options))
+            .instrument(tracing::debug_span!("docker.attach", container))
+            .await
+            .map_err(|e| Error::docker("attaching to the sandbox container", e))?;
+        let routes: Routes = Arc::default();
+        let closed = Arc::new(AtomicBool::new(false));
+        let reader = tokio::spawn(read_loop(attached.output, routes.clone(), closed.clone()));
+        Ok(Arc::new(Self {
+            writer: tokio::sync::Mutex::new(attached.input),
+            routes,
+            closed,
+            reader,
+        }))
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    /// Registers interest in `seq` before the request goes out, so no frame can be missed.
+    pub fn route(&self, seq: u32) -> Route {
+        // A bounded channel lets a slow consumer push back on the container instead of
+        // buffering an output flood in memory.
+        let (tx, rx) = mpsc::channel(32);
+        if let Ok(mut map) = self.routes.lock() {
+            map.insert(seq, tx);
+        }
+        Route {
+            seq,
+            frames: rx,
+            routes: self.routes.clone(),
+        }
+    }
+
+    pub async fn send(&self, request: &Request<'_>) -> Result<()> {
+        let line = request.to_line();
+        let mut w = self.writer.lock().await;
+        let res = async {
+            w.write_all(&line).await?;
+            w.flush().await
+        }
+        .await;
+        res.map_err(|e| Error::Protocol(format!("cannot write to the sandbox: {e}")))
+    }
+
+    /// Round trip to the supervisor: proves it is up and reading our stdin.
+    pub async fn ping(&self, timeout: Duration) -> Result<()> {
+        let seq = fresh_seq();
+        let mut route = self.route(seq);
+        self.send(&Request::Ping { seq }).await?;
+        let wait = async {
+            while let Some(frame) = route.frames.recv().await {
+                if let Frame::Event {
+                    event: Event::Pong { .. },
+                    ..
+                } = frame
+                {
+                    return true;
+                }
+            }
+            false
+        };
+        match tokio::time::timeout(timeout, wait).await {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(Error::Protocol(
+                "the sandbox closed the connection during start-up".into(),
+            )),
+            Err(_) => Err(Error::Protocol(format!(
+                "the sandbox supervisor did not answer within {}s",
+                timeout.as_secs()
+            ))),
+        }
+    }
+}
+
+/// A random, non-zero sequence number (0 is the supervisor's "not about any request").
+pub fn fresh_seq() -> u32 {
+    loop {
+        let seq: u32 = rand::random();
+        if seq != 0 {
+            return seq;
+        }
+    }
+}
+
+async fn read_loop(
+    mut output: Pin<
+        Box<
+            dyn futures_util::Stream<Item = std::result::Result<LogOutput, bollard::errors::Error>>
+                + Send,
+        >,
+    >,
+    routes: Routes,
+    closed: Arc<AtomicBool>,
+) {
+    let mut decoder = Decoder::new();
+    while let Some(item) = output.next().await {
+        match item {
+            Ok(LogOutput::StdOut { message }) | Ok(LogOutput::Console { message }) => {
+                decoder.feed(&message);
+                while let Some(frame) = decoder.next_frame() {
+                    let seq = match &frame {
+                        Frame::Output { seq, .. } | Frame::Event { seq, .. } => *seq,
+                    };
+                    let tx = routes.lock().ok().and_then(|m| m.get(&seq).cloned());
+                    match tx {
+                        // A receiver that went away just means nobody waits for this seq.
+                        Some(tx) => {
+                            let _ = tx.send(frame).await;
+                        }
+                        None => tracing::trace!(seq, "frame for no waiting execution"),
+                    }
+                }
+            }
+            Ok(LogOutput::StdErr { message }) => {
+                tracing::warn!(message = %String::from_utf8_lossy(&message), "sandbox supervisor stderr");
+            }
+            Ok(LogOutput::StdIn { .. }) => {}
+            Err(e) => {
+                tracing::debug!(error = %e, "attach stream failed");
+                break;
+            }
+        }
+    }
+    if decoder.skipped > 0 {
+        tracing::debug!(
+            skipped = decoder.skipped,
+            "bytes skipped while resynchronising"
+        );
+    }
+    closed.store(true, Ordering::Release);
+    // Dropping the senders wakes every waiting execution with "connection lost".
+    if let Ok(mut map) = routes.lock() {
+        map.clear();
+    }
+}

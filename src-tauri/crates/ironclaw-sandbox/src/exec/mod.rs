@@ -1,0 +1,305 @@
+//! Running code in a session's container: one request to the supervisor, output streamed back
+//! as [`ExecEvent`]s while it runs, one [`ExecResult`] at the end.
+
+pub mod capture;
+pub mod connection;
+pub mod stats;
+
+use std::str::FromStr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bollard::Docker;
+use bytes::Bytes;
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+use crate::error::{Error, Result};
+use crate::protocol::{Ended, Event, Frame, Request, Stream};
+use capture::Capture;
+use connection::{fresh_seq, Connection};
+pub use stats::ResourceSample;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Language {
+    Python,
+    Shell,
+}
+
+impl Language {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Language::Python => "python",
+            Language::Shell => "shell",
+        }
+    }
+}
+
+impl FromStr for Language {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "python" | "python3" | "py" => Ok(Language::Python),
+            "shell" | "bash" | "sh" => Ok(Language::Shell),
+            _ => Err(Error::UnsupportedLanguage(s.to_string())),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct ExecRequest {
+    pub language: Language,
+    pub code: String,
+    /// `None` uses the profile's timeout.
+    pub timeout: Option<Duration>,
+}
+
+impl ExecRequest {
+    pub fn new(language: Language, code: impl Into<String>) -> Self {
+        Self {
+            language,
+            code: code.into(),
+            timeout: None,
+        }
+    }
+
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+}
+
+/// What a caller sees while code runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExecEvent {
+    /// The code is running. `container_started`: the container had to be (re)started, so
+    /// interpreter state from before is gone.
+    Started {
+        container_started: bool,
+        interpreter_restarted: bool,
+    },
+    Stdout(Bytes),
+    Stderr(Bytes),
+    Resources(ResourceSample),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExecResult {
+    pub session: String,
+    pub language: Language,
+    pub exit_code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub duration_ms: f64,
+    pub timed_out: bool,
+    pub cancelled: bool,
+    pub oom_killed: bool,
+    pub peak_memory_bytes: u64,
+    /// Output was larger than the in-memory cap; `stdout`/`stderr` hold head and tail only.
+    pub truncated: bool,
+    pub stdout_bytes: u64,
+    pub stderr_bytes: u64,
+    /// The complete output, on the host, when it was truncated.
+    pub log_file: Option<std::path::PathBuf>,
+    /// The interpreter had died (e.g. OOM, `exit`) and was started afresh for this run.
+    pub interpreter_restarted: bool,
+    /// The interpreter did not survive this run; the next run starts a fresh one.
+    pub interpreter_lost: bool,
+    /// The container was (re)started for this run, so earlier interpreter state is gone.
+    pub container_started: bool,
+    /// Background processes the code left behind, killed when it ended.
+    pub stray_processes_killed: Vec<String>,
+}
+
+/// Everything one execution needs besides the request.
+pub(crate) struct ExecContext<'a> {
+    pub docker: &'a Docker,
+    pub container_id: &'a str,
+    pub session: &'a str,
+    pub conn: &'a Connection,
+    pub timeout: Duration,
+    pub capture_bytes: u64,
+    pub container_started: bool,
+    pub workspace: &'a std::path::Path,
+}
+
+/// How long past its own timeout we trust the supervisor to report before we intervene.
+const SUPERVISOR_SLACK: Duration = Duration::from_secs(10);
+/// Short executions never open a stats stream: it would cost more than the code itself.
+const STATS_DELAY: Duration = Duration::from_millis(300);
+
+pub(crate) async fn run(
+    ctx: ExecContext<'_>,
+    request: &ExecRequest,
+    on_event: &mut (dyn FnMut(ExecEvent) + Send),
+    cancel: &CancellationToken,
+) -> Result<ExecResult> {
+    let seq = fresh_seq();
+    let mut route = ctx.conn.route(seq);
+    let log_name = format!("exec-{}", uuid::Uuid::now_v7());
+    let half = usize::try_from(ctx.capture_bytes / 2).unwrap_or(usize::MAX);
+    let mut out = Capture::new(half);
+    let mut err = Capture::new(half);
+    ctx.conn
+        .send(&Request::Exec {
+            seq,
+            lang: request.language.as_str(),
+            code: &request.code,
+            timeout_ms: u64::try_from(ctx.timeout.as_millis()).unwrap_or(u64::MAX),
+            capture_bytes: ctx.capture_bytes,
+            log_name: &log_name,
+        })
+        .await?;
+
+    let samples: Arc<Mutex<Vec<ResourceSample>>> = Arc::default();
+    let stats_task = {
+        let docker = ctx.docker.clone();
+        let id = ctx.container_id.to_string();
+        let samples = samples.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(STATS_DELAY).await;
+            stats::watch(docker, id, |s| {
+                if let Ok(mut v) = samples.lock() {
+                    v.push(s);
+                }
+            })
+            .await;
+        })
+    };
+    let _stop_stats = AbortOnDrop(stats_task);
+
+    let backstop = tokio::time::sleep(ctx.timeout + SUPERVISOR_SLACK);
+    tokio::pin!(backstop);
+    let mut cancel_sent = false;
+    let mut peak_from_stats = 0u64;
+    let mut tick = tokio::time::interval(Duration::from_millis(250));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+
+    let ended: Ended = loop {
+        tokio::select! {
+            frame = route.frames.recv() => match frame {
+                Some(Frame::Output { stream, data, .. }) => match stream {
+                    Stream::Stdout => { out.push(&data); on_event(ExecEvent::Stdout(data)); }
+                    Stream::Stderr => { err.push(&data); on_event(ExecEvent::Stderr(data)); }
+                },
+                Some(Frame::Event { event, .. }) => match event {
+                    Event::Started { interpreter_restarted, .. } => on_event(ExecEvent::Started {
+                        container_started: ctx.container_started,
+                        interpreter_restarted,
+                    }),
+                    Event::Ended(ended) => break ended,
+                    Event::Rejected { reason, message } => {
+                        return Err(match reason.as_str() {
+                            "busy" => Error::SessionBusy { session: ctx.session.to_string() },
+                            _ => Error::Protocol(format!("the sandbox refused the execution ({reason}): {}", message.unwrap_or_default())),
+                        });
+                    }
+                    Event::Error { message } => return Err(Error::Protocol(message)),
+                    _ => {}
+                },
+                None => {
+                    return Err(Error::ContainerGone {
+                        session: ctx.session.to_string(),
+                        reason: "the connection to it closed during the execution".into(),
+                    });
+                }
+            },
+            _ = cancel.cancelled(), if !cancel_sent => {
+                cancel_sent = true;
+                ctx.conn.send(&Request::Cancel { seq }).await?;
+            }
+            _ = &mut backstop => {
+                if cancel_sent {
+                    return Err(Error::Protocol("the sandbox stopped responding; it will be restarted".into()));
+                }
+                cancel_sent = true;
+                ctx.conn.send(&Request::Cancel { seq }).await?;
+                backstop.as_mut().reset(tokio::time::Instant::now() + SUPERVISOR_SLACK);
+            }
+            _ = tick.tick() => {
+                let drained: Vec<_> = samples.lock().map(|mut v| std::mem::take(&mut *v)).unwrap_or_default();
+                for s in drained {
+                    peak_from_stats = peak_from_stats.max(s.memory_bytes);
+                    on_event(ExecEvent::Resources(s));
+                }
+            }
+        }
+    };
+
+    let log_file = ended
+        .log_path
+        .as_deref()
+        .and_then(|p| host_path(ctx.workspace, p));
+    let hint = log_file.as_ref().map(|p| p.display().to_string());
+    Ok(ExecResult {
+        session: ctx.session.to_string(),
+        language: request.language,
+        exit_code: ended.exit_code,
+        truncated: out.truncated() || err.truncated(),
+        stdout: out.render(hint.as_deref()),
+        stderr: err.render(hint.as_deref()),
+        duration_ms: ended.duration_ms,
+        timed_out: ended.timed_out,
+        cancelled: ended.cancelled,
+        oom_killed: ended.oom_killed,
+        peak_memory_bytes: ended.peak_memory_bytes.max(peak_from_stats),
+        stdout_bytes: ended.stdout_bytes,
+        stderr_bytes: ended.stderr_bytes,
+        log_file,
+        interpreter_restarted: ended.interpreter_restarted,
+        interpreter_lost: ended.interpreter_lost,
+        container_started: ctx.container_started,
+        stray_processes_killed: ended.stray_processes_killed,
+    })
+}
+
+/// Maps a path under the container's `/workspace` to the host folder behind it.
+fn host_path(workspace: &std::path::Path, container_path: &str) -> Option<std::path::PathBuf> {
+    let rel = container_path
+        .strip_prefix(crate::container::WORKSPACE)?
+        .trim_start_matches('/');
+    // The supervisor chose this path, but it is still untrusted input: no escaping the folder.
+    if rel.split('/').any(|part| part == ".." || part.is_empty()) {
+        return None;
+    }
+    Some(workspace.join(rel))
+}
+
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn language_names_people_type_are_accepted() {
+        for (s, l) in [
+            ("python", Language::Python),
+            ("py", Language::Python),
+            ("bash", Language::Shell),
+            ("SH", Language::Shell),
+        ] {
+            assert_eq!(s.parse::<Language>().ok(), Some(l));
+        }
+        assert!("ruby".parse::<Language>().is_err());
+    }
+
+    #[test]
+    fn log_paths_outside_the_workspace_are_refused() {
+        let ws = Path::new("/data/ws");
+        assert_eq!(
+            host_path(ws, "/workspace/.ironclaw/logs/a.log"),
+            Some(ws.join(".ironclaw/logs/a.log"))
+        );
+        assert_eq!(host_path(ws, "/workspace/../etc/passwd"), None);
+        assert_eq!(host_path(ws, "/etc/passwd"), None);
+    }
+}

@@ -1,0 +1,332 @@
+//! The sandbox policy: trust-level profiles (CPU, memory, pids, timeouts, tmpfs, ulimits,
+//! network, runtime) plus a few global knobs, read from the shipped `config/sandbox.yaml` and
+//! the user's `<config dir>/sandbox.yaml` deep-merged over it.
+//!
+//! Only resource limits are configurable. The hardening every container keeps (read-only root,
+//! `cap_drop: ALL`, no-new-privileges, default seccomp, init, no Docker socket, no host mounts
+//! but the workspace, never privileged) has no field here, and `deny_unknown_fields` rejects
+//! attempts to add one.
+//!
+//! Every problem is an [`Error::Config`] naming the file that supplied the bad value, the field
+//! path (`profiles.strict.memory`) and what is accepted there; nothing falls back silently.
+
+mod source;
+mod units;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_yaml_ng::Value;
+
+use crate::error::{Error, Result};
+use crate::paths::Paths;
+
+use source::{merge, read_document, segment_name, Origins};
+pub use units::{parse_duration, parse_size};
+use units::{Count, Cpus, Dur, Size};
+
+/// The shipped defaults (`config/sandbox.yaml` at the repository root).
+pub const DEFAULT_POLICY_YAML: &str = include_str!("../../../../../config/sandbox.yaml");
+
+/// How the shipped defaults are named in error messages and [`Policy::sources`].
+const BUILT_IN_DEFAULTS: &str = "(built-in) config/sandbox.yaml";
+
+const MIN_MEMORY: u64 = 16 << 20;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Policy {
+    /// Profile used when a session does not name one; always a key of `profiles`.
+    pub default_profile: String,
+    /// A sandbox container idle this long stops itself.
+    pub idle_timeout: Duration,
+    /// Bytes of stdout+stderr one execution keeps in memory (head and tail).
+    pub capture_bytes: u64,
+    pub profiles: BTreeMap<String, Profile>,
+    /// The files merged into this policy, defaults first.
+    pub sources: Vec<PathBuf>,
+}
+
+/// One trust level's resource limits. Swap is always off (memory-swap = memory).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Profile {
+    pub cpus: f64,
+    pub memory_bytes: u64,
+    pub pids: i64,
+    /// Wall-clock limit of one execution.
+    pub timeout: Duration,
+    /// Size of the tmpfs on /tmp.
+    pub tmp_bytes: u64,
+    /// Size of the tmpfs on the sandbox user's home.
+    pub home_bytes: u64,
+    pub nofile: u64,
+    pub fsize_bytes: u64,
+    pub network: NetworkMode,
+    pub runtime: Runtime,
+}
+
+/// What network a sandbox gets. Only `none` for now; an `allowlist` mode (issue #5) is meant
+/// to be one more variant here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NetworkMode {
+    /// No network interface but loopback.
+    None,
+}
+
+/// The OCI runtime Docker starts the container with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Runtime {
+    /// Docker's default runtime.
+    Runc,
+    /// gVisor: a user-space kernel between the code and the host kernel.
+    Runsc,
+}
+
+impl Runtime {
+    /// The name Docker knows the runtime by (`HostConfig.Runtime`, `docker info` runtimes).
+    pub fn as_docker_name(&self) -> &'static str {
+        match self {
+            Runtime::Runc => "runc",
+            Runtime::Runsc => "runsc",
+        }
+    }
+}
+
+impl Policy {
+    /// The shipped defaults merged with the user's `<config dir>/sandbox.yaml` if it exists.
+    pub fn load(paths: &Paths) -> Result<Policy> {
+        let user_path = paths.user_policy_file();
+        let user_text = match std::fs::read_to_string(&user_path) {
+            Ok(text) => Some(text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && std::fs::symlink_metadata(&user_path).is_err() => None,
+            Err(e) => {
+                return Err(Error::Config {
+                    file: user_path,
+                    field: "(file)".into(),
+                    message: format!(
+                        "cannot read it: {e}. Fix it (a readable UTF-8 YAML file), or move it away to use the shipped defaults"
+                    ),
+                })
+            }
+        };
+        Self::parse(
+            (DEFAULT_POLICY_YAML, Path::new(BUILT_IN_DEFAULTS)),
+            user_text.as_deref().map(|text| (text, user_path.as_path())),
+        )
+    }
+
+    /// Merges `user` (text, path) over `defaults` and validates the result. Pure.
+    pub fn parse(defaults: (&str, &Path), user: Option<(&str, &Path)>) -> Result<Policy> {
+        let (defaults_text, defaults_path) = defaults;
+        let mut merged = read_document(defaults_text, defaults_path)?;
+        let mut sources = vec![defaults_path.to_path_buf()];
+        let user = match user {
+            Some((text, path)) => {
+                let value = read_document(text, path)?;
+                merge(&mut merged, value.clone());
+                sources.push(path.to_path_buf());
+                Some((value, path))
+            }
+            None => None,
+        };
+        let origins = Origins {
+            defaults: defaults_path,
+            user: user.as_ref().map(|(value, path)| (value, *path)),
+        };
+        check_profile_names(&merged, &origins)?;
+        let raw: RawPolicy = serde_path_to_error::deserialize(merged).map_err(|e| {
+            let field: Vec<String> = e.path().iter().map(segment_name).collect();
+            origins.error(&field, explain(&field, e.inner().to_string()))
+        })?;
+        raw.into_policy(&origins, sources)
+    }
+
+    /// The named profile, or the default one for `None`.
+    pub fn profile(&self, name: Option<&str>) -> Result<(&str, &Profile)> {
+        let wanted = name.unwrap_or(&self.default_profile);
+        self.profiles
+            .get_key_value(wanted)
+            .map(|(name, profile)| (name.as_str(), profile))
+            .ok_or_else(|| Error::Config {
+                file: self.sources.last().cloned().unwrap_or_default(),
+                field: "profiles".into(),
+                message: format!(
+                    "no profile named {wanted:?}; the profiles are: {}. Pick one of these, or add it under \
+                     `profiles:` in your sandbox.yaml",
+                    self.profile_names()
+                ),
+            })
+    }
+
+    fn profile_names(&self) -> String {
+        list(self.profiles.keys())
+    }
+}
+
+// ---- the YAML shape -------------------------------------------------------------------------
+
+const TOP_FIELDS: &[&str] = &["default_profile", "idle_timeout", "output", "profiles"];
+const OUTPUT_FIELDS: &[&str] = &["capture"];
+const PROFILE_FIELDS: &[&str] = &[
+    "cpus", "memory", "pids", "timeout", "tmpfs", "ulimits", "network", "runtime",
+];
+const TMPFS_FIELDS: &[&str] = &["tmp", "home"];
+const ULIMITS_FIELDS: &[&str] = &["nofile", "fsize"];
+
+#[derive(Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping of default_profile, idle_timeout, output and profiles"
+)]
+struct RawPolicy {
+    default_profile: String,
+    idle_timeout: Dur<1>,
+    output: RawOutput,
+    profiles: BTreeMap<String, RawProfile>,
+}
+
+#[derive(Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with the key capture, e.g. { capture: 1m }"
+)]
+struct RawOutput {
+    capture: Size<1>,
+}
+
+#[derive(Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a profile: a mapping of cpus, memory, pids, timeout, tmpfs, ulimits, network and runtime"
+)]
+struct RawProfile {
+    cpus: Cpus,
+    memory: Size<MIN_MEMORY>,
+    pids: Count<16>,
+    timeout: Dur<1>,
+    tmpfs: RawTmpfs,
+    ulimits: RawUlimits,
+    network: NetworkMode,
+    runtime: Runtime,
+}
+
+#[derive(Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with the keys tmp and home, e.g. { tmp: 64m, home: 128m }"
+)]
+struct RawTmpfs {
+    tmp: Size<1>,
+    home: Size<1>,
+}
+
+#[derive(Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with the keys nofile and fsize, e.g. { nofile: 1024, fsize: 1g }"
+)]
+struct RawUlimits {
+    nofile: Count<16>,
+    fsize: Size<1>,
+}
+
+impl RawPolicy {
+    fn into_policy(self, origins: &Origins<'_>, sources: Vec<PathBuf>) -> Result<Policy> {
+        if !self.profiles.contains_key(&self.default_profile) {
+            return Err(origins.error(
+                &["default_profile".into()],
+                format!(
+                    "no profile named {:?}; the profiles are: {}",
+                    self.default_profile,
+                    list(self.profiles.keys())
+                ),
+            ));
+        }
+        let profiles = self
+            .profiles
+            .into_iter()
+            .map(|(name, p)| {
+                let profile = Profile {
+                    cpus: p.cpus.0,
+                    memory_bytes: p.memory.0,
+                    pids: p.pids.as_i64(),
+                    timeout: p.timeout.0,
+                    tmp_bytes: p.tmpfs.tmp.0,
+                    home_bytes: p.tmpfs.home.0,
+                    nofile: p.ulimits.nofile.0,
+                    fsize_bytes: p.ulimits.fsize.0,
+                    network: p.network,
+                    runtime: p.runtime,
+                };
+                (name, profile)
+            })
+            .collect();
+        Ok(Policy {
+            default_profile: self.default_profile,
+            idle_timeout: self.idle_timeout.0,
+            capture_bytes: self.output.capture.0,
+            profiles,
+            sources,
+        })
+    }
+}
+
+/// Profile names show up in CLI flags, labels and messages: keep them plain. Checked on the
+/// merged document, before a bad name's body can produce a less relevant error.
+fn check_profile_names(merged: &Value, origins: &Origins<'_>) -> Result<()> {
+    let Some(Value::Mapping(profiles)) = merged.get("profiles") else {
+        return Ok(()); // absent or not a mapping: serde reports it
+    };
+    for name in profiles.keys().filter_map(Value::as_str) {
+        if !valid_profile_name(name) {
+            return Err(origins.error(
+                &["profiles".into(), name.into()],
+                format!(
+                    "invalid profile name {name:?}: use 1-64 letters, digits, '-', '_' or '.', \
+                     starting with a letter or digit"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn valid_profile_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    name.len() <= 64
+        && chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// Adds what serde leaves out: which keys a mapping with a missing field needs.
+fn explain(field: &[String], message: String) -> String {
+    if !message.starts_with("missing field") {
+        return message;
+    }
+    let keys: Vec<&str> = field.iter().map(String::as_str).collect();
+    match keys.as_slice() {
+        [] => format!("{message}; the top level needs {}", list(TOP_FIELDS)),
+        ["output"] => format!("{message}; output needs {}", list(OUTPUT_FIELDS)),
+        ["profiles", _] => format!(
+            "{message}; every profile sets all of {} (copy a shipped profile and change it)",
+            list(PROFILE_FIELDS)
+        ),
+        ["profiles", _, "tmpfs"] => format!("{message}; tmpfs needs {}", list(TMPFS_FIELDS)),
+        ["profiles", _, "ulimits"] => format!("{message}; ulimits needs {}", list(ULIMITS_FIELDS)),
+        _ => message,
+    }
+}
+
+fn list<S: AsRef<str>>(items: impl IntoIterator<Item = S>) -> String {
+    items
+        .into_iter()
+        .map(|s| s.as_ref().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -1,0 +1,358 @@
+//! The wire protocol between the host and the in-container supervisor (`image/supervisor.py`).
+//!
+//! Host → container: one JSON object per line on the container's stdin ([`Request`]).
+//! Container → host: binary frames on its stdout:
+//! `MAGIC(2) KIND(1) SEQ(u32 BE) LEN(u32 BE) CHECK(1) PAYLOAD(LEN)`, where CHECK is the sum of
+//! the first 11 bytes mod 256. Output is binary-safe (no base64 on the 100 MB path), and since a
+//! client may attach while a frame is half written, the decoder resynchronises on the magic and
+//! the check byte instead of trusting its position in the stream.
+
+use bytes::{Buf, Bytes, BytesMut};
+use serde::{Deserialize, Serialize};
+
+pub const MAGIC: [u8; 2] = [0xC1, 0xA7];
+pub const HEADER_LEN: usize = 12;
+/// The supervisor writes at most 64 KiB of output or one small JSON event per frame; anything
+/// claiming far more is garbage we landed on while resynchronising.
+pub const MAX_PAYLOAD: u32 = 4 << 20;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Frame {
+    Output {
+        seq: u32,
+        stream: Stream,
+        data: Bytes,
+    },
+    Event {
+        seq: u32,
+        event: Event,
+    },
+}
+
+/// What the supervisor reports. Unknown `type`s decode as [`Event::Unknown`] so an older host
+/// keeps working with a newer image.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    Hello {
+        version: u32,
+        uid: u32,
+        gid: u32,
+    },
+    Started {
+        lang: String,
+        #[serde(default)]
+        interpreter_restarted: bool,
+    },
+    Ended(Ended),
+    Rejected {
+        reason: String,
+        #[serde(default)]
+        message: Option<String>,
+    },
+    Pong {
+        #[serde(default)]
+        running: Option<u32>,
+    },
+    Status {
+        #[serde(default)]
+        running: Option<u32>,
+        #[serde(default)]
+        memory_bytes: u64,
+    },
+    Error {
+        message: String,
+    },
+    #[serde(other)]
+    Unknown,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Ended {
+    pub exit_code: i32,
+    pub duration_ms: f64,
+    #[serde(default)]
+    pub timed_out: bool,
+    #[serde(default)]
+    pub cancelled: bool,
+    #[serde(default)]
+    pub oom_killed: bool,
+    #[serde(default)]
+    pub peak_memory_bytes: u64,
+    #[serde(default)]
+    pub stdout_bytes: u64,
+    #[serde(default)]
+    pub stderr_bytes: u64,
+    #[serde(default)]
+    pub log_path: Option<String>,
+    #[serde(default)]
+    pub log_error: Option<String>,
+    #[serde(default)]
+    pub interpreter_restarted: bool,
+    #[serde(default)]
+    pub interpreter_lost: bool,
+    #[serde(default)]
+    pub killed_signal: Option<i32>,
+    #[serde(default)]
+    pub stray_processes_killed: Vec<String>,
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Request<'a> {
+    Exec {
+        seq: u32,
+        lang: &'a str,
+        code: &'a str,
+        timeout_ms: u64,
+        capture_bytes: u64,
+        log_name: &'a str,
+    },
+    Cancel {
+        seq: u32,
+    },
+    Ping {
+        seq: u32,
+    },
+    Status {
+        seq: u32,
+    },
+}
+
+impl Request<'_> {
+    /// The request as one line, ready for the container's stdin.
+    pub fn to_line(&self) -> Vec<u8> {
+        // Serializing these plain structs cannot fail; fall back to an inert line regardless.
+        let mut line = serde_json::to_vec(self).unwrap_or_else(|_| b"{}".to_vec());
+        line.push(b'\n');
+        line
+    }
+}
+
+fn header_check(header: &[u8]) -> u8 {
+    header[..11].iter().fold(0u8, |acc, b| acc.wrapping_add(*b))
+}
+
+/// Encodes a frame exactly as the supervisor does (used by tests and fuzzing).
+pub fn encode(kind: u8, seq: u32, payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
+    out.extend_from_slice(&MAGIC);
+    out.push(kind);
+    out.extend_from_slice(&seq.to_be_bytes());
+    out.extend_from_slice(&(payload.len() as u32).to_be_bytes());
+    let check = header_check(&out);
+    out.push(check);
+    out.extend_from_slice(payload);
+    out
+}
+
+/// Incremental decoder: feed it bytes as they arrive, take frames out.
+#[derive(Debug, Default)]
+pub struct Decoder {
+    buf: BytesMut,
+    /// Bytes skipped while resynchronising (a sign of a mid-frame attach, or corruption).
+    pub skipped: u64,
+    /// Events whose JSON did not parse; counted, not fatal.
+    pub bad_events: u64,
+}
+
+impl Decoder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn feed(&mut self, data: &[u8]) {
+        self.buf.extend_from_slice(data);
+    }
+
+    /// Next complete frame, or `None` until more bytes arrive.
+    pub fn next_frame(&mut self) -> Option<Frame> {
+        loop {
+            if !self.sync() {
+                return None;
+            }
+            if self.buf.len() < HEADER_LEN {
+                return None;
+            }
+            let kind = self.buf[2];
+            let seq = u32::from_be_bytes([self.buf[3], self.buf[4], self.buf[5], self.buf[6]]);
+            let len = u32::from_be_bytes([self.buf[7], self.buf[8], self.buf[9], self.buf[10]]);
+            let valid = header_check(&self.buf[..HEADER_LEN]) == self.buf[11]
+                && (1..=3).contains(&kind)
+                && len <= MAX_PAYLOAD;
+            if !valid {
+                // A false magic inside payload bytes: skip one byte and look again.
+                self.buf.advance(1);
+                self.skipped += 1;
+                continue;
+            }
+            let total = HEADER_LEN + len as usize;
+            if self.buf.len() < total {
+                self.buf.reserve(total - self.buf.len());
+                return None;
+            }
+            self.buf.advance(HEADER_LEN);
+            let payload = self.buf.split_to(len as usize).freeze();
+            let frame = match kind {
+                1 => Frame::Output {
+                    seq,
+                    stream: Stream::Stdout,
+                    data: payload,
+                },
+                2 => Frame::Output {
+                    seq,
+                    stream: Stream::Stderr,
+                    data: payload,
+                },
+                _ => match serde_json::from_slice::<Event>(&payload) {
+                    Ok(event) => Frame::Event { seq, event },
+                    Err(_) => {
+                        self.bad_events += 1;
+                        continue;
+                    }
+                },
+            };
+            return Some(frame);
+        }
+    }
+
+    /// Drops bytes until the buffer starts with the magic (or could, given more bytes).
+    fn sync(&mut self) -> bool {
+        let found = self.buf.windows(2).position(|w| w == MAGIC);
+        match found {
+            Some(0) => true,
+            Some(at) => {
+                self.buf.advance(at);
+                self.skipped += at as u64;
+                true
+            }
+            None => {
+                // Keep a trailing first magic byte: its partner may be in the next chunk.
+                let keep = usize::from(self.buf.last() == Some(&MAGIC[0]));
+                let drop = self.buf.len() - keep;
+                self.buf.advance(drop);
+                self.skipped += drop as u64;
+                false
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn decode_all(dec: &mut Decoder) -> Vec<Frame> {
+        std::iter::from_fn(|| dec.next_frame()).collect()
+    }
+
+    #[test]
+    fn frames_survive_being_split_at_every_byte() {
+        let mut wire = encode(1, 7, b"hello\xff\x00");
+        wire.extend(encode(3, 7, br#"{"type":"pong","running":null}"#));
+        for split in 0..wire.len() {
+            let mut dec = Decoder::new();
+            dec.feed(&wire[..split]);
+            let mut frames = decode_all(&mut dec);
+            dec.feed(&wire[split..]);
+            frames.extend(decode_all(&mut dec));
+            assert_eq!(
+                frames,
+                vec![
+                    Frame::Output {
+                        seq: 7,
+                        stream: Stream::Stdout,
+                        data: Bytes::from_static(b"hello\xff\x00")
+                    },
+                    Frame::Event {
+                        seq: 7,
+                        event: Event::Pong { running: None }
+                    },
+                ],
+                "split at {split}"
+            );
+            assert_eq!(dec.skipped, 0);
+        }
+    }
+
+    #[test]
+    fn decoder_resynchronises_after_attaching_mid_frame() {
+        let first = encode(1, 1, &[0xC1, 0xA7, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9]);
+        let second = encode(2, 2, b"err");
+        let mut wire = first[5..].to_vec(); // we joined in the middle of `first`
+        wire.extend(&second);
+        let mut dec = Decoder::new();
+        dec.feed(&wire);
+        assert_eq!(
+            decode_all(&mut dec),
+            vec![Frame::Output {
+                seq: 2,
+                stream: Stream::Stderr,
+                data: Bytes::from_static(b"err")
+            }]
+        );
+        assert!(dec.skipped > 0);
+    }
+
+    #[test]
+    fn malformed_event_json_is_skipped_not_fatal() {
+        let mut wire = encode(3, 1, b"{not json");
+        wire.extend(encode(1, 1, b"ok"));
+        let mut dec = Decoder::new();
+        dec.feed(&wire);
+        assert_eq!(decode_all(&mut dec).len(), 1);
+        assert_eq!(dec.bad_events, 1);
+    }
+
+    #[test]
+    fn unknown_event_type_decodes_as_unknown() {
+        let mut dec = Decoder::new();
+        dec.feed(&encode(3, 4, br#"{"type":"from_the_future","x":1}"#));
+        assert_eq!(
+            dec.next_frame(),
+            Some(Frame::Event {
+                seq: 4,
+                event: Event::Unknown
+            })
+        );
+    }
+
+    #[test]
+    fn oversized_length_is_treated_as_garbage() {
+        let mut bogus = encode(1, 1, b"");
+        bogus[7..11].copy_from_slice(&(MAX_PAYLOAD + 1).to_be_bytes());
+        bogus[11] = header_check(&bogus);
+        let mut dec = Decoder::new();
+        dec.feed(&bogus);
+        dec.feed(&encode(1, 2, b"x"));
+        let frames = decode_all(&mut dec);
+        assert_eq!(frames.len(), 1);
+    }
+
+    #[test]
+    fn exec_request_is_one_json_line() {
+        let line = Request::Exec {
+            seq: 3,
+            lang: "python",
+            code: "print('a\nb')",
+            timeout_ms: 1000,
+            capture_bytes: 10,
+            log_name: "x",
+        }
+        .to_line();
+        assert_eq!(line.iter().filter(|b| **b == b'\n').count(), 1);
+        let v: serde_json::Value = serde_json::from_slice(&line).unwrap();
+        assert_eq!(v["op"], "exec");
+        assert_eq!(v["code"], "print('a\nb')");
+    }
+}

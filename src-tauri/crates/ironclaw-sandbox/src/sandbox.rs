@@ -1,0 +1,330 @@
+//! The facade front ends use: sessions in, results and events out. It keeps one warm container
+//! and one attach connection per session, finds them again after a restart (by label), and
+//! recreates a container that was killed or removed — the workspace lives on the host, so
+//! nothing in it is lost.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bollard::Docker;
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use crate::container::{self, ContainerInfo, ContainerSpec, State, UserMapping};
+use crate::error::{Error, Result};
+use crate::exec::{self, connection::Connection, ExecEvent, ExecRequest, ExecResult};
+use crate::image::{self, ImageSpec};
+use crate::paths::Paths;
+use crate::policy::Policy;
+use crate::session::{user_mapping, Registry, SessionName, SessionRecord};
+
+/// How long a freshly started supervisor may take to answer its first ping.
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+
+#[derive(Debug, Clone, Default)]
+pub struct SessionOptions {
+    /// Trust profile; remembered for the session once given.
+    pub profile: Option<String>,
+    /// A folder the user picked instead of `<data>/workspaces/<name>`; only used on creation.
+    pub workspace: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SessionStatus {
+    pub name: String,
+    pub workspace: PathBuf,
+    pub profile: String,
+    pub container: Option<ContainerInfo>,
+}
+
+#[derive(Default)]
+struct Warm {
+    container_id: Option<String>,
+    conn: Option<Arc<Connection>>,
+}
+
+pub struct Sandbox {
+    docker: Docker,
+    paths: Paths,
+    policy: Policy,
+    instance: String,
+    image: ImageSpec,
+    user: UserMapping,
+    registry: Registry,
+    warm: tokio::sync::Mutex<HashMap<SessionName, Arc<tokio::sync::Mutex<Warm>>>>,
+}
+
+impl Sandbox {
+    pub fn new(docker: Docker, paths: Paths, policy: Policy) -> Self {
+        Self {
+            instance: paths.instance_id(),
+            registry: Registry::new(paths.clone()),
+            image: image::spec(),
+            user: user_mapping(),
+            docker,
+            paths,
+            policy,
+            warm: tokio::sync::Mutex::default(),
+        }
+    }
+
+    pub fn docker(&self) -> &Docker {
+        &self.docker
+    }
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+    pub fn paths(&self) -> &Paths {
+        &self.paths
+    }
+    pub fn image(&self) -> &ImageSpec {
+        &self.image
+    }
+    pub fn user(&self) -> UserMapping {
+        self.user
+    }
+    pub fn instance(&self) -> &str {
+        &self.instance
+    }
+
+    /// Runs code in the session's container, creating the session on first use.
+    pub async fn exec(
+        &self,
+        name: &SessionName,
+        options: &SessionOptions,
+        request: &ExecRequest,
+        on_event: &mut (dyn FnMut(ExecEvent) + Send),
+        cancel: &CancellationToken,
+    ) -> Result<ExecResult> {
+        let span =
+            tracing::info_span!("sandbox.exec", session = %name, lang = request.language.as_str());
+        self.exec_inner(name, options, request, on_event, cancel)
+            .instrument(span)
+            .await
+    }
+
+    async fn exec_inner(
+        &self,
+        name: &SessionName,
+        options: &SessionOptions,
+        request: &ExecRequest,
+        on_event: &mut (dyn FnMut(ExecEvent) + Send),
+        cancel: &CancellationToken,
+    ) -> Result<ExecResult> {
+        let slot = self.slot(name).await;
+        // One execution at a time per session in this process; the supervisor enforces the
+        // same across processes.
+        let mut warm = slot.lock().await;
+        let record = self.registry.get_or_create(
+            name,
+            options.workspace.as_deref(),
+            options.profile.as_deref(),
+            self.user,
+        )?;
+        let (_, profile) = self.policy.profile(record.profile.as_deref())?;
+        let timeout = request.timeout.unwrap_or(profile.timeout);
+        let (container_id, conn, started) = self.warm_up(&record, &mut warm).await?;
+        let ctx = exec::ExecContext {
+            docker: &self.docker,
+            container_id: &container_id,
+            session: name.as_str(),
+            conn: &conn,
+            timeout,
+            capture_bytes: self.policy.capture_bytes,
+            container_started: started,
+            workspace: &record.workspace,
+        };
+        let result = exec::run(ctx, request, on_event, cancel).await;
+        if let Err(e) = &result {
+            // Whatever broke, the next run starts by looking at the container afresh.
+            *warm = Warm::default();
+            if matches!(e, Error::Protocol(_)) {
+                tracing::warn!(error = %e, "restarting an unresponsive sandbox");
+                container::remove(&self.docker, &container_id).await?;
+            } else if matches!(e, Error::ContainerGone { .. }) {
+                return Err(self.explain_gone(name, &container_id).await);
+            }
+        }
+        result
+    }
+
+    async fn slot(&self, name: &SessionName) -> Arc<tokio::sync::Mutex<Warm>> {
+        self.warm
+            .lock()
+            .await
+            .entry(name.clone())
+            .or_default()
+            .clone()
+    }
+
+    /// A running container with a live connection to its supervisor. Returns whether the
+    /// container had to be started (its interpreters are fresh).
+    async fn warm_up(
+        &self,
+        record: &SessionRecord,
+        warm: &mut Warm,
+    ) -> Result<(String, Arc<Connection>, bool)> {
+        if let (Some(id), Some(conn)) = (&warm.container_id, &warm.conn) {
+            if !conn.is_closed() {
+                return Ok((id.clone(), conn.clone(), false));
+            }
+        }
+        let (profile_name, profile) = self.policy.profile(record.profile.as_deref())?;
+        let found = container::find(&self.docker, &self.instance, record.name.as_str()).await?;
+        let found = match found {
+            Some(c) if c.image_hash != self.image.hash || c.profile != profile_name => {
+                // A new image or profile needs a new container: the workspace carries over.
+                tracing::info!(session = %record.name, "recreating the sandbox for a new image or profile");
+                container::remove(&self.docker, &c.id).await?;
+                None
+            }
+            other => other,
+        };
+        let (id, needs_start) = match found {
+            Some(c) => (c.id, c.state != State::Running),
+            None => {
+                let spec = ContainerSpec {
+                    session: record.name.as_str(),
+                    instance: &self.instance,
+                    image_tag: &self.image.tag,
+                    image_hash: &self.image.hash,
+                    profile_name,
+                    profile,
+                    workspace: &record.workspace,
+                    user: self.user,
+                    idle_timeout: self.policy.idle_timeout,
+                };
+                (container::create(&self.docker, &spec).await?, true)
+            }
+        };
+        // Attach before starting so nothing the supervisor says at start-up is missed.
+        let conn = Connection::attach(&self.docker, &id).await?;
+        if needs_start {
+            container::start(&self.docker, &id).await?;
+        }
+        conn.ping(STARTUP_TIMEOUT).await?;
+        warm.container_id = Some(id.clone());
+        warm.conn = Some(conn.clone());
+        Ok((id, conn, needs_start))
+    }
+
+    /// Turns "the connection closed" into what actually happened, for the message people read.
+    async fn explain_gone(&self, name: &SessionName, id: &str) -> Error {
+        let reason = match self.docker.inspect_container(id, None).await {
+            Err(e) if crate::error::is_not_found(&e) => {
+                "it was removed from outside IronClaw".to_string()
+            }
+            Err(_) => "the Docker engine stopped answering (it may be restarting)".to_string(),
+            Ok(info) => {
+                let state = info.state.unwrap_or_default();
+                if state.oom_killed == Some(true) {
+                    "it ran out of memory".to_string()
+                } else if state.running == Some(true) {
+                    "the connection to it broke (was the Docker engine restarted?)".to_string()
+                } else {
+                    format!("it stopped (exit code {})", state.exit_code.unwrap_or(-1))
+                }
+            }
+        };
+        Error::ContainerGone {
+            session: name.to_string(),
+            reason,
+        }
+    }
+
+    pub async fn sessions(&self) -> Result<Vec<SessionStatus>> {
+        let containers = container::list(&self.docker, &self.instance).await?;
+        let mut by_session: HashMap<String, ContainerInfo> = containers
+            .into_iter()
+            .map(|c| (c.session.clone(), c))
+            .collect();
+        let mut out = Vec::new();
+        for record in self.registry.list()? {
+            let profile = match self.policy.profile(record.profile.as_deref()) {
+                Ok((name, _)) => name.to_string(),
+                Err(_) => record.profile.clone().unwrap_or_default(),
+            };
+            out.push(SessionStatus {
+                container: by_session.remove(record.name.as_str()),
+                name: record.name.to_string(),
+                workspace: record.workspace,
+                profile,
+            });
+        }
+        Ok(out)
+    }
+
+    pub fn workspace(&self, name: &SessionName) -> Result<PathBuf> {
+        self.registry
+            .get(name)?
+            .map(|r| r.workspace)
+            .ok_or_else(|| Error::SessionNotFound {
+                name: name.to_string(),
+            })
+    }
+
+    /// Stops the session's container (state in its interpreters is lost; the workspace stays).
+    pub async fn stop(&self, name: &SessionName) -> Result<()> {
+        self.forget_warm(name).await;
+        match container::find(&self.docker, &self.instance, name.as_str()).await? {
+            Some(c) => container::stop(&self.docker, &c.id).await,
+            None if self.registry.get(name)?.is_some() => Ok(()),
+            None => Err(Error::SessionNotFound {
+                name: name.to_string(),
+            }),
+        }
+    }
+
+    /// Removes the session: its container and its record, and its workspace if asked.
+    pub async fn remove(&self, name: &SessionName, purge_workspace: bool) -> Result<()> {
+        self.forget_warm(name).await;
+        let record = self.registry.get(name)?;
+        let found = container::find(&self.docker, &self.instance, name.as_str()).await?;
+        if record.is_none() && found.is_none() {
+            return Err(Error::SessionNotFound {
+                name: name.to_string(),
+            });
+        }
+        if let Some(c) = found {
+            container::remove(&self.docker, &c.id).await?;
+        }
+        if let Some(r) = record {
+            if purge_workspace {
+                match std::fs::remove_dir_all(&r.workspace) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(Error::io("cannot delete the workspace", r.workspace, e)),
+                }
+            }
+            self.registry.remove(name)?;
+        }
+        Ok(())
+    }
+
+    /// Removes containers of this instance whose session no longer exists. Returns their names.
+    pub async fn cleanup_orphans(&self) -> Result<Vec<String>> {
+        let known: std::collections::HashSet<String> = self
+            .registry
+            .list()?
+            .into_iter()
+            .map(|r| r.name.to_string())
+            .collect();
+        let mut removed = Vec::new();
+        for c in container::list(&self.docker, &self.instance).await? {
+            if !known.contains(&c.session) {
+                container::remove(&self.docker, &c.id).await?;
+                removed.push(c.name);
+            }
+        }
+        Ok(removed)
+    }
+
+    async fn forget_warm(&self, name: &SessionName) {
+        if let Some(slot) = self.warm.lock().await.remove(name) {
+            *slot.lock().await = Warm::default();
+        }
+    }
+}

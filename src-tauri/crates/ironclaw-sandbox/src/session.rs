@@ -1,0 +1,279 @@
+//! Sessions on the host side: validated names, the small registry that says which sessions
+//! exist (so labelled containers without one are orphans), workspaces and the UID/GID mapping.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use crate::container::UserMapping;
+use crate::error::{Error, Result};
+use crate::paths::{ensure_dir, Paths};
+
+/// The identity code runs as when the host user is root. Fixed, unprivileged, and far from
+/// the ranges distributions hand out to people, so it never collides with a real account.
+pub const ROOT_SUBSTITUTE_UID: u32 = 10001;
+pub const ROOT_SUBSTITUTE_GID: u32 = 10001;
+
+/// A session name: also part of a container name and a folder name, so it is restricted to
+/// characters that are safe in both.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct SessionName(String);
+
+impl SessionName {
+    pub fn new(name: impl Into<String>) -> Result<Self> {
+        let name = name.into();
+        let valid = (1..=64).contains(&name.len())
+            && name
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphanumeric())
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        if valid {
+            Ok(Self(name))
+        } else {
+            Err(Error::InvalidSessionName { name })
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for SessionName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl TryFrom<String> for SessionName {
+    type Error = Error;
+    fn try_from(value: String) -> Result<Self> {
+        Self::new(value)
+    }
+}
+
+impl From<SessionName> for String {
+    fn from(value: SessionName) -> Self {
+        value.0
+    }
+}
+
+/// What we remember about a session between runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionRecord {
+    pub name: SessionName,
+    pub workspace: PathBuf,
+    /// Profile name; `None` follows the policy's default.
+    #[serde(default)]
+    pub profile: Option<String>,
+    pub created_unix: u64,
+}
+
+/// One JSON file per session under `<data>/sessions/`. Files, not a database, because the
+/// sandbox crate must stand alone; the history database (agent crate) references sessions by name.
+#[derive(Debug, Clone)]
+pub struct Registry {
+    paths: Paths,
+}
+
+impl Registry {
+    pub fn new(paths: Paths) -> Self {
+        Self { paths }
+    }
+
+    fn file(&self, name: &SessionName) -> PathBuf {
+        self.paths.sessions_dir().join(format!("{name}.json"))
+    }
+
+    pub fn get(&self, name: &SessionName) -> Result<Option<SessionRecord>> {
+        let path = self.file(name);
+        match std::fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(|e| Error::Config {
+                    file: path.clone(),
+                    field: "(session record)".into(),
+                    message: format!("{e}; delete the file to forget the session"),
+                }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::io("cannot read", path, e)),
+        }
+    }
+
+    /// The session's record, created (with its workspace) on first use.
+    pub fn get_or_create(
+        &self,
+        name: &SessionName,
+        workspace: Option<&Path>,
+        profile: Option<&str>,
+        user: UserMapping,
+    ) -> Result<SessionRecord> {
+        let mut record = match self.get(name)? {
+            Some(r) => r,
+            None => SessionRecord {
+                name: name.clone(),
+                workspace: workspace
+                    .map(Path::to_path_buf)
+                    .unwrap_or_else(|| self.paths.workspaces_dir().join(name.as_str())),
+                profile: profile.map(str::to_string),
+                created_unix: SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .map(|d| d.as_secs())
+                    .unwrap_or(0),
+            },
+        };
+        if let Some(p) = profile {
+            record.profile = Some(p.to_string());
+        }
+        prepare_workspace(&record.workspace, user)?;
+        self.save(&record)?;
+        Ok(record)
+    }
+
+    pub fn save(&self, record: &SessionRecord) -> Result<()> {
+        let dir = self.paths.sessions_dir();
+        ensure_dir(&dir)?;
+        let path = self.file(&record.name);
+        let tmp = path.with_extension("json.tmp");
+        let bytes =
+            serde_json::to_vec_pretty(record).map_err(|e| Error::Protocol(e.to_string()))?;
+        std::fs::write(&tmp, bytes).map_err(|e| Error::io("cannot write", &tmp, e))?;
+        std::fs::rename(&tmp, &path).map_err(|e| Error::io("cannot write", &path, e))
+    }
+
+    pub fn remove(&self, name: &SessionName) -> Result<()> {
+        let path = self.file(name);
+        match std::fs::remove_file(&path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(Error::io("cannot remove", path, e)),
+        }
+    }
+
+    pub fn list(&self) -> Result<Vec<SessionRecord>> {
+        let dir = self.paths.sessions_dir();
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(Error::io("cannot list", dir, e)),
+        };
+        let mut out = Vec::new();
+        for entry in entries.flatten() {
+            let file = entry.file_name();
+            let Some(stem) = file.to_str().and_then(|f| f.strip_suffix(".json")) else {
+                continue;
+            };
+            if let Ok(name) = SessionName::new(stem) {
+                if let Some(record) = self.get(&name)? {
+                    out.push(record);
+                }
+            }
+        }
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(out)
+    }
+}
+
+/// Code runs as the host user's UID/GID, so what it writes in the workspace is the user's own
+/// with no chown afterwards. Never as UID 0: a root host user gets a fixed unprivileged identity.
+pub fn user_mapping() -> UserMapping {
+    let uid = nix::unistd::geteuid().as_raw();
+    let gid = nix::unistd::getegid().as_raw();
+    if uid == 0 {
+        UserMapping {
+            uid: ROOT_SUBSTITUTE_UID,
+            gid: ROOT_SUBSTITUTE_GID,
+            substituted_for_root: true,
+        }
+    } else {
+        UserMapping {
+            uid,
+            gid,
+            substituted_for_root: false,
+        }
+    }
+}
+
+/// Creates the workspace and, when we run as root with a substitute identity, hands the folder
+/// itself to that identity so the sandbox can write in it (root on the host can still read all).
+pub fn prepare_workspace(path: &Path, user: UserMapping) -> Result<()> {
+    ensure_dir(path)?;
+    if user.substituted_for_root {
+        std::os::unix::fs::chown(path, Some(user.uid), Some(user.gid))
+            .map_err(|e| Error::io("cannot hand the workspace to the sandbox user", path, e))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn session_names_that_are_unsafe_in_paths_or_container_names_are_rejected() {
+        for bad in [
+            "",
+            "../x",
+            "a/b",
+            ".hidden",
+            "-flag",
+            "sp ace",
+            "nl\n",
+            &"x".repeat(65),
+        ] {
+            assert!(SessionName::new(bad).is_err(), "{bad:?}");
+        }
+        for good in ["a", "demo-1", "My_Session.2", &"x".repeat(64)] {
+            assert!(SessionName::new(good).is_ok(), "{good:?}");
+        }
+    }
+
+    #[test]
+    fn registry_round_trips_and_lists_sessions() {
+        let dir = tempfile::tempdir().unwrap();
+        let reg = Registry::new(Paths::at(dir.path(), dir.path().join("cfg")));
+        let me = UserMapping {
+            uid: 1,
+            gid: 1,
+            substituted_for_root: false,
+        };
+        let a = reg
+            .get_or_create(&SessionName::new("a").unwrap(), None, Some("strict"), me)
+            .unwrap();
+        assert!(a.workspace.is_dir());
+        assert_eq!(a.workspace, dir.path().join("workspaces/a"));
+        let again = reg
+            .get_or_create(&SessionName::new("a").unwrap(), None, None, me)
+            .unwrap();
+        assert_eq!(
+            again.profile.as_deref(),
+            Some("strict"),
+            "profile is remembered"
+        );
+        reg.get_or_create(&SessionName::new("b").unwrap(), None, None, me)
+            .unwrap();
+        let names: Vec<_> = reg
+            .list()
+            .unwrap()
+            .into_iter()
+            .map(|r| r.name.to_string())
+            .collect();
+        assert_eq!(names, ["a", "b"]);
+        reg.remove(&SessionName::new("a").unwrap()).unwrap();
+        assert!(reg.get(&SessionName::new("a").unwrap()).unwrap().is_none());
+    }
+
+    #[test]
+    fn root_is_never_the_sandbox_identity() {
+        let m = user_mapping();
+        assert_ne!(m.uid, 0);
+        assert_ne!(m.gid, 0);
+    }
+}
