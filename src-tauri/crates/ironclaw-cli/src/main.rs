@@ -47,8 +47,12 @@ enum Command {
 
 #[derive(Subcommand)]
 enum ImageCommand {
-    /// Build the sandbox image (pulls or debootstraps its Debian base when needed).
+    /// Build the sandbox image unless this version's is already there (pulls or debootstraps
+    /// its Debian base when needed).
     Build {
+        /// Rebuild even if the image exists.
+        #[arg(long)]
+        force: bool,
         /// Never contact a registry: use or build the local debootstrap base.
         #[arg(long)]
         offline: bool,
@@ -100,9 +104,11 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Doctor { json } => commands::doctor::run(json).await,
             Command::Image { command } => match command {
-                ImageCommand::Build { offline, base } => {
-                    commands::image::build(offline, base).await
-                }
+                ImageCommand::Build {
+                    force,
+                    offline,
+                    base,
+                } => commands::image::build(force, offline, base).await,
                 ImageCommand::Export { file } => commands::image::export(&file).await,
                 ImageCommand::Import { file } => commands::image::import(&file).await,
             },

@@ -6,13 +6,15 @@ use ironclaw_sandbox::image::{self, BuildOptions};
 
 use crate::progress::Printer;
 
-pub async fn build(offline: bool, base: Option<String>) -> anyhow::Result<ExitCode> {
+pub async fn build(force: bool, offline: bool, base: Option<String>) -> anyhow::Result<ExitCode> {
     let engine = docker::connect().await?;
     let mut printer = Printer::new(false);
-    let spec = image::build(&engine.docker, &BuildOptions { offline, base }, &mut |p| {
-        printer.show(p)
-    })
-    .await?;
+    let opts = BuildOptions { offline, base };
+    let spec = if force {
+        image::build(&engine.docker, &opts, &mut |p| printer.show(p)).await?
+    } else {
+        image::ensure(&engine.docker, &opts, &mut |p| printer.show(p)).await?
+    };
     println!("{}", spec.tag);
     Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,24 @@
+# Shared helpers for IronClaw's scripts. Quiet on success; on failure, say what broke and how to fix it.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+LOG_DIR="${IRONCLAW_SETUP_LOG_DIR:-$ROOT/target/setup-logs}"
+mkdir -p "$LOG_DIR"
+
+die() { echo "ironclaw setup: $*" >&2; exit 1; }
+note() { [ -n "${IRONCLAW_VERBOSE:-}" ] && echo "ironclaw setup: $*" >&2 || true; }
+
+# Runs a command with its output in a log file; shows the log only if it fails.
+quietly() {
+  local name="$1"; shift
+  local log="$LOG_DIR/$name.log"
+  if ! "$@" >"$log" 2>&1; then
+    echo "ironclaw setup: '$*' failed; its output ($log):" >&2
+    tail -n 40 "$log" >&2
+    exit 1
+  fi
+}
+
+is_root() { [ "$(id -u)" -eq 0 ]; }
+
+docker_answers() { docker info >/dev/null 2>&1; }
