@@ -15,7 +15,7 @@ use tracing::{info_span, Instrument};
 
 use super::build::exists;
 use super::progress::{from_docker_message, Progress};
-use super::{debootstrap, rootfs, BuildOptions};
+use super::{debootstrap, mirror, rootfs, BuildOptions};
 use crate::{Error, Result};
 
 /// The official base, preferred when available: smallest, and security-maintained upstream.
@@ -134,15 +134,17 @@ pub async fn build_offline_base(
     let span = info_span!("image.base", tag = %OFFLINE_BASE);
     async {
         let bin = debootstrap::locate()?;
-        let mirror = debootstrap::mirror();
+        let mirror = mirror::mirror();
         let mut dir = debootstrap::RootfsDir::create()?;
-        debootstrap::run(&bin, dir.path(), mirror.as_deref(), progress).await?;
-        import_rootfs(docker, dir.path(), progress).await?;
-        // Removing ~300 MB of small files takes a moment; keep it off the async threads.
-        let path = dir.path().to_path_buf();
-        tokio::task::spawn_blocking(move || dir.remove())
-            .await
-            .map_err(|err| Error::io("removing", path, std::io::Error::other(err)))?;
+        let made = async {
+            debootstrap::run(&bin, dir.path(), mirror.as_deref(), progress).await?;
+            import_rootfs(docker, dir.path(), OFFLINE_BASE, progress).await
+        }
+        .await;
+        // Removing ~400 MB of small files takes seconds; keep it off the async threads, on
+        // success and failure alike (a panic there just leaves the scratch directory behind).
+        let _ = tokio::task::spawn_blocking(move || dir.remove()).await;
+        made?;
         if !exists(docker, OFFLINE_BASE).await? {
             return Err(Error::BaseImage {
                 message: format!("the import finished but {OFFLINE_BASE} does not exist"),
@@ -155,18 +157,17 @@ pub async fn build_offline_base(
 }
 
 /// `POST /images/create?fromSrc=-` with the rootfs tar as the streamed body (`docker import`).
-async fn import_rootfs(
+pub(crate) async fn import_rootfs(
     docker: &Docker,
     root: &std::path::Path,
+    image: &str,
     progress: &mut (dyn FnMut(Progress) + Send),
 ) -> Result<()> {
     progress(Progress::phase(
         "import",
-        format!("importing the root filesystem as {OFFLINE_BASE}"),
+        format!("importing the root filesystem as {image}"),
     ));
-    let (repo, tag) = OFFLINE_BASE
-        .rsplit_once(':')
-        .unwrap_or((OFFLINE_BASE, "latest"));
+    let (repo, tag) = image.rsplit_once(':').unwrap_or((image, "latest"));
     let options = CreateImageOptions {
         from_src: Some("-".to_owned()),
         repo: Some(repo.to_owned()),
@@ -210,7 +211,7 @@ async fn import_rootfs(
         .await
         .map_err(|err| Error::io("archiving", root, std::io::Error::other(err)))?;
     packed.map_err(|err| Error::io("archiving", root, err))?;
-    outcome.map_err(|err| Error::docker(format!("importing {OFFLINE_BASE}"), err))?;
+    outcome.map_err(|err| Error::docker(format!("importing {image}"), err))?;
     progress(Progress::Bytes {
         done: upload.sent.load(Ordering::Relaxed),
         total: None,

@@ -31,10 +31,19 @@ async fn engine() -> Option<Docker> {
     Some(docker)
 }
 
+/// Collects progress and prints each phase change with the time since the start, which is how
+/// the timings of the first build (debootstrap, import, build) show up in the test output.
 fn recorder(events: &mut Vec<Progress>) -> impl FnMut(Progress) + Send + '_ {
+    let started = Instant::now();
     move |p| {
         if let Progress::Phase { name, message } = &p {
-            eprintln!("[{name}] {message}");
+            let last = events.iter().rev().find_map(|e| match e {
+                Progress::Phase { name, .. } => Some(name.as_str()),
+                _ => None,
+            });
+            if last != Some(name.as_str()) {
+                eprintln!("{:>8.1?} [{name}] {message}", started.elapsed());
+            }
         }
         events.push(p);
     }
@@ -107,9 +116,14 @@ async fn ensure_builds_once_then_only_checks() {
 async fn export_remove_import_round_trip() {
     let Some(docker) = engine().await else { return };
     let _serial = ENGINE.lock().await;
-    let spec = ensure(&docker, &BuildOptions::default(), &mut |_| {})
-        .await
-        .expect("ensure");
+    let mut events = Vec::new();
+    let spec = ensure(
+        &docker,
+        &BuildOptions::default(),
+        &mut recorder(&mut events),
+    )
+    .await
+    .expect("ensure");
 
     // A throwaway tag on the same image, so removing it never touches the real one.
     let repo = "ironclaw-sandbox-test";

@@ -18,6 +18,7 @@ pub mod context;
 mod debootstrap;
 #[cfg(test)]
 mod engine_tests;
+mod mirror;
 pub mod progress;
 mod rootfs;
 pub mod transfer;
