@@ -8,9 +8,10 @@ WITH_IMAGE=1
 [ "${1:-}" = "--no-image" ] && WITH_IMAGE=0
 
 # --- Debian packages ---------------------------------------------------------------------------
-# docker.io: the engine; debootstrap: the offline base image; passwd/procps/util-linux: tests
-# run code as a real non-root user (useradd, runuser).
-PACKAGES=(docker.io debootstrap ca-certificates passwd procps util-linux git)
+# docker.io: the engine; debootstrap: the offline base image; gcc/libc6-dev/pkg-config: the
+# parser grammars of the risk classifier are C; passwd/procps/util-linux: tests run code as a
+# real non-root user (useradd, runuser).
+PACKAGES=(docker.io debootstrap ca-certificates gcc libc6-dev pkg-config passwd procps util-linux git)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

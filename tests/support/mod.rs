@@ -1,1 +1,428 @@
+//! Shared fixtures for the end-to-end suite: every test gets its own [`TestEnv`] (own data and
+//! config folders, hence its own IronClaw instance id), talks to the real Docker engine, and
+//! leaves no container behind — cleanup goes by the `ironclaw.instance` label in `Drop`, so it
+//! also happens when the test panics.
 
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use bollard::query_parameters::{ListContainersOptionsBuilder, RemoveContainerOptionsBuilder};
+use bollard::Docker;
+use tempfile::TempDir;
+use tokio_util::sync::CancellationToken;
+
+pub mod agent;
+
+pub use ironclaw_sandbox::container::{LABEL_INSTANCE, LABEL_SESSION};
+pub use ironclaw_sandbox::exec::{ExecEvent, ExecRequest, ExecResult, Language};
+pub use ironclaw_sandbox::policy::Policy;
+pub use ironclaw_sandbox::session::SessionName;
+pub use ironclaw_sandbox::{Error, Paths, Sandbox, SessionOptions};
+
+/// Small limits for the tests that push against them (OOM, fork bomb, timeouts).
+pub const SMALL_LIMITS: &str = "\
+profiles:
+  standard: { memory: 128m, pids: 64, timeout: 5s }
+";
+
+/// No single execution in this suite should take longer; past this the test fails (and
+/// `Drop` still cleans up) instead of hanging until nextest kills the process.
+pub const EXEC_GUARD: Duration = Duration::from_secs(120);
+
+/// A private IronClaw installation: temp data and config folders, a connected [`Sandbox`].
+pub struct TestEnv {
+    pub sandbox: Sandbox,
+    pub paths: Paths,
+    /// `paths.instance_id()`, the value of every container's `ironclaw.instance` label.
+    pub instance: String,
+    // Dropped after `Drop::drop` has removed the containers that mount folders in it.
+    root: TempDir,
+}
+
+impl TestEnv {
+    /// The shipped policy, no user overrides.
+    pub async fn new() -> Self {
+        Self::build(None).await
+    }
+
+    /// With `yaml` as the user's `<config>/sandbox.yaml`, merged over the shipped defaults.
+    pub async fn with_policy(yaml: &str) -> Self {
+        Self::build(Some(yaml)).await
+    }
+
+    async fn build(yaml: Option<&str>) -> Self {
+        let root = tempfile::Builder::new()
+            .prefix("ironclaw-e2e-")
+            .tempdir()
+            .expect("temp dir");
+        let data = root.path().join("data");
+        let config = root.path().join("config");
+        std::fs::create_dir_all(&data).expect("data dir");
+        std::fs::create_dir_all(&config).expect("config dir");
+        let paths = Paths::at(&data, &config);
+        if let Some(yaml) = yaml {
+            std::fs::write(paths.user_policy_file(), yaml).expect("write sandbox.yaml");
+        }
+        let instance = paths.instance_id();
+        let docker = docker().await;
+        ensure_image(&docker).await;
+        let policy = Policy::load(&paths).expect("policy");
+        let sandbox = Sandbox::new(docker, paths.clone(), policy);
+        Self {
+            sandbox,
+            paths,
+            instance,
+            root,
+        }
+    }
+
+    /// Simulates the app (or CLI) restarting: the old client and its connections go, a new one
+    /// is made on the same folders. Containers are left running.
+    pub async fn restart_client(&mut self) {
+        let policy = Policy::load(&self.paths).expect("policy");
+        self.sandbox = Sandbox::new(docker().await, self.paths.clone(), policy);
+    }
+
+    /// Another client on the same folders, as a second app or CLI process would be.
+    pub async fn second_client(&self) -> Sandbox {
+        let policy = Policy::load(&self.paths).expect("policy");
+        Sandbox::new(docker().await, self.paths.clone(), policy)
+    }
+
+    pub fn docker(&self) -> &Docker {
+        self.sandbox.docker()
+    }
+
+    /// The temp folder everything of this environment lives in.
+    pub fn root(&self) -> &Path {
+        self.root.path()
+    }
+
+    /// The host folder of a session's workspace (the session must exist).
+    pub fn workspace(&self, session: &str) -> PathBuf {
+        self.sandbox
+            .workspace(&name(session))
+            .expect("session workspace")
+    }
+
+    /// The session's container id, if it has one.
+    pub async fn container_id(&self, session: &str) -> Option<String> {
+        ironclaw_sandbox::container::find(self.docker(), &self.instance, session)
+            .await
+            .expect("find container")
+            .map(|c| c.id)
+    }
+
+    /// Environment for running the CLI against this installation.
+    pub fn cli(&self) -> Command {
+        let mut cmd = Command::new(cli_bin());
+        cmd.env("IRONCLAW_DATA_DIR", &self.paths.data_dir)
+            .env("IRONCLAW_CONFIG_DIR", &self.paths.config_dir)
+            .env_remove("IRONCLAW_LOG");
+        cmd
+    }
+}
+
+impl Drop for TestEnv {
+    fn drop(&mut self) {
+        remove_instance_containers(&self.instance);
+    }
+}
+
+/// Removes every container labelled `ironclaw.instance=<instance>`. Blocking and panic-free, so
+/// it is safe in `Drop` during unwinding; it runs on its own thread and runtime because the
+/// caller may be inside a tokio runtime.
+pub fn remove_instance_containers(instance: &str) {
+    let label = format!("{LABEL_INSTANCE}={instance}");
+    let worker = std::thread::spawn(move || -> Result<(), String> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?;
+        rt.block_on(async move {
+            let engine = ironclaw_sandbox::docker::connect()
+                .await
+                .map_err(|e| e.to_string())?;
+            let filters = HashMap::from([("label".to_string(), vec![label])]);
+            let options = ListContainersOptionsBuilder::default()
+                .all(true)
+                .filters(&filters)
+                .build();
+            let found = engine
+                .docker
+                .list_containers(Some(options))
+                .await
+                .map_err(|e| e.to_string())?;
+            for c in found {
+                if let Some(id) = c.id {
+                    force_remove(&engine.docker, &id).await;
+                }
+            }
+            Ok(())
+        })
+    });
+    match worker.join() {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => eprintln!("test cleanup: cannot remove containers of {instance}: {e}"),
+        Err(_) => eprintln!("test cleanup: the cleanup thread panicked ({instance})"),
+    }
+}
+
+async fn force_remove(docker: &Docker, id: &str) {
+    let options = RemoveContainerOptionsBuilder::default()
+        .force(true)
+        .v(true)
+        .build();
+    if let Err(e) = docker.remove_container(id, Some(options)).await {
+        if !e.to_string().contains("No such container") {
+            eprintln!("test cleanup: cannot remove container {id}: {e}");
+        }
+    }
+}
+
+pub async fn docker() -> Docker {
+    ironclaw_sandbox::docker::connect()
+        .await
+        .expect("a Docker engine must be running for the end-to-end tests")
+        .docker
+}
+
+/// Makes sure the sandbox image exists, once per process; a file lock keeps parallel test
+/// processes from building it several times over when it is missing. Also sweeps containers a
+/// killed earlier run left behind (their temp workspace no longer exists).
+async fn ensure_image(docker: &Docker) {
+    static DONE: tokio::sync::OnceCell<()> = tokio::sync::OnceCell::const_new();
+    DONE.get_or_init(|| async {
+        sweep_stale_containers(docker).await;
+        let lock_path = std::env::temp_dir().join("ironclaw-e2e-image.lock");
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .expect("image lock file");
+        // flock(2) rather than `File::lock`, which needs a newer Rust than the workspace's.
+        let lock = tokio::task::spawn_blocking(move || {
+            nix::fcntl::Flock::lock(lock, nix::fcntl::FlockArg::LockExclusive)
+                .map_err(|(_, e)| e)
+                .expect("lock the image lock file")
+        })
+        .await
+        .expect("lock task");
+        ironclaw_sandbox::image::ensure(docker, &Default::default(), &mut |_| {})
+            .await
+            .expect("the sandbox image must exist or be buildable");
+        drop(lock);
+    })
+    .await;
+}
+
+/// Containers from an earlier test run that was killed before its `Drop` ran: their workspace
+/// was a temp folder of this suite that is gone now.
+async fn sweep_stale_containers(docker: &Docker) {
+    let Ok(all) = ironclaw_sandbox::container::list_all_ironclaw(docker).await else {
+        return;
+    };
+    let tmp = std::env::temp_dir();
+    for c in all {
+        let Ok(info) = docker.inspect_container(&c.id, None).await else {
+            continue;
+        };
+        let stale = info.mounts.unwrap_or_default().iter().any(|m| {
+            m.destination.as_deref() == Some("/workspace")
+                && m.source.as_deref().is_some_and(|s| {
+                    let s = Path::new(s);
+                    s.starts_with(&tmp)
+                        && s.components()
+                            .nth(tmp.components().count())
+                            .is_some_and(|c| {
+                                c.as_os_str().to_string_lossy().starts_with("ironclaw-e2e-")
+                            })
+                        && !s.exists()
+                })
+        });
+        if stale {
+            force_remove(docker, &c.id).await;
+        }
+    }
+}
+
+pub fn name(session: &str) -> SessionName {
+    SessionName::new(session).expect("valid session name")
+}
+
+/// Everything one execution produced.
+#[derive(Debug)]
+pub struct Output {
+    pub result: ExecResult,
+    /// Stdout exactly as streamed in events (not the capped `result.stdout`).
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    /// `(container_started, interpreter_restarted)` from the `Started` event.
+    pub started: Option<(bool, bool)>,
+}
+
+/// Runs code, streaming events into `on_event`; the library's own error is returned as is.
+pub async fn exec_with(
+    env: &TestEnv,
+    session: &str,
+    request: &ExecRequest,
+    cancel: &CancellationToken,
+    on_event: &mut (dyn FnMut(ExecEvent) + Send),
+) -> Result<ExecResult, Error> {
+    let options = SessionOptions::default();
+    let session_name = name(session);
+    let fut = env
+        .sandbox
+        .exec(&session_name, &options, request, on_event, cancel);
+    tokio::time::timeout(EXEC_GUARD, fut)
+        .await
+        .unwrap_or_else(|_| panic!("execution in {session:?} hung for {EXEC_GUARD:?}"))
+}
+
+/// Runs code and collects its output; the library's error is returned as is.
+pub async fn try_exec(
+    env: &TestEnv,
+    session: &str,
+    request: &ExecRequest,
+    cancel: &CancellationToken,
+) -> Result<Output, Error> {
+    try_exec_on(&env.sandbox, session, request, cancel).await
+}
+
+/// [`try_exec`] through any client, e.g. a second [`Sandbox`] on the same folders.
+pub async fn try_exec_on(
+    sandbox: &Sandbox,
+    session: &str,
+    request: &ExecRequest,
+    cancel: &CancellationToken,
+) -> Result<Output, Error> {
+    let mut stdout = Vec::new();
+    let mut stderr = Vec::new();
+    let mut started = None;
+    let mut on_event = |e: ExecEvent| match e {
+        ExecEvent::Stdout(b) => stdout.extend_from_slice(&b),
+        ExecEvent::Stderr(b) => stderr.extend_from_slice(&b),
+        ExecEvent::Started {
+            container_started,
+            interpreter_restarted,
+        } => started = Some((container_started, interpreter_restarted)),
+        ExecEvent::Resources(_) => {}
+    };
+    let options = SessionOptions::default();
+    let session_name = name(session);
+    let fut = sandbox.exec(&session_name, &options, request, &mut on_event, cancel);
+    let result = tokio::time::timeout(EXEC_GUARD, fut)
+        .await
+        .unwrap_or_else(|_| panic!("execution in {session:?} hung for {EXEC_GUARD:?}"))?;
+    Ok(Output {
+        result,
+        stdout,
+        stderr,
+        started,
+    })
+}
+
+/// Runs code that must run (an `Err` from the library fails the test).
+pub async fn exec(env: &TestEnv, session: &str, request: ExecRequest) -> Output {
+    try_exec(env, session, &request, &CancellationToken::new())
+        .await
+        .unwrap_or_else(|e| panic!("exec in {session:?} failed: {e}\nrequest: {request:?}"))
+}
+
+/// The plain helper: run `code` in `lang` and return the result.
+pub async fn run(env: &TestEnv, session: &str, lang: Language, code: &str) -> ExecResult {
+    exec(env, session, ExecRequest::new(lang, code))
+        .await
+        .result
+}
+
+pub async fn py(env: &TestEnv, session: &str, code: &str) -> ExecResult {
+    run(env, session, Language::Python, code).await
+}
+
+pub async fn sh(env: &TestEnv, session: &str, code: &str) -> ExecResult {
+    run(env, session, Language::Shell, code).await
+}
+
+/// Asserts a clean exit and returns stdout, trimmed.
+#[track_caller]
+pub fn ok(r: &ExecResult) -> String {
+    assert_eq!(
+        r.exit_code, 0,
+        "expected exit 0\nstdout: {}\nstderr: {}",
+        r.stdout, r.stderr
+    );
+    r.stdout.trim().to_string()
+}
+
+/// A file that is removed again when the guard drops (also on panic).
+pub struct RemoveOnDrop(pub PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// The `ironclaw` binary: `IRONCLAW_BIN`, or the workspace's own build, brought up to date once
+/// per process (a no-op when it already is).
+pub fn cli_bin() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        if let Some(bin) = std::env::var_os("IRONCLAW_BIN").filter(|v| !v.is_empty()) {
+            return PathBuf::from(bin);
+        }
+        let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .expect("workspace root")
+            .to_path_buf();
+        // This test binary lives in <target>/<profile>/deps/; the CLI goes to <target>/<profile>/.
+        let profile_dir = std::env::current_exe()
+            .ok()
+            .and_then(|exe| Some(exe.parent()?.parent()?.to_path_buf()))
+            .unwrap_or_else(|| workspace.join("target/debug"));
+        let release = profile_dir.file_name().is_some_and(|n| n == "release");
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let mut build = Command::new(cargo);
+        build
+            .current_dir(&workspace)
+            .args(["build", "--quiet", "-p", "ironclaw-cli"]);
+        if release {
+            build.arg("--release");
+        }
+        if let Some(target) = profile_dir.parent() {
+            build.env("CARGO_TARGET_DIR", target);
+        }
+        let built = build.status().map(|s| s.success()).unwrap_or(false);
+        let bin = profile_dir.join("ironclaw");
+        if !built {
+            assert!(
+                bin.exists(),
+                "cannot build the CLI (`cargo build -p ironclaw-cli`) and {} does not exist; \
+                 set IRONCLAW_BIN",
+                bin.display()
+            );
+            eprintln!(
+                "warning: `cargo build -p ironclaw-cli` failed; testing the existing {}",
+                bin.display()
+            );
+        }
+        bin
+    })
+    .clone()
+}
+
+/// `/proc/self/status`'s VmHWM (peak resident memory) of this process, in bytes.
+pub fn peak_rss_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map(|kb| kb * 1024)
+        .expect("VmHWM in /proc/self/status")
+}

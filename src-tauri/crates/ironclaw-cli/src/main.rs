@@ -41,6 +41,18 @@ enum Command {
     },
     /// Print the host folder of a session's workspace.
     Workspace { name: String },
+    /// Chat with the agent; every execution it wants waits for your approval.
+    Chat(commands::chat::ChatArgs),
+    /// Past conversations: list, show, search, export, delete.
+    History {
+        #[command(subcommand)]
+        command: HistoryCommand,
+    },
+    /// The tamper-evident record of every execution request, decision and result.
+    Audit {
+        #[command(subcommand)]
+        command: AuditCommand,
+    },
     /// Measure IronClaw against plain `docker exec` / `docker run` on this machine.
     Bench(commands::bench::BenchArgs),
 }
@@ -64,6 +76,39 @@ enum ImageCommand {
     Export { file: PathBuf },
     /// Load a sandbox image tar made by `ironclaw image export` (or `docker save`).
     Import { file: PathBuf },
+}
+
+#[derive(Subcommand)]
+enum HistoryCommand {
+    Ls {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a conversation (as Markdown).
+    Show {
+        id: String,
+    },
+    /// Full-text search over messages and code.
+    Search {
+        text: String,
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+    },
+    Export {
+        id: String,
+        /// md or json
+        #[arg(long, default_value = "md")]
+        format: String,
+    },
+    Rm {
+        id: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum AuditCommand {
+    /// Check the hash chain; names the first edited, removed or reordered entry.
+    Verify,
 }
 
 #[derive(Subcommand)]
@@ -120,6 +165,17 @@ fn main() -> ExitCode {
                 SandboxCommand::Prune => commands::sandbox::prune().await,
             },
             Command::Workspace { name } => commands::sandbox::workspace(&name),
+            Command::Chat(args) => commands::chat::run(args).await,
+            Command::History { command } => match command {
+                HistoryCommand::Ls { json } => commands::history::ls(json),
+                HistoryCommand::Show { id } => commands::history::show(&id),
+                HistoryCommand::Search { text, limit } => commands::history::search(&text, limit),
+                HistoryCommand::Export { id, format } => commands::history::export(&id, &format),
+                HistoryCommand::Rm { id } => commands::history::delete(&id),
+            },
+            Command::Audit { command } => match command {
+                AuditCommand::Verify => commands::history::audit_verify(),
+            },
             Command::Bench(args) => commands::bench::run(args).await,
         }
     });

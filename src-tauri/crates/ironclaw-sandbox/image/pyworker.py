@@ -18,15 +18,32 @@ import types
 
 REQUESTS = 3
 REPLIES = 4
+# Before each SIGINT the supervisor writes the number of the cell it means here, so a signal
+# can be told apart: for the running cell, for a cell not started yet, or stale.
+INTERRUPT_TARGET = "/run/ironclaw/interrupt-cell"
 
 _running = False
+_current = None
+_pending = None
+
+
+def _interrupt_target():
+    try:
+        with open(INTERRUPT_TARGET) as f:
+            return int(f.read().strip() or -1)
+    except (OSError, ValueError):
+        return None
 
 
 def _on_sigint(signum, frame):
-    # The supervisor interrupts with SIGINT. Outside user code the signal is stale (it raced
-    # with the end of an execution) and must not break the request loop.
-    if _running:
+    global _pending
+    target = _interrupt_target()
+    if _running and target in (None, _current):
         raise KeyboardInterrupt
+    # Not running user code: remember it. It applies if it names the cell about to run
+    # (a cancel that arrived while the cell was still being read or parsed); a stale one,
+    # naming a cell that already finished, is never matched and so ignored.
+    _pending = target
 
 
 def _reply(obj):
@@ -57,9 +74,10 @@ def _user_traceback(exc):
     return "".join(traceback.format_exception(type(exc), exc, tb))
 
 
-def _run_cell(code, cell, namespace):
-    global _running
-    filename = "<cell %d>" % cell
+def _run_cell(code, cell, display, namespace):
+    global _running, _current
+    _current = cell
+    filename = "<cell %d>" % display
     # Registering the source lets tracebacks quote the offending line, as a REPL would.
     lines = code.splitlines(True)
     linecache.cache[filename] = (len(code), None, lines, filename)
@@ -74,6 +92,8 @@ def _run_cell(code, cell, namespace):
         last = ast.Expression(tree.body.pop().value)
     try:
         _running = True
+        if _pending is not None and _pending == cell:
+            raise KeyboardInterrupt  # cancelled before it began
         exec(compile(tree, filename, "exec"), namespace)
         if last is not None:
             value = eval(compile(last, filename, "eval"), namespace)
@@ -119,7 +139,7 @@ def main():
         try:
             request = json.loads(line)
             cell = int(request.get("cell", 0))
-            rc = _run_cell(request["code"], int(request.get("n", cell)), namespace)
+            rc = _run_cell(request["code"], cell, int(request.get("n", cell)), namespace)
         except KeyboardInterrupt:
             rc = 130
         except Exception as exc:  # noqa: BLE001 - a malformed request must not kill the worker

@@ -273,7 +273,9 @@ class Worker:
             # nothing but the user's output reaches stdout/stderr.
             self.write(
                 "PS1=''; PS2=''; set +o history; set +m; unset HISTFILE; "
-                "PROMPT_COMMAND='__ic_rc=$?; builtin printf \"done %d\\n\" \"$__ic_rc\" >&9'\n"
+                # Read-only, so user code cannot replace it and leave us waiting for a
+                # completion that never comes.
+                "declare -r PROMPT_COMMAND='builtin printf \"done %d\\n\" \"$?\" >&9'\n"
             )
         ok = self.read_done(timeout=10.0) is not None
         # Start-up noise (bash's "no job control" notice) is not anyone's output.
@@ -348,6 +350,14 @@ class Worker:
                 except OSError:
                     pass
         self.pid = self.ctl = self.done = self.out = self.err = None
+
+
+def write_interrupt_target(seq):
+    """Tells the Python worker which cell the next SIGINT is for (see pyworker._on_sigint)."""
+    tmp = os.path.join(RUN_DIR, "interrupt-cell.tmp")
+    with open(tmp, "w") as f:
+        f.write(str(seq))
+    os.replace(tmp, os.path.join(RUN_DIR, "interrupt-cell"))
 
 
 # --- one execution ----------------------------------------------------------------------------
@@ -524,6 +534,7 @@ class Supervisor:
                 if w.lang == "shell":
                     os.killpg(w.pid, signal.SIGINT)
                 else:
+                    write_interrupt_target(ex.seq)
                     os.kill(w.pid, signal.SIGINT)
             elif ex.escalation == 2:
                 if w.lang == "shell":

@@ -44,6 +44,9 @@ pub enum Error {
     #[error("building the sandbox image failed: {message}")]
     ImageBuild { message: String },
 
+    #[error("cannot load the image archive: {message}")]
+    ImageArchive { message: String },
+
     #[error("no base image: {message}")]
     BaseImage { message: String },
 
@@ -115,6 +118,7 @@ impl Error {
             | Error::Docker { .. }
             | Error::ImageMissing { .. }
             | Error::ImageBuild { .. }
+            | Error::ImageArchive { .. }
             | Error::BaseImage { .. }
             | Error::Config { .. }
             | Error::InvalidSessionName { .. }

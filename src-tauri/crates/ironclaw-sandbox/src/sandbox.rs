@@ -44,6 +44,8 @@ pub struct SessionStatus {
 struct Warm {
     container_id: Option<String>,
     conn: Option<Arc<Connection>>,
+    /// The profile the warm container was made with: a different one needs a new container.
+    profile: Option<String>,
 }
 
 pub struct Sandbox {
@@ -167,12 +169,12 @@ impl Sandbox {
         record: &SessionRecord,
         warm: &mut Warm,
     ) -> Result<(String, Arc<Connection>, bool)> {
+        let (profile_name, profile) = self.policy.profile(record.profile.as_deref())?;
         if let (Some(id), Some(conn)) = (&warm.container_id, &warm.conn) {
-            if !conn.is_closed() {
+            if !conn.is_closed() && warm.profile.as_deref() == Some(profile_name) {
                 return Ok((id.clone(), conn.clone(), false));
             }
         }
-        let (profile_name, profile) = self.policy.profile(record.profile.as_deref())?;
         let found = container::find(&self.docker, &self.instance, record.name.as_str()).await?;
         let found = match found {
             Some(c) if c.image_hash != self.image.hash || c.profile != profile_name => {
@@ -208,6 +210,7 @@ impl Sandbox {
         conn.ping(STARTUP_TIMEOUT).await?;
         warm.container_id = Some(id.clone());
         warm.conn = Some(conn.clone());
+        warm.profile = Some(profile_name.to_string());
         Ok((id, conn, needs_start))
     }
 

@@ -99,7 +99,14 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     on_ctrl_c.abort();
     let result = result?;
     if json {
-        println!("{}", serde_json::to_string(&result)?);
+        // A closed pipe (`| head`) is the reader's choice, not an error worth a panic.
+        let mut line = serde_json::to_vec(&result)?;
+        line.push(b'\n');
+        if let Err(e) = stdout.write_all(&line).and_then(|_| stdout.flush()) {
+            if e.kind() != std::io::ErrorKind::BrokenPipe {
+                return Err(e.into());
+            }
+        }
     } else {
         if result.timed_out {
             eprintln!(

@@ -1,6 +1,8 @@
 pub mod bench;
+pub mod chat;
 pub mod doctor;
 pub mod exec;
+pub mod history;
 pub mod image;
 pub mod sandbox;
 

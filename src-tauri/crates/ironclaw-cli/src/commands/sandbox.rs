@@ -5,6 +5,10 @@ use ironclaw_sandbox::Paths;
 
 pub async fn ls(json: bool) -> anyhow::Result<ExitCode> {
     let (sandbox, _) = super::open().await?;
+    // Listing is when people look: the moment to tidy containers whose session is gone.
+    for name in sandbox.cleanup_orphans().await? {
+        eprintln!("removed orphaned container {name}");
+    }
     let sessions = sandbox.sessions().await?;
     if json {
         println!("{}", serde_json::to_string_pretty(&sessions)?);

@@ -146,7 +146,7 @@ pub(crate) async fn run(
             seq,
             lang: request.language.as_str(),
             code: &request.code,
-            timeout_ms: u64::try_from(ctx.timeout.as_millis()).unwrap_or(u64::MAX),
+            timeout_ms: timeout_millis(ctx.timeout),
             capture_bytes: ctx.capture_bytes,
             log_name: &log_name,
         })
@@ -254,6 +254,15 @@ pub(crate) async fn run(
     })
 }
 
+/// Rounded up and at least 1: the supervisor reads 0 as "no timeout", and a timeout of half a
+/// millisecond must still be a timeout.
+fn timeout_millis(timeout: Duration) -> u64 {
+    let micros = timeout.as_micros();
+    u64::try_from(micros.div_ceil(1000))
+        .unwrap_or(u64::MAX)
+        .max(1)
+}
+
 /// Maps a path under the container's `/workspace` to the host folder behind it.
 fn host_path(workspace: &std::path::Path, container_path: &str) -> Option<std::path::PathBuf> {
     let rel = container_path
@@ -290,6 +299,14 @@ mod tests {
             assert_eq!(s.parse::<Language>().ok(), Some(l));
         }
         assert!("ruby".parse::<Language>().is_err());
+    }
+
+    #[test]
+    fn tiny_timeouts_never_round_to_no_timeout() {
+        assert_eq!(timeout_millis(Duration::from_micros(500)), 1);
+        assert_eq!(timeout_millis(Duration::ZERO), 1);
+        assert_eq!(timeout_millis(Duration::from_millis(1500)), 1500);
+        assert_eq!(timeout_millis(Duration::from_micros(1500)), 2);
     }
 
     #[test]

@@ -217,7 +217,7 @@ async fn read_up_to(file: &mut tokio::fs::File, buf: &mut [u8]) -> std::io::Resu
 }
 
 fn not_an_archive(file: &Path, why: &str) -> Error {
-    Error::ImageBuild {
+    Error::ImageArchive {
         message: format!(
             "{} is not a usable image archive ({}); create one with `ironclaw image export FILE` \
              or `docker save IMAGE -o FILE`",
@@ -293,7 +293,7 @@ mod tests {
             Docker::connect_with_http("http://127.0.0.1:9", 1, bollard::API_DEFAULT_VERSION)
                 .unwrap();
         let err = import(&docker, &file, &mut |_| {}).await.unwrap_err();
-        assert!(matches!(err, Error::ImageBuild { .. }), "{err}");
+        assert!(matches!(err, Error::ImageArchive { .. }), "{err}");
         let err = import(&docker, &dir.path().join("missing.tar"), &mut |_| {})
             .await
             .unwrap_err();

@@ -1,0 +1,348 @@
+//! The gate between "the model asked to run this" and "this runs". Nothing reaches the sandbox
+//! without a [`Ticket`], and the only ways to get one are: a person's decision that names the
+//! pending approval's id *and* its code hash, a saved "always allow this exact code in this
+//! session" rule, or the session's explicit policy.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use ironclaw_store::{ApprovalId, DecisionScope};
+
+use super::policy::{ApprovalPolicy, DecidedBy, Decision, Verdict};
+
+/// SHA-256 over (session, language, exact code); see [`ironclaw_store::code_hash`].
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CodeHash([u8; 32]);
+
+impl CodeHash {
+    pub fn of(session: &str, language: &str, code: &str) -> Self {
+        // One definition of the hash, shared with the history (which stores it).
+        let hex = ironclaw_store::code_hash(session, language, code);
+        let mut bytes = [0u8; 32];
+        // A 64-digit hex SHA-256 always decodes into 32 bytes.
+        let _ = hex::decode_to_slice(hex, &mut bytes);
+        Self(bytes)
+    }
+
+    pub fn to_hex(&self) -> String {
+        hex::encode(self.0)
+    }
+
+    pub fn from_hex(s: &str) -> Option<Self> {
+        let bytes = hex::decode(s).ok()?;
+        Some(Self(bytes.try_into().ok()?))
+    }
+}
+
+impl fmt::Display for CodeHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_hex())
+    }
+}
+
+impl fmt::Debug for CodeHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "CodeHash({})", &self.to_hex()[..12])
+    }
+}
+
+impl Serialize for CodeHash {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_hex())
+    }
+}
+
+impl<'de> Deserialize<'de> for CodeHash {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        CodeHash::from_hex(&s).ok_or_else(|| serde::de::Error::custom("expected 64 hex digits"))
+    }
+}
+
+/// What the gate needs to know about code it has not seen run: the risk classifier's view.
+pub trait Classifier: Send + Sync {
+    /// Proven to only read: may run unasked under [`ApprovalPolicy::AskUnlessSafe`].
+    fn is_read_only(&self, language: &str, code: &str) -> bool;
+    /// Needs a second, deliberate confirmation.
+    fn is_destructive(&self, language: &str, code: &str) -> bool;
+}
+
+/// An execution waiting for a person.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Pending {
+    pub id: ApprovalId,
+    pub hash: CodeHash,
+    pub language: String,
+    pub code: String,
+    pub destructive: bool,
+}
+
+/// Permission to run exactly `code` once. The agent runs `ticket.code`, nothing else.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Ticket {
+    /// `None` when no person was asked (policy or saved rule).
+    pub approval_id: Option<ApprovalId>,
+    pub hash: CodeHash,
+    pub language: String,
+    pub code: String,
+    pub user_edited: bool,
+    /// The hash of what the model asked for (differs from `hash` when edited).
+    pub requested_hash: CodeHash,
+    pub source: DecidedBy,
+    pub scope: DecisionScope,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resolution {
+    Run(Ticket),
+    Denied {
+        approval_id: ApprovalId,
+        reason: Option<String>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GateError {
+    #[error("no pending approval {0}: it was already decided, expired, or never existed; nothing was run")]
+    UnknownApproval(ApprovalId),
+    #[error(
+        "the decision is for different code (hash {got}, pending hash {expected}); nothing was run"
+    )]
+    HashMismatch { expected: CodeHash, got: CodeHash },
+    #[error("this code is destructive: approve it again with the explicit second confirmation")]
+    NeedsConfirmation,
+    #[error("the edited code is empty; deny instead")]
+    EmptyEdit,
+}
+
+/// A saved "always allow this exact code in this session" rule.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Rule {
+    pub hash: CodeHash,
+    pub language: String,
+    pub code: String,
+}
+
+pub struct Gate {
+    session: String,
+    policy: ApprovalPolicy,
+    classifier: Arc<dyn Classifier>,
+    pending: HashMap<ApprovalId, Pending>,
+    rules: BTreeMap<CodeHash, Rule>,
+    /// Set once code ran that can change what later code does (aliases, PATH, monkey-patching,
+    /// code only known at run time). From then on "read-only" is no longer provable from the
+    /// text alone, so ask-unless-safe asks for everything in this session.
+    tainted: Option<String>,
+}
+
+impl Gate {
+    pub fn new(
+        session: impl Into<String>,
+        policy: ApprovalPolicy,
+        classifier: Arc<dyn Classifier>,
+    ) -> Self {
+        Self {
+            session: session.into(),
+            policy,
+            classifier,
+            pending: HashMap::new(),
+            rules: BTreeMap::new(),
+            tainted: None,
+        }
+    }
+
+    pub fn policy(&self) -> ApprovalPolicy {
+        self.policy
+    }
+
+    pub fn set_policy(&mut self, policy: ApprovalPolicy) {
+        self.policy = policy;
+    }
+
+    pub fn hash(&self, language: &str, code: &str) -> CodeHash {
+        CodeHash::of(&self.session, language, code)
+    }
+
+    /// Whether this code may run without asking, and why.
+    pub fn check(&self, language: &str, code: &str) -> Verdict {
+        if self.rules.contains_key(&self.hash(language, code)) {
+            return Verdict::AutoApproved {
+                reason: "you chose to always allow this exact code in this session".into(),
+            };
+        }
+        match self.policy {
+            ApprovalPolicy::AskAlways => Verdict::Ask,
+            ApprovalPolicy::AskUnlessSafe => {
+                if self.tainted.is_none() && self.classifier.is_read_only(language, code) {
+                    Verdict::AutoApproved {
+                        reason: "read-only code under the ask-unless-safe policy".into(),
+                    }
+                } else {
+                    Verdict::Ask
+                }
+            }
+            ApprovalPolicy::NeverAsk => Verdict::AutoApproved {
+                reason: "the session's never-ask policy".into(),
+            },
+        }
+    }
+
+    /// A ticket for code [`Gate::check`] auto-approved. Re-checks, so a caller cannot skip it.
+    pub fn auto_ticket(&self, language: &str, code: &str) -> Option<Ticket> {
+        let hash = self.hash(language, code);
+        let scope = match self.check(language, code) {
+            Verdict::Ask => return None,
+            Verdict::AutoApproved { .. } if self.rules.contains_key(&hash) => {
+                DecisionScope::SessionRule
+            }
+            Verdict::AutoApproved { .. } => DecisionScope::PolicyAuto,
+        };
+        Some(Ticket {
+            approval_id: None,
+            hash,
+            language: language.to_string(),
+            code: code.to_string(),
+            user_edited: false,
+            requested_hash: hash,
+            source: DecidedBy::Policy,
+            scope,
+        })
+    }
+
+    /// Stages code for a person's decision, under the id the history gave the request.
+    pub fn request(&mut self, id: ApprovalId, language: &str, code: &str) -> Pending {
+        let pending = Pending {
+            id,
+            hash: self.hash(language, code),
+            language: language.to_string(),
+            code: code.to_string(),
+            destructive: self.classifier.is_destructive(language, code),
+        };
+        self.pending.insert(pending.id, pending.clone());
+        pending
+    }
+
+    pub fn pending(&self) -> impl Iterator<Item = &Pending> {
+        self.pending.values()
+    }
+
+    /// Applies a decision. It must name a pending approval and carry that approval's hash;
+    /// destructive code (including an edit that became destructive) needs `confirmed`.
+    /// On error the approval stays pending, untouched.
+    pub fn decide(
+        &mut self,
+        id: ApprovalId,
+        presented: &CodeHash,
+        decision: Decision,
+        source: DecidedBy,
+        confirmed: bool,
+    ) -> Result<Resolution, GateError> {
+        let pending = self
+            .pending
+            .get(&id)
+            .ok_or(GateError::UnknownApproval(id))?;
+        if pending.hash != *presented {
+            return Err(GateError::HashMismatch {
+                expected: pending.hash,
+                got: *presented,
+            });
+        }
+        let (code, edited, scope) = match &decision {
+            Decision::Deny { reason } => {
+                let reason = reason.clone();
+                self.pending.remove(&id);
+                return Ok(Resolution::Denied {
+                    approval_id: id,
+                    reason,
+                });
+            }
+            Decision::ApproveOnce => (pending.code.clone(), false, DecisionScope::Once),
+            Decision::AlwaysAllowInSession => {
+                (pending.code.clone(), false, DecisionScope::SessionRule)
+            }
+            Decision::EditAndApprove { code } => {
+                if code.trim().is_empty() {
+                    return Err(GateError::EmptyEdit);
+                }
+                (code.clone(), *code != pending.code, DecisionScope::Once)
+            }
+        };
+        let destructive = if edited {
+            self.classifier.is_destructive(&pending.language, &code)
+        } else {
+            pending.destructive
+        };
+        if destructive && !confirmed {
+            return Err(GateError::NeedsConfirmation);
+        }
+        let Some(pending) = self.pending.remove(&id) else {
+            return Err(GateError::UnknownApproval(id));
+        };
+        let hash = self.hash(&pending.language, &code);
+        if scope == DecisionScope::SessionRule {
+            self.rules.insert(
+                hash,
+                Rule {
+                    hash,
+                    language: pending.language.clone(),
+                    code: code.clone(),
+                },
+            );
+        }
+        Ok(Resolution::Run(Ticket {
+            approval_id: Some(id),
+            hash,
+            language: pending.language,
+            code,
+            user_edited: edited,
+            requested_hash: pending.hash,
+            source,
+            scope,
+        }))
+    }
+
+    /// Drops every pending approval (turn cancelled); returns their ids so they can be
+    /// recorded as expired. A late decision for one of them is then `UnknownApproval`.
+    pub fn expire_all(&mut self) -> Vec<ApprovalId> {
+        self.pending.drain().map(|(id, _)| id).collect()
+    }
+
+    /// Records that code which can change later code's meaning ran (see `tainted`).
+    pub fn taint(&mut self, why: impl Into<String>) {
+        self.tainted.get_or_insert_with(|| why.into());
+    }
+
+    pub fn tainted(&self) -> Option<&str> {
+        self.tainted.as_deref()
+    }
+
+    pub fn rules(&self) -> impl Iterator<Item = &Rule> {
+        self.rules.values()
+    }
+
+    pub fn add_rule(&mut self, language: &str, code: &str) {
+        let hash = self.hash(language, code);
+        self.rules.insert(
+            hash,
+            Rule {
+                hash,
+                language: language.to_string(),
+                code: code.to_string(),
+            },
+        );
+    }
+
+    pub fn revoke_rule(&mut self, hash: &CodeHash) -> bool {
+        self.rules.remove(hash).is_some()
+    }
+}
+
+#[cfg(test)]
+#[path = "gate_tests.rs"]
+mod tests;

@@ -1,0 +1,282 @@
+#![allow(clippy::unwrap_used)]
+
+use super::*;
+use ironclaw_store::{ApprovalId, DecisionScope};
+use pretty_assertions::assert_eq;
+
+/// Read-only: code containing "print" only. Destructive: code containing "rm ".
+struct Toy;
+
+impl Classifier for Toy {
+    fn is_read_only(&self, _: &str, code: &str) -> bool {
+        code.starts_with("print")
+    }
+    fn is_destructive(&self, _: &str, code: &str) -> bool {
+        code.contains("rm ")
+    }
+}
+
+fn gate(policy: ApprovalPolicy) -> Gate {
+    Gate::new("s1", policy, Arc::new(Toy))
+}
+
+#[test]
+fn default_policy_asks_for_everything() {
+    let g = gate(ApprovalPolicy::default());
+    assert_eq!(g.check("python", "print(1)"), Verdict::Ask);
+    assert!(g.auto_ticket("python", "print(1)").is_none());
+}
+
+#[test]
+fn hash_binds_session_language_and_exact_code() {
+    let a = CodeHash::of("s1", "python", "print(1)");
+    assert_eq!(a, CodeHash::of("s1", "python", "print(1)"));
+    assert_ne!(a, CodeHash::of("s2", "python", "print(1)"));
+    assert_ne!(a, CodeHash::of("s1", "shell", "print(1)"));
+    assert_ne!(a, CodeHash::of("s1", "python", "print(1) "));
+    // Length prefixes: moving a boundary changes the hash.
+    assert_ne!(
+        CodeHash::of("s1p", "ython", "x"),
+        CodeHash::of("s1", "python", "x")
+    );
+    assert_eq!(CodeHash::from_hex(&a.to_hex()), Some(a));
+}
+
+#[test]
+fn approval_for_other_code_hash_is_rejected_and_stays_pending() {
+    let mut g = gate(ApprovalPolicy::AskAlways);
+    let p = g.request(ApprovalId::new(), "python", "print(1)");
+    let other = CodeHash::of("s1", "python", "print(2)");
+    let err = g
+        .decide(
+            p.id,
+            &other,
+            Decision::ApproveOnce,
+            DecidedBy::UserDialog,
+            false,
+        )
+        .unwrap_err();
+    assert_eq!(
+        err,
+        GateError::HashMismatch {
+            expected: p.hash,
+            got: other
+        }
+    );
+    assert_eq!(g.pending().count(), 1, "still pending after a bad decision");
+}
+
+#[test]
+fn approve_once_yields_a_ticket_for_exactly_the_requested_code() {
+    let mut g = gate(ApprovalPolicy::AskAlways);
+    let p = g.request(ApprovalId::new(), "shell", "ls -la");
+    let r = g
+        .decide(
+            p.id,
+            &p.hash,
+            Decision::ApproveOnce,
+            DecidedBy::UserDialog,
+            false,
+        )
+        .unwrap();
+    let Resolution::Run(t) = r else {
+        panic!("expected a ticket")
+    };
+    assert_eq!(
+        (t.code.as_str(), t.hash, t.user_edited, t.scope),
+        ("ls -la", p.hash, false, DecisionScope::Once)
+    );
+    assert_eq!(g.check("shell", "ls -la"), Verdict::Ask, "once means once");
+}
+
+#[test]
+fn a_decided_approval_cannot_be_decided_again() {
+    let mut g = gate(ApprovalPolicy::AskAlways);
+    let p = g.request(ApprovalId::new(), "shell", "ls");
+    g.decide(
+        p.id,
+        &p.hash,
+        Decision::ApproveOnce,
+        DecidedBy::UserDialog,
+        false,
+    )
+    .unwrap();
+    let again = g.decide(
+        p.id,
+        &p.hash,
+        Decision::ApproveOnce,
+        DecidedBy::Notification,
+        false,
+    );
+    assert_eq!(
+        again,
+        Err(GateError::UnknownApproval(p.id)),
+        "a stale notification does nothing"
+    );
+}
+
+#[test]
+fn deny_carries_the_reason_and_runs_nothing() {
+    let mut g = gate(ApprovalPolicy::AskAlways);
+    let p = g.request(ApprovalId::new(), "shell", "ls");
+    let r = g
+        .decide(
+            p.id,
+            &p.hash,
+            Decision::Deny {
+                reason: Some("not now".into()),
+            },
+            DecidedBy::UserDialog,
+            false,
+        )
+        .unwrap();
+    assert_eq!(
+        r,
+        Resolution::Denied {
+            approval_id: p.id,
+            reason: Some("not now".into())
+        }
+    );
+    assert_eq!(g.pending().count(), 0);
+}
+
+#[test]
+fn edited_code_gets_its_own_hash_and_is_marked_user_edited() {
+    let mut g = gate(ApprovalPolicy::AskAlways);
+    let p = g.request(ApprovalId::new(), "python", "print(1)");
+    let r = g
+        .decide(
+            p.id,
+            &p.hash,
+            Decision::EditAndApprove {
+                code: "print(2)".into(),
+            },
+            DecidedBy::UserDialog,
+            false,
+        )
+        .unwrap();
+    let Resolution::Run(t) = r else { panic!() };
+    assert_eq!(t.code, "print(2)");
+    assert!(t.user_edited);
+    assert_eq!(t.hash, CodeHash::of("s1", "python", "print(2)"));
+    assert_eq!(t.requested_hash, p.hash);
+}
+
+#[test]
+fn destructive_code_needs_the_second_confirmation() {
+    let mut g = gate(ApprovalPolicy::AskAlways);
+    let p = g.request(ApprovalId::new(), "shell", "rm -rf build");
+    assert!(p.destructive);
+    let first = g.decide(
+        p.id,
+        &p.hash,
+        Decision::ApproveOnce,
+        DecidedBy::UserDialog,
+        false,
+    );
+    assert_eq!(first, Err(GateError::NeedsConfirmation));
+    let second = g
+        .decide(
+            p.id,
+            &p.hash,
+            Decision::ApproveOnce,
+            DecidedBy::UserDialog,
+            true,
+        )
+        .unwrap();
+    assert!(matches!(second, Resolution::Run(_)));
+}
+
+#[test]
+fn an_edit_that_becomes_destructive_needs_confirmation_too() {
+    let mut g = gate(ApprovalPolicy::AskAlways);
+    let p = g.request(ApprovalId::new(), "shell", "ls");
+    let edit = Decision::EditAndApprove {
+        code: "rm -rf /workspace".into(),
+    };
+    assert_eq!(
+        g.decide(p.id, &p.hash, edit, DecidedBy::UserDialog, false),
+        Err(GateError::NeedsConfirmation)
+    );
+}
+
+#[test]
+fn always_allow_saves_a_revocable_rule_for_that_exact_code_only() {
+    let mut g = gate(ApprovalPolicy::AskAlways);
+    let p = g.request(ApprovalId::new(), "shell", "make test");
+    g.decide(
+        p.id,
+        &p.hash,
+        Decision::AlwaysAllowInSession,
+        DecidedBy::UserDialog,
+        false,
+    )
+    .unwrap();
+    assert!(matches!(
+        g.check("shell", "make test"),
+        Verdict::AutoApproved { .. }
+    ));
+    assert_eq!(
+        g.auto_ticket("shell", "make test").unwrap().scope,
+        DecisionScope::SessionRule
+    );
+    assert_eq!(g.check("shell", "make test2"), Verdict::Ask);
+    assert_eq!(g.check("python", "make test"), Verdict::Ask);
+    assert!(g.revoke_rule(&p.hash));
+    assert_eq!(g.check("shell", "make test"), Verdict::Ask);
+}
+
+#[test]
+fn ask_unless_safe_auto_approves_only_read_only_code() {
+    let g = gate(ApprovalPolicy::AskUnlessSafe);
+    assert!(matches!(
+        g.check("python", "print(1)"),
+        Verdict::AutoApproved { .. }
+    ));
+    assert_eq!(g.check("python", "open('x','w')"), Verdict::Ask);
+}
+
+#[test]
+fn never_ask_is_flagged_and_approves_everything() {
+    let g = gate(ApprovalPolicy::NeverAsk);
+    assert!(crate::approval::is_flagged(g.policy()));
+    let t = g.auto_ticket("shell", "rm -rf x").unwrap();
+    assert_eq!(
+        (t.scope, t.source),
+        (DecisionScope::PolicyAuto, DecidedBy::Policy)
+    );
+}
+
+#[test]
+fn expired_approvals_reject_late_decisions() {
+    let mut g = gate(ApprovalPolicy::AskAlways);
+    let p = g.request(ApprovalId::new(), "shell", "ls");
+    assert_eq!(g.expire_all(), vec![p.id]);
+    assert_eq!(
+        g.decide(
+            p.id,
+            &p.hash,
+            Decision::ApproveOnce,
+            DecidedBy::UserDialog,
+            false
+        ),
+        Err(GateError::UnknownApproval(p.id))
+    );
+}
+
+#[test]
+fn unreadable_decisions_default_to_deny() {
+    assert_eq!(Decision::default(), Decision::Deny { reason: None });
+}
+
+#[test]
+fn after_session_altering_code_ran_ask_unless_safe_asks_for_everything() {
+    let mut g = gate(ApprovalPolicy::AskUnlessSafe);
+    assert!(matches!(
+        g.check("python", "print(1)"),
+        Verdict::AutoApproved { .. }
+    ));
+    g.taint("defined an alias");
+    assert_eq!(g.check("python", "print(1)"), Verdict::Ask);
+    assert!(g.auto_ticket("python", "print(1)").is_none());
+}

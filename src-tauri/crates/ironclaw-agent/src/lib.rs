@@ -1,0 +1,19 @@
+//! IronClaw's brain and conscience: the agent loop that talks to the model, and the approval
+//! gate that lets nothing run until a person has approved exactly that code.
+//!
+//! Flow: front end → [`Op`] → session actor → turn (model ↔ tools) → [`approval::Gate`] →
+//! sandbox → results back as [`AgentEvent`]s, with every step recorded in the history and the
+//! audit log (`ironclaw-store`).
+
+pub mod approval;
+pub mod error;
+pub mod prompt;
+pub mod protocol;
+pub mod risk;
+pub mod session;
+pub mod state;
+pub mod tools;
+
+pub use error::{Error, Result};
+pub use protocol::{AgentEvent, Op};
+pub use session::{start, Deps, SessionConfig, SessionHandle};

@@ -1,0 +1,153 @@
+//! A session is a queue of requests ([`Op`]) and a stream of events ([`AgentEvent`]). Every
+//! front end — the CLI now, the desktop app next, the tests — drives and renders a session
+//! through exactly these two types, so they all share one code path.
+
+use ironclaw_store::{
+    ApprovalId, ConversationId, DecidedBy, ExecutionId, MessageId, RiskLevel, TurnId,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::approval::{ApprovalPolicy, CodeHash, Decision};
+
+/// Requests into a session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum Op {
+    /// Queued: turns run one at a time, in order.
+    UserMessage {
+        text: String,
+    },
+    /// A decision about one pending approval. It must carry that approval's id *and* code
+    /// hash; `confirmed` is the second, deliberate confirmation destructive code needs.
+    Decide {
+        approval_id: ApprovalId,
+        code_hash: CodeHash,
+        decision: Decision,
+        decided_by: DecidedBy,
+        #[serde(default)]
+        confirmed: bool,
+    },
+    /// Stops the running turn wherever it is: generation, an approval wait or an execution.
+    Cancel,
+    SetPolicy {
+        policy: ApprovalPolicy,
+    },
+    RevokeRule {
+        code_hash: CodeHash,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RiskReason {
+    pub level: RiskLevel,
+    pub message: String,
+    pub snippet: String,
+    pub line: usize,
+}
+
+/// What the person is asked to decide. `code` is exactly what will run if approved.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalRequest {
+    pub approval_id: ApprovalId,
+    pub code_hash: CodeHash,
+    pub language: String,
+    pub code: String,
+    pub risk: RiskLevel,
+    pub reasons: Vec<RiskReason>,
+    /// Approving needs a second explicit confirmation.
+    pub destructive: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum OutputStream {
+    Stdout,
+    Stderr,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum TurnStatus {
+    Done,
+    Cancelled,
+    Failed,
+}
+
+/// Events out of a session.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum AgentEvent {
+    TurnStarted {
+        conversation_id: ConversationId,
+        turn_id: TurnId,
+    },
+    TextDelta {
+        message_id: MessageId,
+        text: String,
+    },
+    /// The complete assistant message (after its last delta).
+    AssistantMessage {
+        message_id: MessageId,
+        text: String,
+    },
+    ApprovalRequested(ApprovalRequest),
+    /// A pending approval was decided (by a person or, with `auto`, by policy or rule).
+    ApprovalResolved {
+        approval_id: ApprovalId,
+        approved: bool,
+        decided_by: DecidedBy,
+        user_edited: bool,
+        auto: bool,
+        reason: Option<String>,
+    },
+    /// A decision was refused (wrong hash, unknown or stale id, missing confirmation): nothing
+    /// ran, and the approval — if still pending — is still pending.
+    DecisionRejected {
+        approval_id: ApprovalId,
+        message: String,
+        still_pending: bool,
+    },
+    ExecutionStarted {
+        execution_id: ExecutionId,
+        approval_id: ApprovalId,
+        language: String,
+        code: String,
+    },
+    ExecutionOutput {
+        execution_id: ExecutionId,
+        stream: OutputStream,
+        text: String,
+    },
+    ExecutionResources {
+        execution_id: ExecutionId,
+        cpu_percent: f64,
+        memory_bytes: u64,
+        pids: u64,
+    },
+    ExecutionEnded {
+        execution_id: ExecutionId,
+        exit_code: i32,
+        duration_ms: f64,
+        timed_out: bool,
+        cancelled: bool,
+        oom_killed: bool,
+        peak_memory_bytes: u64,
+        truncated: bool,
+        log_file: Option<String>,
+    },
+    TurnEnded {
+        turn_id: TurnId,
+        status: TurnStatus,
+        error: Option<String>,
+    },
+    PolicyChanged {
+        policy: ApprovalPolicy,
+        flagged: bool,
+    },
+    /// Something went wrong outside a turn, or a turn could not start.
+    Error {
+        message: String,
+    },
+}

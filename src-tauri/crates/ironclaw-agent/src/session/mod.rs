@@ -1,0 +1,209 @@
+//! One conversation's live session: an actor that takes [`Op`]s, runs turns one at a time, and
+//! emits [`AgentEvent`]s. Decisions are handled by the actor even while a turn waits for one, so
+//! a turn can never approve itself: the only path from "pending" to "runs" is [`Op::Decide`]
+//! carrying the right approval id and code hash (or the session's explicit policy/rules).
+
+mod decide;
+mod run_code;
+mod transcript;
+mod turn;
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+
+use ironclaw_llm::Provider;
+use ironclaw_sandbox::session::SessionName;
+use ironclaw_sandbox::{Sandbox, SessionOptions};
+use ironclaw_store::{
+    ApprovalId, AuditLog, ConversationId, History, MessageRole, MessageStatus, NewMessage,
+};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use crate::approval::{Gate, Resolution};
+use crate::error::{Error, Result};
+use crate::protocol::{AgentEvent, Op};
+use crate::risk::RiskClassifier;
+
+/// What a session needs from the rest of the app. Shared by every session.
+#[derive(Clone)]
+pub struct Deps {
+    pub sandbox: Arc<Sandbox>,
+    pub history: Arc<History>,
+    pub audit: Arc<AuditLog>,
+    pub provider: Arc<dyn Provider>,
+}
+
+#[derive(Debug, Clone)]
+pub struct SessionConfig {
+    pub model: String,
+    /// Model calls per turn before the agent stops and says so.
+    pub max_steps: usize,
+    /// Sandbox profile for this conversation (`None`: the policy's default).
+    pub profile: Option<String>,
+    /// Live output forwarded as events per execution; the rest is in the result and log file.
+    pub live_output_cap: usize,
+    /// Output the model sees per execution (head and tail).
+    pub output_to_model: usize,
+}
+
+impl SessionConfig {
+    pub fn new(model: impl Into<String>) -> Self {
+        Self {
+            model: model.into(),
+            max_steps: 20,
+            profile: None,
+            live_output_cap: 2 << 20,
+            output_to_model: 16 << 10,
+        }
+    }
+}
+
+/// Handle to a running session. Dropping it (and every clone) ends the session.
+#[derive(Clone)]
+pub struct SessionHandle {
+    ops: mpsc::UnboundedSender<Op>,
+    pub conversation: ConversationId,
+}
+
+impl SessionHandle {
+    pub fn send(&self, op: Op) -> Result<()> {
+        self.ops.send(op).map_err(|_| Error::SessionClosed)
+    }
+}
+
+pub(crate) struct Inner {
+    pub deps: Deps,
+    pub config: SessionConfig,
+    pub conversation: ConversationId,
+    pub sandbox_session: SessionName,
+    pub sandbox_options: SessionOptions,
+    pub events: mpsc::UnboundedSender<AgentEvent>,
+    pub gate: Mutex<Gate>,
+    pub waiters: Mutex<HashMap<ApprovalId, oneshot::Sender<Resolution>>>,
+    pub transcript: tokio::sync::Mutex<Vec<ironclaw_llm::Message>>,
+    /// Whether code ran in this conversation before: only then is a restarted sandbox news
+    /// worth telling the model (its earlier variables are gone).
+    pub ran_before: std::sync::atomic::AtomicBool,
+}
+
+impl Inner {
+    pub fn emit(&self, event: AgentEvent) {
+        // A front end that went away does not stop the work: history still records it.
+        let _ = self.events.send(event);
+    }
+}
+
+/// Starts the session for an existing conversation (see [`ironclaw_store::History::create_conversation`]).
+pub fn start(
+    deps: Deps,
+    conversation: ConversationId,
+    config: SessionConfig,
+) -> Result<(SessionHandle, mpsc::UnboundedReceiver<AgentEvent>)> {
+    let record = deps.history.get_conversation(conversation)?;
+    let sandbox_session = SessionName::new(conversation.to_string())?;
+    let mut gate = Gate::new(
+        conversation.to_string(),
+        record.approval_policy,
+        Arc::new(RiskClassifier),
+    );
+    // Saved "always allow" rules survive restarts: the history is their source of truth.
+    for rule in deps.history.list_session_rules(conversation, false)? {
+        if let Some(a) = rule.approval_id.and_then(|id| deps.history.get_approval(id).ok()) {
+            gate.add_rule(&a.language, &a.code);
+        }
+    }
+    let transcript = transcript::rebuild(&deps.history, conversation)?;
+    let ran_before = transcript
+        .iter()
+        .any(|m| matches!(m, ironclaw_llm::Message::Tool { .. }));
+    let (ops_tx, ops_rx) = mpsc::unbounded_channel();
+    let (events_tx, events_rx) = mpsc::unbounded_channel();
+    let inner = Arc::new(Inner {
+        sandbox_options: SessionOptions {
+            profile: config.profile.clone(),
+            workspace: None,
+        },
+        deps,
+        config,
+        conversation,
+        sandbox_session,
+        events: events_tx,
+        gate: Mutex::new(gate),
+        waiters: Mutex::default(),
+        transcript: tokio::sync::Mutex::new(transcript),
+        ran_before: ran_before.into(),
+    });
+    tokio::spawn(actor(inner, ops_rx));
+    Ok((
+        SessionHandle {
+            ops: ops_tx,
+            conversation,
+        },
+        events_rx,
+    ))
+}
+
+struct Running {
+    task: tokio::task::JoinHandle<()>,
+    cancel: CancellationToken,
+}
+
+async fn actor(inner: Arc<Inner>, mut ops: mpsc::UnboundedReceiver<Op>) {
+    let mut queue: VecDeque<String> = VecDeque::new();
+    let mut running: Option<Running> = None;
+    loop {
+        let finished = async {
+            match running.as_mut() {
+                Some(r) => {
+                    let _ = (&mut r.task).await;
+                }
+                None => std::future::pending::<()>().await,
+            }
+        };
+        tokio::select! {
+            op = ops.recv() => {
+                let Some(op) = op else { break };
+                match op {
+                    Op::UserMessage { text } => {
+                        // Recorded on arrival, so a queued message survives a crash.
+                        let stored = inner.deps.history.add_message(&NewMessage {
+                            conversation_id: inner.conversation,
+                            turn_id: None,
+                            role: MessageRole::User,
+                            content: text.clone(),
+                            status: MessageStatus::Complete,
+                        });
+                        match stored {
+                            Ok(_) => queue.push_back(text),
+                            Err(e) => inner.emit(AgentEvent::Error { message: format!("could not save your message: {e}") }),
+                        }
+                    }
+                    Op::Decide { approval_id, code_hash, decision, decided_by, confirmed } => {
+                        decide::apply(&inner, approval_id, &code_hash, decision, decided_by, confirmed);
+                    }
+                    Op::Cancel => {
+                        queue.clear();
+                        if let Some(r) = &running {
+                            r.cancel.cancel();
+                        }
+                    }
+                    Op::SetPolicy { policy } => decide::set_policy(&inner, policy),
+                    Op::RevokeRule { code_hash } => decide::revoke_rule(&inner, &code_hash),
+                }
+            }
+            _ = finished => { running = None; }
+        }
+        if running.is_none() {
+            if let Some(text) = queue.pop_front() {
+                let cancel = CancellationToken::new();
+                let task = tokio::spawn(turn::run(inner.clone(), text, cancel.clone()));
+                running = Some(Running { task, cancel });
+            }
+        }
+    }
+    if let Some(r) = running {
+        r.cancel.cancel();
+        let _ = r.task.await;
+    }
+}

@@ -1,0 +1,407 @@
+//! One `run_code` call: decode → classify → record the request → approval (policy, rule, or a
+//! person) → run exactly the approved code in the sandbox → record → tell the model what
+//! happened, in words that stop it from asking twice for the same thing.
+
+use std::sync::Arc;
+
+use ironclaw_llm::ToolCall;
+use ironclaw_sandbox::exec::{ExecEvent, ExecRequest, ExecResult};
+use ironclaw_store::{
+    ApprovalDecision, ApprovalRequest as StoreRequest, AuditKind, DecidedBy, ExecutionOutcome,
+    OutputExcerpt, ToolCallId, TurnId, Verdict as StoreVerdict,
+};
+use serde_json::json;
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use super::decide::audit;
+use super::turn::StepError;
+use super::Inner;
+use crate::approval::{Resolution, Ticket, Verdict};
+use crate::protocol::{AgentEvent, ApprovalRequest, OutputStream};
+use crate::{risk, tools};
+
+/// Returns the tool result for the model and whether it is an error.
+pub(super) async fn handle(
+    inner: &Arc<Inner>,
+    _turn: TurnId,
+    tool_call_id: ToolCallId,
+    call: &ToolCall,
+    cancel: &CancellationToken,
+) -> Result<(String, bool), StepError> {
+    let run = match tools::decode(&call.name, &call.arguments) {
+        Ok(run) => run,
+        Err(e) => return Ok((format!("Error: {e}"), true)),
+    };
+    let language = run.language.as_str();
+    let assessment = risk::assess(run.language, &run.code);
+    let approval = inner
+        .deps
+        .history
+        .request_approval(&StoreRequest {
+            conversation_id: inner.conversation,
+            tool_call_id: Some(tool_call_id),
+            language: language.to_string(),
+            code: run.code.clone(),
+            risk: assessment.level,
+            reasons: assessment
+                .reasons
+                .iter()
+                .map(|r| r.message.clone())
+                .collect(),
+        })
+        .map_err(|e| StepError::Failed(format!("could not record the request: {e}")))?;
+    audit(
+        inner,
+        AuditKind::ExecRequested,
+        json!({
+            "approval_id": approval.id, "conversation_id": inner.conversation,
+            "language": language, "code_hash": approval.code_hash, "risk": assessment.level,
+        }),
+    );
+
+    let verdict = inner
+        .gate
+        .lock()
+        .map(|g| g.check(language, &run.code))
+        .unwrap_or(Verdict::Ask);
+    let ticket = match verdict {
+        Verdict::AutoApproved { reason } => {
+            let Some(ticket) = inner
+                .gate
+                .lock()
+                .ok()
+                .and_then(|g| g.auto_ticket(language, &run.code))
+            else {
+                return Err(StepError::Failed(
+                    "the approval policy changed mid-request; try again".into(),
+                ));
+            };
+            record_auto(inner, &approval.id, &ticket, &reason);
+            ticket
+        }
+        Verdict::Ask => {
+            let (tx, rx) = oneshot::channel();
+            let pending = match inner.gate.lock() {
+                Ok(mut gate) => gate.request(approval.id, language, &run.code),
+                Err(_) => return Err(StepError::Failed("the approval gate is unavailable".into())),
+            };
+            if let Ok(mut w) = inner.waiters.lock() {
+                w.insert(approval.id, tx);
+            }
+            inner.emit(AgentEvent::ApprovalRequested(ApprovalRequest {
+                approval_id: approval.id,
+                code_hash: pending.hash,
+                language: language.to_string(),
+                code: run.code.clone(),
+                risk: assessment.level,
+                reasons: assessment.reasons.clone(),
+                destructive: pending.destructive,
+            }));
+            // Nothing runs while we wait; only the actor (handling Op::Decide) can answer.
+            let resolution = tokio::select! {
+                r = rx => r.map_err(|_| StepError::Failed("the session closed while waiting for approval".into()))?,
+                _ = cancel.cancelled() => return Err(StepError::Cancelled),
+            };
+            match resolution {
+                Resolution::Run(ticket) => ticket,
+                Resolution::Denied { reason, .. } => {
+                    return Ok((denied_note(reason.as_deref()), true))
+                }
+            }
+        }
+    };
+    if let Some(why) = &assessment.alters_session {
+        if let Ok(mut gate) = inner.gate.lock() {
+            gate.taint(why.clone());
+        }
+    }
+    execute(inner, &approval.id, ticket, cancel).await
+}
+
+fn record_auto(
+    inner: &Inner,
+    approval_id: &ironclaw_store::ApprovalId,
+    ticket: &Ticket,
+    reason: &str,
+) {
+    let decision = ApprovalDecision {
+        verdict: StoreVerdict::Approve,
+        scope: ticket.scope,
+        decided_by: DecidedBy::Policy,
+        reason: Some(reason.to_string()),
+        edited_code: None,
+    };
+    if let Err(e) = inner.deps.history.decide_approval(*approval_id, &decision) {
+        inner.emit(AgentEvent::Error {
+            message: format!("could not record the automatic approval: {e}"),
+        });
+    }
+    audit(
+        inner,
+        AuditKind::Decision,
+        json!({"approval_id": approval_id, "approved": true, "decided_by": DecidedBy::Policy,
+               "scope": ticket.scope, "reason": reason, "code_hash": ticket.hash}),
+    );
+    inner.emit(AgentEvent::ApprovalResolved {
+        approval_id: *approval_id,
+        approved: true,
+        decided_by: DecidedBy::Policy,
+        user_edited: false,
+        auto: true,
+        reason: Some(reason.to_string()),
+    });
+}
+
+async fn execute(
+    inner: &Arc<Inner>,
+    approval_id: &ironclaw_store::ApprovalId,
+    ticket: Ticket,
+    cancel: &CancellationToken,
+) -> Result<(String, bool), StepError> {
+    // The history hands back the approved code; it must be the ticket's, byte for byte.
+    let execution = inner
+        .deps
+        .history
+        .start_execution(*approval_id, None)
+        .map_err(|e| StepError::Failed(format!("could not record the execution: {e}")))?;
+    if execution.code != ticket.code {
+        return Err(StepError::Failed(
+            "the approved code and the code to run differ; nothing was run".into(),
+        ));
+    }
+    let language = ticket
+        .language
+        .parse()
+        .map_err(|_| StepError::Failed(format!("unsupported language {}", ticket.language)))?;
+    inner.emit(AgentEvent::ExecutionStarted {
+        execution_id: execution.id,
+        approval_id: *approval_id,
+        language: ticket.language.clone(),
+        code: ticket.code.clone(),
+    });
+    let mut live_budget = inner.config.live_output_cap;
+    let events = inner.events.clone();
+    let execution_id = execution.id;
+    let mut on_event = move |event: ExecEvent| {
+        let (stream, data) = match event {
+            ExecEvent::Stdout(d) => (OutputStream::Stdout, d),
+            ExecEvent::Stderr(d) => (OutputStream::Stderr, d),
+            ExecEvent::Resources(s) => {
+                let _ = events.send(AgentEvent::ExecutionResources {
+                    execution_id,
+                    cpu_percent: s.cpu_percent,
+                    memory_bytes: s.memory_bytes,
+                    pids: s.pids,
+                });
+                return;
+            }
+            ExecEvent::Started { .. } => return,
+        };
+        // Live output is for watching; past the budget the result and log file carry it.
+        if live_budget == 0 {
+            return;
+        }
+        let take = data.len().min(live_budget);
+        live_budget -= take;
+        let _ = events.send(AgentEvent::ExecutionOutput {
+            execution_id,
+            stream,
+            text: String::from_utf8_lossy(&data[..take]).into_owned(),
+        });
+    };
+    let request = ExecRequest::new(language, ticket.code.clone());
+    let result = inner
+        .deps
+        .sandbox
+        .exec(
+            &inner.sandbox_session,
+            &inner.sandbox_options,
+            &request,
+            &mut on_event,
+            cancel,
+        )
+        .await;
+    let ran_before = inner
+        .ran_before
+        .swap(true, std::sync::atomic::Ordering::AcqRel);
+    let mut precise_ms = 0.0;
+    let (outcome, text, is_error) = match result {
+        Ok(r) => {
+            precise_ms = r.duration_ms;
+            let text = result_note(&ticket, &r, inner.config.output_to_model, ran_before);
+            (outcome_of(&r), text, r.exit_code != 0)
+        }
+        Err(e) => {
+            let outcome = ExecutionOutcome {
+                exit_code: None,
+                duration_ms: 0,
+                peak_memory_bytes: None,
+                timed_out: false,
+                cancelled: cancel.is_cancelled(),
+                oom_killed: false,
+                stdout: OutputExcerpt::default(),
+                stderr: OutputExcerpt {
+                    head: e.to_string(),
+                    tail: String::new(),
+                },
+                log_path: None,
+            };
+            (
+                outcome,
+                format!("The user approved this run, but the sandbox failed: {e}"),
+                true,
+            )
+        }
+    };
+    let _ = inner.deps.history.finish_execution(execution.id, &outcome);
+    audit(
+        inner,
+        AuditKind::ExecResult,
+        json!({"approval_id": approval_id, "execution_id": execution.id, "exit_code": outcome.exit_code,
+               "duration_ms": outcome.duration_ms, "peak_memory_bytes": outcome.peak_memory_bytes,
+               "timed_out": outcome.timed_out, "cancelled": outcome.cancelled, "oom_killed": outcome.oom_killed}),
+    );
+    inner.emit(AgentEvent::ExecutionEnded {
+        execution_id: execution.id,
+        exit_code: outcome.exit_code.map(|c| c as i32).unwrap_or(-1),
+        duration_ms: precise_ms,
+        timed_out: outcome.timed_out,
+        cancelled: outcome.cancelled,
+        oom_killed: outcome.oom_killed,
+        peak_memory_bytes: outcome.peak_memory_bytes.unwrap_or(0),
+        truncated: outcome.log_path.is_some(),
+        log_file: outcome.log_path.clone(),
+    });
+    if cancel.is_cancelled() {
+        return Err(StepError::Cancelled);
+    }
+    Ok((text, is_error))
+}
+
+fn outcome_of(r: &ExecResult) -> ExecutionOutcome {
+    let excerpt = |s: &str| OutputExcerpt {
+        head: head(s, 4096),
+        tail: if s.len() > 4096 {
+            tail(s, 4096)
+        } else {
+            String::new()
+        },
+    };
+    ExecutionOutcome {
+        exit_code: Some(i64::from(r.exit_code)),
+        duration_ms: r.duration_ms.max(0.0) as u64,
+        peak_memory_bytes: Some(r.peak_memory_bytes),
+        timed_out: r.timed_out,
+        cancelled: r.cancelled,
+        oom_killed: r.oom_killed,
+        stdout: excerpt(&r.stdout),
+        stderr: excerpt(&r.stderr),
+        log_path: r.log_file.as_ref().map(|p| p.display().to_string()),
+    }
+}
+
+/// What the model reads after a run. It always starts with the decision, so the model knows
+/// the person already answered and must not ask again.
+fn result_note(ticket: &Ticket, r: &ExecResult, budget: usize, ran_before: bool) -> String {
+    let mut note = if ticket.user_edited {
+        format!(
+            "The user edited your code and approved the edited version. This is what ran:\n```{}\n{}\n```\n",
+            ticket.language, ticket.code
+        )
+    } else if ticket.approval_id.is_none() {
+        "This run was approved automatically by the session's policy.\n".to_string()
+    } else {
+        "The user approved this run.\n".to_string()
+    };
+    note.push_str(&format!("Exit code: {}", r.exit_code));
+    if r.timed_out {
+        note.push_str(&format!(
+            " (timed out after {:.1}s; the interpreter kept its state)",
+            r.duration_ms / 1000.0
+        ));
+    }
+    if r.cancelled {
+        note.push_str(" (cancelled by the user)");
+    }
+    if r.oom_killed {
+        note.push_str(
+            " (killed: out of memory; the interpreter was restarted and its state is gone)",
+        );
+    } else if r.interpreter_lost {
+        note.push_str(" (the interpreter exited; the next run starts a fresh one)");
+    }
+    if r.container_started && ran_before {
+        note.push_str(
+            "\nNote: the sandbox was (re)started for this run, so earlier variables are gone.",
+        );
+    }
+    for (name, text) in [("stdout", &r.stdout), ("stderr", &r.stderr)] {
+        if !text.is_empty() {
+            note.push_str(&format!("\n{name}:\n{}", clip(text, budget / 2)));
+        }
+    }
+    if r.stdout.is_empty() && r.stderr.is_empty() {
+        note.push_str("\n(no output)");
+    }
+    note
+}
+
+fn denied_note(reason: Option<&str>) -> String {
+    let mut note = "The user DENIED this run; it did not execute.".to_string();
+    if let Some(reason) = reason.filter(|r| !r.trim().is_empty()) {
+        note.push_str(&format!(" Their reason: {reason}"));
+    }
+    note.push_str(" Do not request the same code again. Change your approach, or ask the user how to proceed.");
+    note
+}
+
+/// Cancelled turn: pending approvals can no longer be decided, and the history says so.
+pub(super) fn expire_pending(inner: &Inner) {
+    let expired = inner
+        .gate
+        .lock()
+        .map(|mut g| g.expire_all())
+        .unwrap_or_default();
+    for id in expired {
+        let decision = ApprovalDecision {
+            verdict: StoreVerdict::Deny,
+            scope: ironclaw_store::DecisionScope::Once,
+            decided_by: DecidedBy::Policy,
+            reason: Some("the turn was cancelled before a decision".into()),
+            edited_code: None,
+        };
+        let _ = inner.deps.history.decide_approval(id, &decision);
+        if let Ok(mut w) = inner.waiters.lock() {
+            w.remove(&id);
+        }
+    }
+}
+
+fn clip(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    format!(
+        "{}\n[… {} bytes omitted …]\n{}",
+        head(s, max / 2),
+        s.len() - max,
+        tail(s, max / 2)
+    )
+}
+
+fn head(s: &str, n: usize) -> String {
+    let mut end = n.min(s.len());
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s[..end].to_string()
+}
+
+fn tail(s: &str, n: usize) -> String {
+    let mut start = s.len().saturating_sub(n);
+    while !s.is_char_boundary(start) {
+        start += 1;
+    }
+    s[start..].to_string()
+}

@@ -1,0 +1,70 @@
+//! Rebuilds what the model saw from the history, so a conversation resumed after a restart
+//! continues with the same context. Tool results are stored as `tool` messages right after the
+//! assistant message that asked, in call order; a call whose result never arrived (the app was
+//! killed mid-run) gets an explicit "interrupted" result, because every provider rejects a
+//! transcript with an unanswered tool call.
+
+use ironclaw_llm::{Message, ToolCall};
+use ironclaw_store::{ConversationId, History, MessageRole, MessageStatus};
+
+use crate::error::Result;
+
+pub(super) fn rebuild(history: &History, conversation: ConversationId) -> Result<Vec<Message>> {
+    let full = history.get_full_conversation(conversation)?;
+    let mut out = Vec::new();
+    let mut awaiting: std::collections::VecDeque<String> = Default::default();
+    let flush = |awaiting: &mut std::collections::VecDeque<String>, out: &mut Vec<Message>| {
+        for call_id in awaiting.drain(..) {
+            out.push(Message::Tool {
+                call_id,
+                content: "This run was interrupted (IronClaw stopped) before it finished; its result is unknown.".into(),
+                is_error: true,
+            });
+        }
+    };
+    for entry in full.messages {
+        let m = entry.message;
+        match m.role {
+            MessageRole::User => {
+                flush(&mut awaiting, &mut out);
+                out.push(Message::user(m.content));
+            }
+            MessageRole::Assistant => {
+                flush(&mut awaiting, &mut out);
+                let mut content = m.content;
+                if m.status == MessageStatus::Interrupted && !content.is_empty() {
+                    content.push_str("\n[this answer was interrupted]");
+                }
+                let tool_calls: Vec<ToolCall> = entry
+                    .tool_calls
+                    .iter()
+                    .map(|c| ToolCall {
+                        id: c.tool_call.model_call_id.clone(),
+                        name: c.tool_call.name.clone(),
+                        arguments: c.tool_call.arguments.clone(),
+                    })
+                    .collect();
+                if content.is_empty() && tool_calls.is_empty() {
+                    continue; // an answer that never produced anything
+                }
+                awaiting.extend(tool_calls.iter().map(|c| c.id.clone()));
+                out.push(Message::Assistant {
+                    content,
+                    tool_calls,
+                });
+            }
+            MessageRole::Tool => {
+                if let Some(call_id) = awaiting.pop_front() {
+                    out.push(Message::Tool {
+                        call_id,
+                        content: m.content,
+                        is_error: false,
+                    });
+                }
+            }
+            MessageRole::SystemNote => {}
+        }
+    }
+    flush(&mut awaiting, &mut out);
+    Ok(out)
+}

@@ -1,0 +1,241 @@
+//! One turn: ask the model, stream its answer, run the code it asks for (each through the
+//! approval gate), give it the results, and repeat until it answers without a tool call, the
+//! step limit is reached, the person cancels, or something fails.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use ironclaw_llm::{ChatRequest, Message, StreamEvent, TurnAccumulator};
+use ironclaw_store::{MessageRole, MessageStatus, NewMessage, NewToolCall, TurnOutcome};
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use super::{run_code, Inner};
+use crate::prompt::system_prompt;
+use crate::protocol::{AgentEvent, TurnStatus};
+use crate::tools;
+
+/// How often streamed text is saved, so a crash loses at most this much of an answer.
+const CHECKPOINT_EVERY: Duration = Duration::from_millis(250);
+
+pub(super) async fn run(inner: Arc<Inner>, user_text: String, cancel: CancellationToken) {
+    let turn = match inner.deps.history.begin_turn(inner.conversation) {
+        Ok(t) => t,
+        Err(e) => {
+            inner.emit(AgentEvent::Error {
+                message: format!("could not start a turn: {e}"),
+            });
+            return;
+        }
+    };
+    inner.emit(AgentEvent::TurnStarted {
+        conversation_id: inner.conversation,
+        turn_id: turn.id,
+    });
+    inner.transcript.lock().await.push(Message::user(user_text));
+    let (status, error) = match steps(&inner, turn.id, &cancel).await {
+        Ok(()) => (TurnStatus::Done, None),
+        Err(StepError::Cancelled) => (TurnStatus::Cancelled, None),
+        Err(StepError::Failed(message)) => (TurnStatus::Failed, Some(message)),
+    };
+    if matches!(status, TurnStatus::Cancelled) {
+        run_code::expire_pending(&inner);
+    }
+    let outcome = match status {
+        TurnStatus::Done => TurnOutcome::Done,
+        TurnStatus::Cancelled => TurnOutcome::Cancelled,
+        TurnStatus::Failed => TurnOutcome::Failed,
+    };
+    if let Err(e) = inner.deps.history.end_turn(turn.id, outcome) {
+        inner.emit(AgentEvent::Error {
+            message: format!("could not record the end of the turn: {e}"),
+        });
+    }
+    inner.emit(AgentEvent::TurnEnded {
+        turn_id: turn.id,
+        status,
+        error,
+    });
+}
+
+pub(super) enum StepError {
+    Cancelled,
+    Failed(String),
+}
+
+async fn steps(
+    inner: &Arc<Inner>,
+    turn_id: ironclaw_store::TurnId,
+    cancel: &CancellationToken,
+) -> Result<(), StepError> {
+    let (profile_name, profile) = inner
+        .deps
+        .sandbox
+        .policy()
+        .profile(inner.config.profile.as_deref())
+        .map_err(|e| StepError::Failed(e.to_string()))?;
+    let system = system_prompt(profile_name, profile);
+    for step in 0..inner.config.max_steps {
+        let request = ChatRequest {
+            model: inner.config.model.clone(),
+            system: system.clone(),
+            messages: inner.transcript.lock().await.clone(),
+            tools: tools::specs(),
+            max_tokens: None,
+            temperature: None,
+        };
+        let span = tracing::info_span!("llm.generate", provider = inner.deps.provider.id(), model = %request.model, step);
+        let answer = generate(inner, turn_id, &request, cancel)
+            .instrument(span)
+            .await?;
+        inner.transcript.lock().await.push(Message::Assistant {
+            content: answer.text.clone(),
+            tool_calls: answer.tool_calls.clone(),
+        });
+        if answer.tool_calls.is_empty() {
+            return Ok(());
+        }
+        for call in &answer.tool_calls {
+            let recorded = inner
+                .deps
+                .history
+                .record_tool_call(&NewToolCall {
+                    message_id: answer.message_id,
+                    model_call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    arguments: call.arguments.clone(),
+                    arguments_parsed: tools::decode(&call.name, &call.arguments).is_ok(),
+                })
+                .map_err(|e| StepError::Failed(format!("could not record the tool call: {e}")))?;
+            let (content, is_error) =
+                run_code::handle(inner, turn_id, recorded.id, call, cancel).await?;
+            save_message(inner, turn_id, MessageRole::Tool, &content)?;
+            inner.transcript.lock().await.push(Message::Tool {
+                call_id: call.id.clone(),
+                content,
+                is_error,
+            });
+        }
+        tracing::debug!(step, "tool round trip done");
+    }
+    let note = format!(
+        "Stopped after {} model calls in one turn (the limit). Send a message to continue.",
+        inner.config.max_steps
+    );
+    save_message(inner, turn_id, MessageRole::SystemNote, &note)?;
+    Err(StepError::Failed(note))
+}
+
+struct Answer {
+    message_id: ironclaw_store::MessageId,
+    text: String,
+    tool_calls: Vec<ironclaw_llm::ToolCall>,
+}
+
+/// Streams one model answer into events and the history (checkpointed while it streams).
+async fn generate(
+    inner: &Inner,
+    turn_id: ironclaw_store::TurnId,
+    request: &ChatRequest,
+    cancel: &CancellationToken,
+) -> Result<Answer, StepError> {
+    let message = inner
+        .deps
+        .history
+        .add_message(&NewMessage {
+            conversation_id: inner.conversation,
+            turn_id: Some(turn_id),
+            role: MessageRole::Assistant,
+            content: String::new(),
+            status: MessageStatus::Streaming,
+        })
+        .map_err(|e| StepError::Failed(format!("could not save the answer: {e}")))?;
+    let mut acc = TurnAccumulator::default();
+    let mut stream = match inner
+        .deps
+        .provider
+        .stream(request, cancel.child_token())
+        .await
+    {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = inner.deps.history.interrupt_message(message.id, "");
+            return Err(llm_error(e));
+        }
+    };
+    let mut saved_at = Instant::now();
+    let mut saved_len = 0;
+    while let Some(item) = stream.next().await {
+        match item {
+            Ok(event) => {
+                if let StreamEvent::TextDelta(text) = &event {
+                    inner.emit(AgentEvent::TextDelta {
+                        message_id: message.id,
+                        text: text.clone(),
+                    });
+                }
+                acc.push(&event);
+                let text = acc.text();
+                if saved_at.elapsed() >= CHECKPOINT_EVERY && text.len() != saved_len {
+                    let _ = inner.deps.history.update_message_content(message.id, text);
+                    saved_at = Instant::now();
+                    saved_len = text.len();
+                }
+            }
+            Err(e) => {
+                // Keep what arrived: it was shown, so it must not vanish from history.
+                let _ = inner.deps.history.interrupt_message(message.id, acc.text());
+                return Err(llm_error(e));
+            }
+        }
+    }
+    if !acc.is_done() {
+        let _ = inner.deps.history.interrupt_message(message.id, acc.text());
+        return Err(StepError::Failed(
+            "the model's answer ended without finishing; try again".into(),
+        ));
+    }
+    let turn = acc.finish();
+    inner
+        .deps
+        .history
+        .complete_message(message.id, &turn.text)
+        .map_err(|e| StepError::Failed(format!("could not save the answer: {e}")))?;
+    inner.emit(AgentEvent::AssistantMessage {
+        message_id: message.id,
+        text: turn.text.clone(),
+    });
+    Ok(Answer {
+        message_id: message.id,
+        text: turn.text,
+        tool_calls: turn.tool_calls,
+    })
+}
+
+fn llm_error(e: ironclaw_llm::Error) -> StepError {
+    match e {
+        ironclaw_llm::Error::Cancelled => StepError::Cancelled,
+        other => StepError::Failed(other.to_string()),
+    }
+}
+
+pub(super) fn save_message(
+    inner: &Inner,
+    turn_id: ironclaw_store::TurnId,
+    role: MessageRole,
+    content: &str,
+) -> Result<(), StepError> {
+    inner
+        .deps
+        .history
+        .add_message(&NewMessage {
+            conversation_id: inner.conversation,
+            turn_id: Some(turn_id),
+            role,
+            content: content.to_string(),
+            status: MessageStatus::Complete,
+        })
+        .map(|_| ())
+        .map_err(|e| StepError::Failed(format!("could not save to the history: {e}")))
+}

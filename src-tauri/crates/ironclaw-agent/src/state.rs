@@ -1,0 +1,51 @@
+//! Opening IronClaw's local state: the history database and the audit log live in the data
+//! folder next to the sandbox's session records. One place, so the CLI and the desktop app
+//! always agree on where things are.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use ironclaw_sandbox::{Paths, Sandbox};
+use ironclaw_store::{AuditLog, History, RecoveryReport};
+
+use crate::error::{Error, Result};
+use crate::session::Deps;
+
+pub fn history_path(paths: &Paths) -> PathBuf {
+    paths.data_dir.join("history.sqlite3")
+}
+
+pub fn audit_path(paths: &Paths) -> PathBuf {
+    paths.data_dir.join("audit.log")
+}
+
+/// The history alone (for `history` commands that need no engine or model).
+pub fn open_history(paths: &Paths) -> Result<(History, RecoveryReport)> {
+    std::fs::create_dir_all(&paths.data_dir).map_err(|e| {
+        Error::Sandbox(ironclaw_sandbox::Error::io(
+            "cannot create folder",
+            &paths.data_dir,
+            e,
+        ))
+    })?;
+    Ok(History::open(history_path(paths))?)
+}
+
+/// Everything a session needs.
+pub fn open(
+    sandbox: Arc<Sandbox>,
+    provider: Arc<dyn ironclaw_llm::Provider>,
+) -> Result<(Deps, RecoveryReport)> {
+    let paths = sandbox.paths().clone();
+    let (history, report) = open_history(&paths)?;
+    let (audit, _torn) = AuditLog::open(audit_path(&paths))?;
+    Ok((
+        Deps {
+            sandbox,
+            history: Arc::new(history),
+            audit: Arc::new(audit),
+            provider,
+        },
+        report,
+    ))
+}

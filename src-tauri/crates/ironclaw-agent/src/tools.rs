@@ -1,0 +1,178 @@
+//! The tools the model may call. Today: `run_code`. Arguments are untrusted model output: every
+//! way they can be wrong becomes a tool result the model can read and correct, never a crash.
+
+use ironclaw_llm::ToolSpec;
+use ironclaw_sandbox::exec::Language;
+use serde::Deserialize;
+
+pub const RUN_CODE: &str = "run_code";
+/// Larger code is refused: it is never what a person can review in an approval dialog.
+pub const MAX_CODE_BYTES: usize = 256 * 1024;
+
+pub fn specs() -> Vec<ToolSpec> {
+    vec![ToolSpec {
+        name: RUN_CODE.to_string(),
+        description: "Run Python or shell code in the sandbox after the user approves it. \
+                      Returns the exit code and output."
+            .to_string(),
+        parameters: serde_json::json!({
+            "type": "object",
+            "properties": {
+                "language": {"type": "string", "enum": ["python", "shell"],
+                              "description": "python or shell (bash)"},
+                "code": {"type": "string", "description": "The exact code to run"}
+            },
+            "required": ["language", "code"],
+            "additionalProperties": false
+        }),
+    }]
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunCode {
+    pub language: Language,
+    pub code: String,
+}
+
+/// Why a tool call could not be used; the text goes back to the model as a tool error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolError {
+    #[error("unknown tool `{0}`: the only tool is run_code(language, code)")]
+    UnknownTool(String),
+    #[error(
+        "the arguments were not valid JSON ({0}); call run_code with {{\"language\": \"python\" or \"shell\", \"code\": \"...\"}}"
+    )]
+    BadJson(String),
+    #[error("unsupported language `{0}`: use \"python\" or \"shell\"")]
+    BadLanguage(String),
+    #[error("the code is empty; nothing to run")]
+    EmptyCode,
+    #[error("the code is {0} bytes; the limit is {MAX_CODE_BYTES}. Split it into smaller steps or write it to a file first")]
+    TooLarge(usize),
+    #[error("the code contains a NUL byte, which no interpreter accepts")]
+    NulByte,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRunCode {
+    language: String,
+    code: String,
+}
+
+pub fn decode(name: &str, arguments: &str) -> Result<RunCode, ToolError> {
+    if name != RUN_CODE {
+        return Err(ToolError::UnknownTool(truncate(name, 80)));
+    }
+    // Some models send "" for no arguments; that is still a missing `code`.
+    let value: serde_json::Value = serde_json::from_str(if arguments.trim().is_empty() {
+        "{}"
+    } else {
+        arguments
+    })
+    .map_err(|e| ToolError::BadJson(truncate(&e.to_string(), 200)))?;
+    if !value.is_object() {
+        return Err(ToolError::BadJson("expected an object".into()));
+    }
+    let raw: RawRunCode = serde_json::from_value(value)
+        .map_err(|e| ToolError::BadJson(truncate(&e.to_string(), 200)))?;
+    let language = raw
+        .language
+        .parse::<Language>()
+        .map_err(|_| ToolError::BadLanguage(truncate(&raw.language, 40)))?;
+    if raw.code.trim().is_empty() {
+        return Err(ToolError::EmptyCode);
+    }
+    if raw.code.len() > MAX_CODE_BYTES {
+        return Err(ToolError::TooLarge(raw.code.len()));
+    }
+    if raw.code.contains('\0') {
+        return Err(ToolError::NulByte);
+    }
+    Ok(RunCode {
+        language,
+        code: raw.code,
+    })
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    type Case = (&'static str, &'static str, fn(&ToolError) -> bool);
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn well_formed_arguments_decode() {
+        assert_eq!(
+            decode("run_code", r#"{"language":"shell","code":"ls"}"#),
+            Ok(RunCode {
+                language: Language::Shell,
+                code: "ls".into()
+            })
+        );
+    }
+
+    #[test]
+    fn every_malformed_call_becomes_a_readable_tool_error() {
+        let cases: &[Case] = &[
+            ("rm_rf", "{}", |e| matches!(e, ToolError::UnknownTool(_))),
+            ("run_code", "{not json", |e| {
+                matches!(e, ToolError::BadJson(_))
+            }),
+            ("run_code", "", |e| matches!(e, ToolError::BadJson(_))),
+            ("run_code", r#"{"language":"ruby","code":"puts 1"}"#, |e| {
+                matches!(e, ToolError::BadLanguage(_))
+            }),
+            ("run_code", r#"{"language":"python","code":"  "}"#, |e| {
+                *e == ToolError::EmptyCode
+            }),
+            (
+                "run_code",
+                r#"{"language":"python","code":"a\u0000b"}"#,
+                |e| *e == ToolError::NulByte,
+            ),
+            (
+                "run_code",
+                r#"{"language":"python","code":"x","sudo":true}"#,
+                |e| matches!(e, ToolError::BadJson(_)),
+            ),
+            ("run_code", r#"["python","x"]"#, |e| {
+                matches!(e, ToolError::BadJson(_))
+            }),
+        ];
+        for (name, args, check) in cases {
+            let err = decode(name, args).expect_err(args);
+            assert!(check(&err), "{name} {args}: {err:?}");
+            assert!(!err.to_string().is_empty());
+        }
+    }
+
+    #[test]
+    fn oversized_code_is_refused_with_its_size() {
+        let code = "x".repeat(MAX_CODE_BYTES + 1);
+        let args = serde_json::json!({"language": "python", "code": code}).to_string();
+        assert_eq!(
+            decode("run_code", &args),
+            Err(ToolError::TooLarge(MAX_CODE_BYTES + 1))
+        );
+    }
+
+    #[test]
+    fn errors_never_echo_unbounded_model_text() {
+        let name = "x".repeat(10_000);
+        assert!(decode(&name, "{}").unwrap_err().to_string().len() < 200);
+    }
+}

@@ -1,0 +1,169 @@
+//! The IronClaw side: the same [`Sandbox::exec`] call the desktop app and `ironclaw exec` make.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use ironclaw_sandbox::exec::{ExecEvent, ExecRequest, Language};
+use ironclaw_sandbox::policy::Policy;
+use ironclaw_sandbox::session::SessionName;
+use ironclaw_sandbox::{container, Paths, Sandbox, SessionOptions};
+use tokio_util::sync::CancellationToken;
+
+use super::rss;
+
+/// Warm round trips of `print(1+1)`, checking every answer.
+pub struct RoundTrips {
+    /// `Sandbox::exec` call to return, as the caller sees it.
+    pub total: Vec<Duration>,
+    /// The supervisor's own timing of the same runs (start of the cell to its end).
+    pub in_container: Vec<Duration>,
+}
+
+pub async fn round_trips(
+    sandbox: &Sandbox,
+    session: &SessionName,
+    warmups: usize,
+    runs: usize,
+) -> anyhow::Result<RoundTrips> {
+    let request = ExecRequest::new(Language::Python, "print(1+1)");
+    let options = SessionOptions::default();
+    let cancel = CancellationToken::new();
+    let mut out = RoundTrips {
+        total: Vec::with_capacity(runs),
+        in_container: Vec::with_capacity(runs),
+    };
+    let mut stdout = Vec::with_capacity(16);
+    for i in 0..warmups + runs {
+        stdout.clear();
+        let mut on_event = |event: ExecEvent| {
+            if let ExecEvent::Stdout(data) = event {
+                stdout.extend_from_slice(&data);
+            }
+        };
+        let t = Instant::now();
+        let result = sandbox
+            .exec(session, &options, &request, &mut on_event, &cancel)
+            .await?;
+        let dt = t.elapsed();
+        if result.exit_code != 0 || stdout != b"2\n" {
+            bail!(
+                "print(1+1) gave exit code {} and output {:?} (stderr {:?})",
+                result.exit_code,
+                String::from_utf8_lossy(&stdout),
+                result.stderr
+            );
+        }
+        if i >= warmups {
+            out.total.push(dt);
+            out.in_container
+                .push(Duration::from_secs_f64(result.duration_ms.max(0.0) / 1e3));
+        }
+    }
+    Ok(out)
+}
+
+/// One `head -c BYTES /dev/zero` in the session's shell, every Stdout byte counted. With
+/// `watch_rss`, also the peak RSS of this process over the run.
+pub async fn stream_once(
+    sandbox: &Sandbox,
+    session: &SessionName,
+    bytes: u64,
+    watch_rss: bool,
+) -> anyhow::Result<(Duration, Option<rss::Peak>)> {
+    let request = ExecRequest::new(Language::Shell, format!("head -c {bytes} /dev/zero"))
+        .timeout(Duration::from_secs(600));
+    let mut received = 0u64;
+    let mut on_event = |event: ExecEvent| {
+        if let ExecEvent::Stdout(data) = event {
+            received += data.len() as u64;
+        }
+    };
+    let watch = if watch_rss { rss::Watch::start() } else { None };
+    let t = Instant::now();
+    let result = sandbox
+        .exec(
+            session,
+            &SessionOptions::default(),
+            &request,
+            &mut on_event,
+            &CancellationToken::new(),
+        )
+        .await?;
+    let dt = t.elapsed();
+    let peak = watch.map(rss::Watch::finish);
+    // The supervisor keeps the whole output in a log file in the workspace; they add up.
+    if let Some(log) = &result.log_file {
+        let _ = std::fs::remove_file(log);
+    }
+    if result.exit_code != 0 || received != bytes {
+        bail!(
+            "the stream ended with exit code {} after {received} of {bytes} bytes (stderr {:?})",
+            result.exit_code,
+            result.stderr
+        );
+    }
+    Ok((dt, peak))
+}
+
+/// Times of one cold start.
+pub struct Cold {
+    /// Until the first Stdout event.
+    pub first_output: Duration,
+    /// Until `exec` returned.
+    pub total: Duration,
+}
+
+/// No container → first output of `print(1)`. Removes the session's container first (the
+/// workspace, the session record and the image stay) and uses a fresh [`Sandbox`], as a newly
+/// started app or CLI would.
+pub async fn cold_once(template: &Sandbox, session: &SessionName) -> anyhow::Result<Cold> {
+    remove_session_container(template, session).await?;
+    let sandbox = fresh(template);
+    let request = ExecRequest::new(Language::Python, "print(1)");
+    let mut first: Option<Instant> = None;
+    let mut stdout = Vec::with_capacity(16);
+    let mut on_event = |event: ExecEvent| {
+        if let ExecEvent::Stdout(data) = event {
+            first.get_or_insert_with(Instant::now);
+            stdout.extend_from_slice(&data);
+        }
+    };
+    let t = Instant::now();
+    let result = sandbox
+        .exec(
+            session,
+            &SessionOptions::default(),
+            &request,
+            &mut on_event,
+            &CancellationToken::new(),
+        )
+        .await?;
+    let total = t.elapsed();
+    if result.exit_code != 0 || stdout != b"1\n" || !result.container_started {
+        bail!(
+            "cold print(1) gave exit code {}, output {:?}, container_started {}",
+            result.exit_code,
+            String::from_utf8_lossy(&stdout),
+            result.container_started
+        );
+    }
+    let first = first.context("no output arrived")?;
+    Ok(Cold {
+        first_output: first.duration_since(t),
+        total,
+    })
+}
+
+fn fresh(template: &Sandbox) -> Sandbox {
+    let paths: Paths = template.paths().clone();
+    let policy: Policy = template.policy().clone();
+    Sandbox::new(template.docker().clone(), paths, policy)
+}
+
+async fn remove_session_container(sandbox: &Sandbox, session: &SessionName) -> anyhow::Result<()> {
+    if let Some(c) = container::find(sandbox.docker(), sandbox.instance(), session.as_str()).await?
+    {
+        container::remove(sandbox.docker(), &c.id).await?;
+    }
+    Ok(())
+}

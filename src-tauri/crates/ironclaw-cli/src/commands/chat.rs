@@ -1,0 +1,388 @@
+//! `ironclaw chat`: a terminal front end on the same session API the desktop app uses.
+//! Approval prompts read from stdin too, so the whole conversation can be scripted.
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Args;
+use ironclaw_agent::approval::{ApprovalPolicy, Decision};
+use ironclaw_agent::protocol::{AgentEvent, ApprovalRequest, OutputStream, TurnStatus};
+use ironclaw_agent::{Op, SessionConfig};
+use ironclaw_llm::{ProviderConfig, ProviderKind};
+use ironclaw_store::{ConversationId, DecidedBy, RiskLevel};
+use tokio::io::{AsyncBufReadExt, BufReader, Lines, Stdin};
+
+#[derive(Args)]
+pub struct ChatArgs {
+    /// Continue this conversation (id from `ironclaw history ls`).
+    #[arg(long)]
+    conversation: Option<String>,
+    /// openai (any OpenAI-compatible server), anthropic, or ollama.
+    #[arg(long)]
+    provider: Option<String>,
+    #[arg(long)]
+    base_url: Option<String>,
+    #[arg(long)]
+    model: Option<String>,
+    /// Environment variable holding the API key.
+    #[arg(long)]
+    api_key_env: Option<String>,
+    /// ask-always (default), ask-unless-safe, or never-ask.
+    #[arg(long)]
+    policy: Option<String>,
+    /// Sandbox profile for this conversation.
+    #[arg(long)]
+    profile: Option<String>,
+    /// Deny every execution without asking (for scripts and CI).
+    #[arg(long)]
+    deny_all: bool,
+    /// Send this message instead of reading from the terminal (repeatable); exits when done.
+    #[arg(long = "message", short = 'm')]
+    messages: Vec<String>,
+    /// Model calls per turn.
+    #[arg(long, default_value_t = 20)]
+    max_steps: usize,
+}
+
+fn provider_config(args: &ChatArgs) -> anyhow::Result<Option<ProviderConfig>> {
+    let Some(kind) = &args.provider else {
+        anyhow::ensure!(
+            args.base_url.is_none() && args.api_key_env.is_none(),
+            "--base-url and --api-key-env need --provider"
+        );
+        return Ok(None);
+    };
+    let kind = match kind.as_str() {
+        "openai" => ProviderKind::OpenAi,
+        "anthropic" => ProviderKind::Anthropic,
+        "ollama" => ProviderKind::Ollama,
+        other => anyhow::bail!("unknown provider {other:?}: use openai, anthropic or ollama"),
+    };
+    let mut config = ProviderConfig::new(kind);
+    config.base_url = args.base_url.clone();
+    config.model = args.model.clone();
+    config.api_key_env = args.api_key_env.clone();
+    Ok(Some(config))
+}
+
+fn parse_policy(s: &str) -> anyhow::Result<ApprovalPolicy> {
+    Ok(match s {
+        "ask-always" => ApprovalPolicy::AskAlways,
+        "ask-unless-safe" => ApprovalPolicy::AskUnlessSafe,
+        "never-ask" => ApprovalPolicy::NeverAsk,
+        other => {
+            anyhow::bail!("unknown policy {other:?}: use ask-always, ask-unless-safe or never-ask")
+        }
+    })
+}
+
+pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
+    let config = provider_config(&args)?;
+    let mut resolved = ironclaw_llm::resolve(config.as_ref()).await?;
+    if let (Some(model), None) = (&args.model, &config) {
+        resolved.model = model.clone();
+    }
+    let (sandbox, _) = super::open().await?;
+    let mut printer = crate::progress::Printer::new(true);
+    ironclaw_sandbox::image::ensure(sandbox.docker(), &Default::default(), &mut |p| {
+        printer.show(p)
+    })
+    .await?;
+    let (deps, report) =
+        ironclaw_agent::state::open(Arc::new(sandbox), Arc::from(resolved.provider))?;
+    if !report.interrupted_turns.is_empty() {
+        eprintln!(
+            "note: {} turn(s) were interrupted when IronClaw last stopped; they are marked so in the history",
+            report.interrupted_turns.len()
+        );
+    }
+    let conversation = match &args.conversation {
+        Some(id) => id
+            .parse::<ConversationId>()
+            .map_err(|e| anyhow::anyhow!("{e}"))?,
+        None => {
+            let policy = args
+                .policy
+                .as_deref()
+                .map(parse_policy)
+                .transpose()?
+                .unwrap_or_default();
+            deps.history.create_conversation("New chat", policy)?.id
+        }
+    };
+    let mut session_config = SessionConfig::new(resolved.model.clone());
+    session_config.max_steps = args.max_steps;
+    session_config.profile = args.profile.clone();
+    let (session, mut events) = ironclaw_agent::start(deps.clone(), conversation, session_config)?;
+    if let (Some(p), Some(_)) = (&args.policy, &args.conversation) {
+        session.send(Op::SetPolicy {
+            policy: parse_policy(p)?,
+        })?;
+    }
+    let policy = deps.history.get_conversation(conversation)?.approval_policy;
+    eprintln!(
+        "IronClaw chat · conversation {conversation} · model {} · policy {}{}",
+        resolved.model,
+        policy.as_str(),
+        if ironclaw_agent::approval::is_flagged(policy) {
+            " (WARNING: code runs without asking)"
+        } else {
+            ""
+        }
+    );
+
+    let interactive = args.messages.is_empty();
+    let mut scripted = args.messages.into_iter();
+    let mut input = BufReader::new(tokio::io::stdin()).lines();
+    let tty = std::io::stdin().is_terminal();
+    let mut failed = false;
+    let mut last_request: Option<ApprovalRequest> = None;
+    loop {
+        let text = if interactive {
+            if tty {
+                eprint!("\nyou> ");
+            }
+            match input.next_line().await? {
+                Some(line) if line.trim().is_empty() => continue,
+                Some(line) => line,
+                None => break,
+            }
+        } else {
+            match scripted.next() {
+                Some(m) => m,
+                None => break,
+            }
+        };
+        session.send(Op::UserMessage { text })?;
+        // Render until this turn ends; Ctrl-C cancels the turn, not the program.
+        loop {
+            let event = tokio::select! {
+                e = events.recv() => e,
+                _ = tokio::signal::ctrl_c() => { session.send(Op::Cancel)?; continue; }
+            };
+            let Some(event) = event else {
+                return Ok(ExitCode::from(1));
+            };
+            match event {
+                AgentEvent::TurnEnded { status, error, .. } => {
+                    println!();
+                    match status {
+                        TurnStatus::Done => {}
+                        TurnStatus::Cancelled => eprintln!("(cancelled)"),
+                        TurnStatus::Failed => {
+                            failed = true;
+                            eprintln!("error: {}", error.unwrap_or_default());
+                        }
+                    }
+                    break;
+                }
+                AgentEvent::DecisionRejected {
+                    approval_id,
+                    message,
+                    still_pending: true,
+                } if last_request
+                    .as_ref()
+                    .is_some_and(|r| r.approval_id == approval_id) =>
+                {
+                    // E.g. an edit that turned destructive: ask again, with the confirmation.
+                    eprintln!("decision refused: {message}");
+                    if let Some(req) = last_request.clone() {
+                        decide(&session, &req, args.deny_all, &mut input, true).await?;
+                    }
+                }
+                AgentEvent::ApprovalRequested(req) => {
+                    decide(&session, &req, args.deny_all, &mut input, false).await?;
+                    last_request = Some(req);
+                }
+                other => render(other),
+            }
+        }
+    }
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+async fn decide(
+    session: &ironclaw_agent::SessionHandle,
+    req: &ApprovalRequest,
+    deny_all: bool,
+    input: &mut Input,
+    force_confirm: bool,
+) -> anyhow::Result<()> {
+    let answer = if deny_all {
+        eprintln!("{}\ndenied (--deny-all)", describe(req));
+        Some((
+            Decision::Deny {
+                reason: Some("denied automatically (--deny-all)".into()),
+            },
+            false,
+        ))
+    } else {
+        ask(req, input, force_confirm).await?
+    };
+    let (decision, confirmed) = answer.unwrap_or((
+        Decision::Deny {
+            reason: Some("no answer".into()),
+        },
+        false,
+    ));
+    session.send(Op::Decide {
+        approval_id: req.approval_id,
+        code_hash: req.code_hash,
+        decision,
+        decided_by: DecidedBy::Cli,
+        confirmed,
+    })?;
+    Ok(())
+}
+
+fn render(event: AgentEvent) {
+    let mut out = std::io::stdout();
+    match event {
+        AgentEvent::TextDelta { text, .. } => {
+            let _ = out.write_all(text.as_bytes());
+            let _ = out.flush();
+        }
+        AgentEvent::ExecutionStarted { language, .. } => eprintln!("\n── running ({language}) ──"),
+        AgentEvent::ExecutionOutput { stream, text, .. } => match stream {
+            OutputStream::Stdout => {
+                let _ = out.write_all(text.as_bytes());
+                let _ = out.flush();
+            }
+            OutputStream::Stderr => eprint!("{text}"),
+        },
+        AgentEvent::ExecutionEnded {
+            exit_code,
+            duration_ms,
+            timed_out,
+            oom_killed,
+            ..
+        } => {
+            let mut line = format!("── exit {exit_code} · {:.0} ms", duration_ms);
+            if timed_out {
+                line.push_str(" · timed out");
+            }
+            if oom_killed {
+                line.push_str(" · out of memory");
+            }
+            eprintln!("{line} ──");
+        }
+        AgentEvent::ApprovalResolved {
+            approved,
+            auto: true,
+            reason,
+            ..
+        } => {
+            eprintln!(
+                "(auto-{}: {})",
+                if approved { "approved" } else { "denied" },
+                reason.unwrap_or_default()
+            );
+        }
+        AgentEvent::DecisionRejected { message, .. } => eprintln!("decision refused: {message}"),
+        AgentEvent::PolicyChanged { policy, flagged } => {
+            eprintln!(
+                "policy: {}{}",
+                policy.as_str(),
+                if flagged {
+                    " (WARNING: code runs without asking)"
+                } else {
+                    ""
+                }
+            );
+        }
+        AgentEvent::Error { message } => eprintln!("error: {message}"),
+        AgentEvent::TurnStarted { .. }
+        | AgentEvent::AssistantMessage { .. }
+        | AgentEvent::ApprovalResolved { .. }
+        | AgentEvent::ApprovalRequested(_)
+        | AgentEvent::ExecutionResources { .. }
+        | AgentEvent::TurnEnded { .. } => {}
+    }
+}
+
+fn describe(req: &ApprovalRequest) -> String {
+    let risk = match req.risk {
+        RiskLevel::ReadOnly => "read-only",
+        RiskLevel::Normal => "normal",
+        RiskLevel::Destructive => "DESTRUCTIVE",
+    };
+    let mut s = format!(
+        "\n┌─ the agent wants to run {} code · risk: {risk}\n",
+        req.language
+    );
+    for r in &req.reasons {
+        s.push_str(&format!("│ • {} (line {})\n", r.message, r.line));
+    }
+    s.push_str("│\n");
+    for line in req.code.lines() {
+        s.push_str(&format!("│ {line}\n"));
+    }
+    s.push_str("└─");
+    s
+}
+
+type Input = Lines<BufReader<Stdin>>;
+
+/// Asks on the terminal. `None` when input ended.
+async fn ask(
+    req: &ApprovalRequest,
+    input: &mut Input,
+    force_confirm: bool,
+) -> anyhow::Result<Option<(Decision, bool)>> {
+    eprintln!("{}", describe(req));
+    loop {
+        eprint!("Run it? [a]pprove once · [s] always allow this exact code in this session · [e]dit · [d]eny: ");
+        let Some(answer) = input.next_line().await? else {
+            return Ok(None);
+        };
+        let decision = match answer.trim() {
+            "a" | "approve" => Decision::ApproveOnce,
+            "s" | "always" => Decision::AlwaysAllowInSession,
+            "e" | "edit" => {
+                eprintln!("Enter the code to run instead; end with a line containing only '.':");
+                let mut code = String::new();
+                loop {
+                    let Some(line) = input.next_line().await? else {
+                        return Ok(None);
+                    };
+                    if line == "." {
+                        break;
+                    }
+                    code.push_str(&line);
+                    code.push('\n');
+                }
+                Decision::EditAndApprove { code }
+            }
+            d if d == "d" || d.starts_with("d ") || d == "deny" => {
+                let reason = d
+                    .strip_prefix("d ")
+                    .map(|r| r.trim().to_string())
+                    .filter(|r| !r.is_empty());
+                return Ok(Some((Decision::Deny { reason }, false)));
+            }
+            _ => {
+                eprintln!("please answer a, s, e, or d (optionally `d REASON`)");
+                continue;
+            }
+        };
+        // A second, deliberate step for destructive code: one stray keypress never runs it.
+        let mut confirmed = false;
+        if req.destructive || force_confirm {
+            eprint!("This code is DESTRUCTIVE. Type `yes` to run it anyway: ");
+            let Some(line) = input.next_line().await? else {
+                return Ok(None);
+            };
+            if line.trim() != "yes" {
+                eprintln!("not confirmed; asking again");
+                continue;
+            }
+            confirmed = true;
+        }
+        return Ok(Some((decision, confirmed)));
+    }
+}

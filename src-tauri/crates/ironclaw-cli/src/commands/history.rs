@@ -1,0 +1,99 @@
+//! `ironclaw history` and `ironclaw audit`: reading what happened. No engine, no model needed.
+
+use std::process::ExitCode;
+
+use ironclaw_sandbox::Paths;
+use ironclaw_store::ConversationId;
+
+fn conversation_id(s: &str) -> anyhow::Result<ConversationId> {
+    s.parse()
+        .map_err(|e| anyhow::anyhow!("{e}: copy an id from `ironclaw history ls`"))
+}
+
+pub fn ls(json: bool) -> anyhow::Result<ExitCode> {
+    let (history, _) = ironclaw_agent::state::open_history(&Paths::from_env()?)?;
+    let list = history.list_conversations()?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&list)?);
+    } else if list.is_empty() {
+        println!("no conversations yet: `ironclaw chat` starts one");
+    } else {
+        for c in list {
+            let preview = c
+                .last_message_preview
+                .unwrap_or_default()
+                .replace('\n', " ");
+            println!(
+                "{}  {:<24} {:>4} msgs  {}",
+                c.conversation.id, c.conversation.title, c.message_count, preview
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn show(id: &str) -> anyhow::Result<ExitCode> {
+    let (history, _) = ironclaw_agent::state::open_history(&Paths::from_env()?)?;
+    print!("{}", history.export_markdown(conversation_id(id)?)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn search(text: &str, limit: usize) -> anyhow::Result<ExitCode> {
+    let (history, _) = ironclaw_agent::state::open_history(&Paths::from_env()?)?;
+    let hits = history.search(text, limit)?;
+    if hits.is_empty() {
+        println!("no matches");
+    }
+    for hit in hits {
+        let what = if hit.execution_id.is_some() {
+            "code"
+        } else {
+            "message"
+        };
+        println!(
+            "{}  [{what}]  {}",
+            hit.conversation_id,
+            hit.snippet.replace('\n', " ")
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn export(id: &str, format: &str) -> anyhow::Result<ExitCode> {
+    let (history, _) = ironclaw_agent::state::open_history(&Paths::from_env()?)?;
+    let id = conversation_id(id)?;
+    match format {
+        "md" | "markdown" => print!("{}", history.export_markdown(id)?),
+        "json" => println!("{}", history.export_json(id)?),
+        other => anyhow::bail!("unknown format {other:?}: use md or json"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn delete(id: &str) -> anyhow::Result<ExitCode> {
+    let (history, _) = ironclaw_agent::state::open_history(&Paths::from_env()?)?;
+    history.delete_conversation(conversation_id(id)?)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn audit_verify() -> anyhow::Result<ExitCode> {
+    let path = ironclaw_agent::state::audit_path(&Paths::from_env()?);
+    if !path.exists() {
+        println!("no audit log yet at {}", path.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    match ironclaw_store::verify(&path) {
+        Ok(report) => {
+            println!(
+                "ok: {} entries, chain intact ({})",
+                report.entries,
+                path.display()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            println!("TAMPERED: {e}");
+            Ok(ExitCode::from(2))
+        }
+    }
+}

@@ -1,0 +1,110 @@
+//! Anthropic's Messages API.
+
+mod decode;
+mod wire;
+
+#[cfg(test)]
+mod tests;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use reqwest::header::HeaderName;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use crate::api_key::ApiKey;
+use crate::endpoint::Endpoint;
+use crate::error::{Error, Result};
+use crate::http::{EventStream, HttpOptions};
+use crate::openai::{model_ids, not_found_means_bad_base_url};
+use crate::provider::Provider;
+use crate::types::ChatRequest;
+
+use decode::AnthropicDecoder;
+
+/// The official API base; requests go to `{base}/v1/messages`.
+pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
+/// The API version this client speaks (sent as `anthropic-version`).
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+#[derive(Debug, Clone)]
+pub struct Anthropic {
+    endpoint: Endpoint,
+}
+
+impl Anthropic {
+    pub fn new(api_key: ApiKey) -> Result<Self> {
+        Self::with_base_url(ANTHROPIC_BASE_URL, api_key)
+    }
+
+    /// For proxies and tests; the base is without `/v1`.
+    pub fn with_base_url(base_url: &str, api_key: ApiKey) -> Result<Self> {
+        let mut endpoint = Endpoint::new("anthropic", base_url)?;
+        endpoint.set_secret(HeaderName::from_static("x-api-key"), api_key.expose())?;
+        endpoint.set_header("anthropic-version", ANTHROPIC_VERSION)?;
+        Ok(Anthropic { endpoint })
+    }
+
+    pub fn with_header(mut self, name: &str, value: &str) -> Result<Self> {
+        self.endpoint.set_header(name, value)?;
+        Ok(self)
+    }
+
+    pub fn with_options(mut self, options: HttpOptions) -> Result<Self> {
+        self.endpoint.set_options(options)?;
+        Ok(self)
+    }
+
+    pub fn base_url(&self) -> &str {
+        &self.endpoint.base_url
+    }
+}
+
+#[async_trait]
+impl Provider for Anthropic {
+    fn id(&self) -> &str {
+        &self.endpoint.id
+    }
+
+    async fn stream(&self, req: &ChatRequest, cancel: CancellationToken) -> Result<EventStream> {
+        let span = tracing::info_span!(
+            "llm.stream",
+            provider = %self.endpoint.id,
+            model = %req.model,
+            messages = req.messages.len(),
+            tools = req.tools.len(),
+        );
+        let url = self.endpoint.url("/v1/messages");
+        let ctx = self.endpoint.context(&req.model, &url);
+        let body = serde_json::to_vec(&wire::request_body(req))
+            .map(Bytes::from)
+            .map_err(|err| Error::malformed(&ctx.provider, err))?;
+        self.endpoint
+            .transport
+            .open_stream(
+                &ctx,
+                || self.endpoint.post_json(&url, &body),
+                || AnthropicDecoder::new(ctx.clone()),
+                &cancel,
+            )
+            .instrument(span)
+            .await
+    }
+
+    async fn list_models(&self) -> Result<Vec<String>> {
+        let url = self.endpoint.url("/v1/models");
+        let ctx = self.endpoint.context("", &url);
+        let span = tracing::debug_span!("llm.list_models", provider = %self.endpoint.id);
+        // 1000 is the page maximum; no account has that many models.
+        let request = self.endpoint.get(&format!("{url}?limit=1000"));
+        let value = self
+            .endpoint
+            .transport
+            .get_json(&ctx, request, &CancellationToken::new())
+            .instrument(span)
+            .await
+            .map_err(|err| not_found_means_bad_base_url(err, &url))?;
+        model_ids(&value, "data", "id")
+            .ok_or_else(|| Error::malformed(&ctx.provider, "the model list has no `data` array"))
+    }
+}

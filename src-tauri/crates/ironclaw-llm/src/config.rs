@@ -1,0 +1,293 @@
+//! Choosing a provider and model: from the config file, the environment, or a local Ollama.
+//!
+//! Resolution order ([`resolve`]), first match wins:
+//! 1. A [`ProviderConfig`] (from the config file).
+//! 2. `IRONCLAW_OPENAI_BASE_URL`: any OpenAI-compatible server there, keyed by
+//!    `IRONCLAW_OPENAI_API_KEY` if set.
+//! 3. `ANTHROPIC_API_KEY`: Anthropic (base `IRONCLAW_ANTHROPIC_BASE_URL`, default the official API).
+//! 4. `OPENAI_API_KEY`: OpenAI.
+//! 5. An Ollama answering at `IRONCLAW_OLLAMA_BASE_URL` (default `http://127.0.0.1:11434`).
+//! 6. Otherwise [`Error::NoModelConfigured`].
+//!
+//! The model: the config's `model`, else `IRONCLAW_MODEL`, else — for Ollama and self-hosted
+//! OpenAI-compatible servers, which usually serve one model — the first model the server lists.
+//! Hosted services list dozens (embeddings, speech…), so for them a model must be named.
+//!
+//! API keys for a config: the env var named by `api_key_env`, else (for Anthropic, and for
+//! OpenAI's own API only) `ANTHROPIC_API_KEY` / `OPENAI_API_KEY`, then the OS keyring entry
+//! `ironclaw`/`<kind>` that Settings saves. A self-hosted or third-party OpenAI-compatible server
+//! never receives the OpenAI key unless its config names the variable.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::anthropic::{Anthropic, ANTHROPIC_BASE_URL};
+use crate::api_key::ApiKey;
+use crate::endpoint::normalize_base_url;
+use crate::error::{Error, Result};
+use crate::ollama::{detect_ollama, OLLAMA_BASE_URL};
+use crate::openai::{OpenAiCompatible, OPENAI_BASE_URL};
+use crate::provider::Provider;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ProviderKind {
+    /// Any OpenAI-compatible server; OpenAI itself when no base URL is given.
+    #[serde(rename = "openai")]
+    OpenAi,
+    #[serde(rename = "anthropic")]
+    Anthropic,
+    /// Ollama through its OpenAI-compatible `/v1` API.
+    #[serde(rename = "ollama")]
+    Ollama,
+}
+
+impl ProviderKind {
+    /// The provider id, also the keyring account of its key.
+    pub fn id(self) -> &'static str {
+        match self {
+            ProviderKind::OpenAi => "openai",
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Ollama => "ollama",
+        }
+    }
+
+    fn default_key_env(self) -> Option<&'static str> {
+        match self {
+            ProviderKind::OpenAi => Some("OPENAI_API_KEY"),
+            ProviderKind::Anthropic => Some("ANTHROPIC_API_KEY"),
+            ProviderKind::Ollama => None,
+        }
+    }
+}
+
+/// One provider as the config file describes it. It names where the key is, never the key.
+/// Field names are snake_case like the rest of `config/` (`base_url`, `api_key_env`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderConfig {
+    pub kind: ProviderKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+    /// Extra headers on every request (OpenRouter's `HTTP-Referer`, a proxy's token name…).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+}
+
+impl ProviderConfig {
+    pub fn new(kind: ProviderKind) -> Self {
+        ProviderConfig {
+            kind,
+            base_url: None,
+            model: None,
+            api_key_env: None,
+            headers: BTreeMap::new(),
+        }
+    }
+}
+
+/// A provider and the model to ask.
+pub struct Resolved {
+    pub provider: Box<dyn Provider>,
+    pub model: String,
+}
+
+impl std::fmt::Debug for Resolved {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Resolved")
+            .field("provider", &self.provider.id())
+            .field("model", &self.model)
+            .finish()
+    }
+}
+
+/// Where settings come from; tests swap the process environment and the keyring out.
+pub(crate) struct Env<'a> {
+    pub var: &'a (dyn Fn(&str) -> Option<String> + Sync),
+    pub keyring: bool,
+}
+
+impl Env<'_> {
+    fn get(&self, name: &str) -> Option<String> {
+        (self.var)(name).filter(|value| !value.trim().is_empty())
+    }
+}
+
+fn process_var(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+const PROCESS: Env<'static> = Env {
+    var: &process_var,
+    keyring: true,
+};
+
+/// Builds the provider a config describes (see the module docs for where keys come from).
+pub fn build(config: &ProviderConfig) -> Result<Box<dyn Provider>> {
+    build_with(config, &PROCESS)
+}
+
+/// Picks the provider and model in the documented order.
+pub async fn resolve(config: Option<&ProviderConfig>) -> Result<Resolved> {
+    resolve_with(config, &PROCESS).await
+}
+
+pub(crate) fn build_with(config: &ProviderConfig, env: &Env<'_>) -> Result<Box<dyn Provider>> {
+    let key = api_key(config, env)?;
+    let env_var = key_env(config)?.unwrap_or("the variable named by api_key_env");
+    let missing_key = || Error::MissingApiKey {
+        provider: config.kind.id().into(),
+        env_var: env_var.into(),
+    };
+    match config.kind {
+        ProviderKind::Anthropic => {
+            let base = config.base_url.as_deref().unwrap_or(ANTHROPIC_BASE_URL);
+            let mut provider = Anthropic::with_base_url(base, key.ok_or_else(missing_key)?)?;
+            for (name, value) in &config.headers {
+                provider = provider.with_header(name, value)?;
+            }
+            Ok(Box::new(provider))
+        }
+        ProviderKind::OpenAi | ProviderKind::Ollama => {
+            let base = openai_base(config)?;
+            // Only OpenAI's own API is sure to need a key; local servers usually take none.
+            if key.is_none() && base == OPENAI_BASE_URL {
+                return Err(missing_key());
+            }
+            let mut provider = OpenAiCompatible::new(&base, key)?.with_id(config.kind.id());
+            for (name, value) in &config.headers {
+                provider = provider.with_header(name, value)?;
+            }
+            Ok(Box::new(provider))
+        }
+    }
+}
+
+pub(crate) async fn resolve_with(
+    config: Option<&ProviderConfig>,
+    env: &Env<'_>,
+) -> Result<Resolved> {
+    let config = match config {
+        Some(config) => config.clone(),
+        None => match from_env(env).await {
+            Some(config) => config,
+            None => return Err(Error::NoModelConfigured),
+        },
+    };
+    let provider = build_with(&config, env)?;
+    let named = config.model.clone().or_else(|| env.get("IRONCLAW_MODEL"));
+    let model = match named {
+        Some(model) => model,
+        None if serves_few_models(&config)? => provider
+            .list_models()
+            .await?
+            .into_iter()
+            .next()
+            .ok_or(Error::NoModelConfigured)?,
+        None => return Err(Error::NoModelConfigured),
+    };
+    tracing::info!(provider = provider.id(), model = %model, "LLM provider chosen");
+    Ok(Resolved { provider, model })
+}
+
+/// Steps 2–5 of the resolution order, as a config.
+async fn from_env(env: &Env<'_>) -> Option<ProviderConfig> {
+    if let Some(base) = env.get("IRONCLAW_OPENAI_BASE_URL") {
+        return Some(ProviderConfig {
+            base_url: Some(base),
+            api_key_env: Some("IRONCLAW_OPENAI_API_KEY".into()),
+            ..ProviderConfig::new(ProviderKind::OpenAi)
+        });
+    }
+    if env.get("ANTHROPIC_API_KEY").is_some() {
+        return Some(ProviderConfig {
+            base_url: env.get("IRONCLAW_ANTHROPIC_BASE_URL"),
+            ..ProviderConfig::new(ProviderKind::Anthropic)
+        });
+    }
+    if env.get("OPENAI_API_KEY").is_some() {
+        return Some(ProviderConfig::new(ProviderKind::OpenAi));
+    }
+    let ollama = env.get("IRONCLAW_OLLAMA_BASE_URL");
+    match detect_ollama(ollama.as_deref()).await {
+        Ok(models) => Some(ProviderConfig {
+            base_url: ollama,
+            // The listing is already here; no second request to pick the first model.
+            model: env
+                .get("IRONCLAW_MODEL")
+                .or_else(|| models.into_iter().next()),
+            ..ProviderConfig::new(ProviderKind::Ollama)
+        })
+        .filter(|config| config.model.is_some()),
+        Err(err) => {
+            tracing::debug!(error = %err, "no local Ollama");
+            None
+        }
+    }
+}
+
+fn serves_few_models(config: &ProviderConfig) -> Result<bool> {
+    Ok(match config.kind {
+        ProviderKind::Ollama => true,
+        ProviderKind::OpenAi => openai_base(config)? != OPENAI_BASE_URL,
+        ProviderKind::Anthropic => false,
+    })
+}
+
+fn openai_base(config: &ProviderConfig) -> Result<String> {
+    match (config.kind, config.base_url.as_deref()) {
+        (ProviderKind::Ollama, base) => {
+            let base = normalize_base_url(base.unwrap_or(OLLAMA_BASE_URL))?;
+            Ok(if base.ends_with("/v1") {
+                base
+            } else {
+                format!("{base}/v1")
+            })
+        }
+        (_, base) => normalize_base_url(base.unwrap_or(OPENAI_BASE_URL)),
+    }
+}
+
+/// Whether the provider's default key sources (`OPENAI_API_KEY` / `ANTHROPIC_API_KEY` and the
+/// keyring entry) apply. An `openai` config pointing elsewhere (OpenRouter, a local vLLM) must
+/// not receive the OpenAI key unasked, so it only gets the variable its `api_key_env` names.
+fn default_key_applies(config: &ProviderConfig) -> Result<bool> {
+    Ok(match config.kind {
+        ProviderKind::Anthropic => true,
+        ProviderKind::OpenAi => openai_base(config)? == OPENAI_BASE_URL,
+        ProviderKind::Ollama => false,
+    })
+}
+
+fn key_env(config: &ProviderConfig) -> Result<Option<&str>> {
+    let default = match default_key_applies(config)? {
+        true => config.kind.default_key_env(),
+        false => None,
+    };
+    Ok(config.api_key_env.as_deref().or(default))
+}
+
+fn api_key(config: &ProviderConfig, env: &Env<'_>) -> Result<Option<ApiKey>> {
+    if let Some(value) = key_env(config)?.and_then(|var| env.get(var)) {
+        return ApiKey::new(value).map(Some);
+    }
+    if !env.keyring || !default_key_applies(config)? {
+        return Ok(None);
+    }
+    // A broken keyring must not stop a provider that may not even need a key.
+    match ApiKey::from_keyring(config.kind.id()) {
+        Ok(key) => Ok(key),
+        Err(err) => {
+            tracing::warn!(error = %err, "OS keyring unavailable; continuing without a saved key");
+            Ok(None)
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "config_tests.rs"]
+mod tests;

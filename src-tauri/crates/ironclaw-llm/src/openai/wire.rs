@@ -1,0 +1,188 @@
+//! The Chat Completions request body.
+
+use serde_json::{json, Map, Value};
+
+use crate::types::{wire_temperature, ChatRequest, Message};
+
+pub(crate) fn request_body(req: &ChatRequest) -> Value {
+    let mut messages = Vec::with_capacity(req.messages.len() + 1);
+    if !req.system.is_empty() {
+        messages.push(json!({"role": "system", "content": req.system}));
+    }
+    messages.extend(req.messages.iter().map(message));
+
+    let mut body = Map::new();
+    body.insert("model".into(), json!(req.model));
+    body.insert("messages".into(), Value::Array(messages));
+    body.insert("stream".into(), json!(true));
+    body.insert("stream_options".into(), json!({"include_usage": true}));
+    // Several local servers reject an empty `tools` array, so it is left out instead.
+    if !req.tools.is_empty() {
+        let tools = req
+            .tools
+            .iter()
+            .map(|tool| {
+                json!({
+                    "type": "function",
+                    "function": {
+                        "name": tool.name,
+                        "description": tool.description,
+                        "parameters": tool.parameters,
+                    },
+                })
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    // `max_tokens`, not OpenAI's newer `max_completion_tokens`: every compatible server
+    // (Ollama, llama.cpp, vLLM, LM Studio, OpenRouter) understands the old name.
+    if let Some(max_tokens) = req.max_tokens {
+        body.insert("max_tokens".into(), json!(max_tokens));
+    }
+    if let Some(temperature) = req.temperature {
+        body.insert("temperature".into(), wire_temperature(temperature));
+    }
+    Value::Object(body)
+}
+
+fn message(message: &Message) -> Value {
+    match message {
+        Message::User { content } => json!({"role": "user", "content": content}),
+        Message::Assistant {
+            content,
+            tool_calls,
+        } => {
+            let mut out = Map::new();
+            out.insert("role".into(), json!("assistant"));
+            // OpenAI wants `null`, not "", for a turn that only calls tools.
+            let content = if content.is_empty() && !tool_calls.is_empty() {
+                Value::Null
+            } else {
+                json!(content)
+            };
+            out.insert("content".into(), content);
+            if !tool_calls.is_empty() {
+                let calls = tool_calls
+                    .iter()
+                    .map(|call| {
+                        json!({
+                            "id": call.id,
+                            "type": "function",
+                            "function": {"name": call.name, "arguments": call.arguments},
+                        })
+                    })
+                    .collect();
+                out.insert("tool_calls".into(), Value::Array(calls));
+            }
+            Value::Object(out)
+        }
+        Message::Tool {
+            call_id,
+            content,
+            is_error,
+        } => {
+            // The format has no error flag; the prefix tells the model the tool failed.
+            let content = if *is_error {
+                format!("Error: {content}")
+            } else {
+                content.clone()
+            };
+            json!({"role": "tool", "tool_call_id": call_id, "content": content})
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+    use crate::types::{ToolCall, ToolSpec};
+
+    pub(crate) fn sample_request() -> ChatRequest {
+        ChatRequest {
+            model: "m1".into(),
+            system: "You are IronClaw.".into(),
+            messages: vec![
+                Message::user("Run it"),
+                Message::assistant(
+                    "Running.",
+                    vec![ToolCall {
+                        id: "call_1".into(),
+                        name: "run_python".into(),
+                        arguments: r#"{"code":"print(1)"}"#.into(),
+                    }],
+                ),
+                Message::tool_result("call_1", "1\n", false),
+                Message::assistant(
+                    "",
+                    vec![ToolCall {
+                        id: "call_2".into(),
+                        name: "run_python".into(),
+                        arguments: r#"{"code":"#.into(),
+                    }],
+                ),
+                Message::tool_result("call_2", "arguments are not valid JSON", true),
+            ],
+            tools: vec![ToolSpec {
+                name: "run_python".into(),
+                description: "Run Python in the sandbox".into(),
+                parameters: json!({"type": "object", "properties": {"code": {"type": "string"}}, "required": ["code"]}),
+            }],
+            max_tokens: Some(1024),
+            temperature: Some(0.7),
+        }
+    }
+
+    #[test]
+    fn request_json_has_the_chat_completions_shape() {
+        assert_eq!(
+            request_body(&sample_request()),
+            json!({
+                "model": "m1",
+                "stream": true,
+                "stream_options": {"include_usage": true},
+                "max_tokens": 1024,
+                "temperature": 0.7,
+                "messages": [
+                    {"role": "system", "content": "You are IronClaw."},
+                    {"role": "user", "content": "Run it"},
+                    {"role": "assistant", "content": "Running.", "tool_calls": [
+                        {"id": "call_1", "type": "function", "function": {"name": "run_python", "arguments": "{\"code\":\"print(1)\"}"}}
+                    ]},
+                    {"role": "tool", "tool_call_id": "call_1", "content": "1\n"},
+                    {"role": "assistant", "content": null, "tool_calls": [
+                        {"id": "call_2", "type": "function", "function": {"name": "run_python", "arguments": "{\"code\":"}}
+                    ]},
+                    {"role": "tool", "tool_call_id": "call_2", "content": "Error: arguments are not valid JSON"},
+                ],
+                "tools": [{"type": "function", "function": {
+                    "name": "run_python",
+                    "description": "Run Python in the sandbox",
+                    "parameters": {"type": "object", "properties": {"code": {"type": "string"}}, "required": ["code"]},
+                }}],
+            })
+        );
+    }
+
+    #[test]
+    fn no_tools_and_no_system_prompt_are_left_out() {
+        let req = ChatRequest {
+            model: "m".into(),
+            system: String::new(),
+            messages: vec![Message::user("hi")],
+            tools: vec![],
+            max_tokens: None,
+            temperature: None,
+        };
+        assert_eq!(
+            request_body(&req),
+            json!({
+                "model": "m",
+                "stream": true,
+                "stream_options": {"include_usage": true},
+                "messages": [{"role": "user", "content": "hi"}],
+            })
+        );
+    }
+}

@@ -1,0 +1,114 @@
+//! Risk classification for the code an IronClaw agent asks to run.
+//!
+//! Before the approval dialog opens, [`assess`] parses the agent's shell or Python code with real
+//! grammars (tree-sitter's bash and Python grammars) and reports what the code could damage: a
+//! [`RiskLevel`] for the policy (`ask-unless-safe` auto-approves only [`RiskLevel::ReadOnly`];
+//! [`RiskLevel::Destructive`] needs a second confirmation) and human-readable [`Reason`]s for the
+//! dialog.
+//!
+//! The classifier is deliberately one-sided: anything it cannot *prove* only reads (unknown
+//! programs, code built at run time, text the grammar rejects) is at least `Normal`, so a gap in
+//! the analysis costs the person a click, never an unreviewed write. It is advisory all the same:
+//! the Docker sandbox, not this crate, is the security boundary.
+
+mod findings;
+mod parse;
+mod paths;
+mod python;
+mod shell;
+
+use serde::{Deserialize, Serialize};
+
+/// The language of a snippet, as the agent declared it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Language {
+    Python,
+    Shell,
+}
+
+/// How much harm running a snippet could do. Ordered: `ReadOnly < Normal < Destructive`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RiskLevel {
+    /// Provably only reads files, prints or computes.
+    ReadOnly,
+    /// Writes, uses the network, or could not be fully analysed.
+    Normal,
+    /// Deletes, overwrites, changes permissions, rewrites history, escalates privileges or
+    /// runs code fetched from the network.
+    Destructive,
+}
+
+/// What kind of effect a [`Reason`] describes; the dialog can group or colour by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Category {
+    /// Deletes files or directories.
+    Delete,
+    /// Replaces the contents of files that may already exist.
+    Overwrite,
+    /// Creates or appends to files, or edits them in place.
+    Write,
+    /// Changes permissions or ownership.
+    Permissions,
+    /// Writes to raw disks or file systems.
+    Disk,
+    /// Discards commits or uncommitted work in git.
+    GitHistory,
+    /// Runs code downloaded from the network.
+    RemoteCode,
+    /// Runs something as another (usually more powerful) user.
+    PrivilegeEscalation,
+    /// Stops processes.
+    ProcessKill,
+    /// Touches paths outside the session workspace.
+    OutsideWorkspace,
+    /// Talks to the network.
+    Network,
+    /// Installs packages.
+    Install,
+    /// Changes the session (environment, aliases, monkey-patching) for later steps.
+    Environment,
+    /// Runs a program, module or function IronClaw does not recognise.
+    Unrecognized,
+    /// Runs a script file whose contents IronClaw cannot see.
+    ScriptFile,
+    /// Runs code that is only known at run time (`eval`, `exec`, variables as commands).
+    DynamicCode,
+    /// Code the grammar could not parse, or too large/deep to analyse.
+    Unparseable,
+}
+
+/// One thing the person should know before approving.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reason {
+    pub level: RiskLevel,
+    pub category: Category,
+    /// A sentence for the approval dialog, naming the offending code, e.g.
+    /// `deletes files: rm -rf build/`.
+    pub message: String,
+    /// The offending code, shortened to one line.
+    pub snippet: String,
+    /// 1-based line in the submitted code (for nested code: the line of the outer construct plus
+    /// the line inside it).
+    pub line: usize,
+}
+
+/// The verdict on one snippet: `level` is the maximum over `reasons` (`ReadOnly` when empty).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Assessment {
+    pub level: RiskLevel,
+    pub reasons: Vec<Reason>,
+}
+
+/// Classifies `code`. Total: never panics and always answers, whatever the input (binary, huge,
+/// NUL bytes, pathological nesting); what it cannot analyse is reported as a reason.
+pub fn assess(language: Language, code: &str) -> Assessment {
+    let mut out = findings::Findings::new();
+    match language {
+        Language::Shell => shell::analyze(code, &mut out),
+        Language::Python => python::analyze(code, &mut out),
+    }
+    out.finish()
+}

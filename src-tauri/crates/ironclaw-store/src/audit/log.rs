@@ -1,0 +1,197 @@
+//! Appending to the audit log.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+
+use fs4::FileExt;
+use serde::Serialize;
+
+use super::entry::{sha256_hex, AuditEntry, AuditKind};
+use super::error::AuditError;
+use super::tail::{self, ChainTail, TornTail};
+use crate::time::Timestamp;
+
+/// An open audit log. `Send + Sync`; appends from threads in this process are serialized by a
+/// mutex, and appends from other processes by an exclusive lock on `<log>.lock`.
+///
+/// The lock lives in a sidecar file rather than on the log itself because Windows locks are
+/// mandatory: locking the log would stop our own truncate handle and other readers (such as
+/// `verify`) from touching it.
+#[derive(Debug)]
+pub struct AuditLog {
+    path: PathBuf,
+    file: File,
+    lock_file: File,
+    tail: Mutex<ChainTail>,
+}
+
+impl AuditLog {
+    /// Opens (creating if needed) the log at `path` and finds the end of its chain. A torn
+    /// final line from a crash mid-write is cut off, reported, and recorded in the log itself
+    /// as a `log_repaired` entry. Refuses a log whose last complete entry is not valid.
+    pub fn open(path: impl AsRef<Path>) -> Result<(Self, Option<TornTail>), AuditError> {
+        let path = path.as_ref().to_path_buf();
+        let io = |source| AuditError::Io {
+            path: path.clone(),
+            source,
+        };
+        let created = !path.exists();
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            fs::create_dir_all(dir).map_err(io)?;
+        }
+        let file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create(true)
+            .open(&path)
+            .map_err(io)?;
+        if created {
+            sync_parent_dir(&path).map_err(io)?;
+        }
+        let mut lock_path = path.as_os_str().to_owned();
+        lock_path.push(".lock");
+        let lock_file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(PathBuf::from(lock_path))
+            .map_err(io)?;
+        let log = Self {
+            path,
+            file,
+            lock_file,
+            tail: Mutex::new(ChainTail::stale()),
+        };
+        let ((), torn) = log.with_current_tail(|_, _| Ok(()))?;
+        Ok((log, torn))
+    }
+
+    /// Appends one entry and flushes it to disk before returning it.
+    pub fn append<T: Serialize + ?Sized>(
+        &self,
+        kind: AuditKind,
+        data: &T,
+    ) -> Result<AuditEntry, AuditError> {
+        let data = serde_json::to_value(data)?;
+        let (entry, _) = self.with_current_tail(|log, tail| log.write_entry(tail, kind, data))?;
+        Ok(entry)
+    }
+
+    /// The log file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Runs `f` holding both locks, with the chain state brought up to date with the file
+    /// (another process may have appended, or crashed mid-append, since we last wrote).
+    fn with_current_tail<T>(
+        &self,
+        f: impl FnOnce(&Self, &mut ChainTail) -> Result<T, AuditError>,
+    ) -> Result<(T, Option<TornTail>), AuditError> {
+        // A panic while holding the mutex left the state stale at worst; it is re-read below
+        // whenever it disagrees with the file.
+        let mut tail = self.tail.lock().unwrap_or_else(PoisonError::into_inner);
+        let _locked = Locked::exclusive(&self.lock_file, &self.path)?;
+        let len = self
+            .file
+            .metadata()
+            .map_err(|source| AuditError::Io {
+                path: self.path.clone(),
+                source,
+            })?
+            .len();
+        let mut torn = None;
+        if len != tail.len {
+            let (fresh, cut) = tail::load(&self.file, &self.path)?;
+            *tail = fresh;
+            if let Some(cut) = cut {
+                self.write_entry(
+                    &mut tail,
+                    AuditKind::LogRepaired,
+                    serde_json::to_value(cut)?,
+                )?;
+                torn = Some(cut);
+            }
+        }
+        Ok((f(self, &mut tail)?, torn))
+    }
+
+    fn write_entry(
+        &self,
+        tail: &mut ChainTail,
+        kind: AuditKind,
+        data: serde_json::Value,
+    ) -> Result<AuditEntry, AuditError> {
+        let entry = AuditEntry::seal(
+            tail.next_seq,
+            Timestamp::now(),
+            kind,
+            data,
+            tail.prev.clone(),
+        );
+        let line = entry.to_line()?;
+        let mut bytes = Vec::with_capacity(line.len() + 1);
+        bytes.extend_from_slice(line.as_bytes());
+        bytes.push(b'\n');
+        // One write of the whole line (O_APPEND puts it at the end), then fdatasync: the entry
+        // is on disk before anyone is told it was logged.
+        let written = (&self.file)
+            .write_all(&bytes)
+            .and_then(|()| self.file.sync_data());
+        if let Err(source) = written {
+            // Part of the line may be on disk; the next append re-reads and repairs it.
+            *tail = ChainTail::stale();
+            return Err(AuditError::Io {
+                path: self.path.clone(),
+                source,
+            });
+        }
+        tail.len += bytes.len() as u64;
+        tail.next_seq += 1;
+        tail.prev = sha256_hex(line.as_bytes());
+        tracing::debug!(seq = entry.seq, kind = %entry.kind, "audit entry appended");
+        Ok(entry)
+    }
+}
+
+/// Holds the exclusive lock on the log's lock file until dropped.
+struct Locked<'a>(&'a File);
+
+impl<'a> Locked<'a> {
+    fn exclusive(file: &'a File, path: &Path) -> Result<Self, AuditError> {
+        // Through the trait: std's inherent `File::lock` needs a newer Rust than ours.
+        FileExt::lock(file).map_err(|source| AuditError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Ok(Self(file))
+    }
+}
+
+impl Drop for Locked<'_> {
+    fn drop(&mut self) {
+        if let Err(e) = FileExt::unlock(self.0) {
+            // Closing the file releases it anyway; nothing more to do here.
+            tracing::warn!(error = %e, "could not unlock the audit log");
+        }
+    }
+}
+
+/// Makes a newly created file's directory entry durable, so the log itself survives a power
+/// loss right after creation (a no-op where directories cannot be synced).
+fn sync_parent_dir(path: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        let dir = match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            Some(dir) => dir,
+            None => Path::new("."),
+        };
+        File::open(dir)?.sync_all()?;
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
+}

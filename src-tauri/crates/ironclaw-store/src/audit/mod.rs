@@ -1,0 +1,25 @@
+//! The audit log: an append-only, hash-chained JSON-lines file.
+//!
+//! Each line is one [`AuditEntry`]; its `prev` is the SHA-256 of the previous line and its
+//! `hash` covers its own fields, so editing, removing, reordering or inserting a line is
+//! detected by [`verify`] at the first bad line. What a chain cannot show is that entries were
+//! cut off at the end; compare [`VerifyReport::last_hash`] with a copy kept elsewhere for that.
+//!
+//! Every append is written with `O_APPEND` and flushed to disk (`fdatasync`) under an
+//! exclusive lock on `<log>.lock` before it returns, so entries from several processes never interleave
+//! and nothing reported as logged is lost on a crash.
+
+mod entry;
+mod error;
+mod log;
+mod tail;
+mod verify;
+
+pub use entry::{AuditEntry, AuditKind, GENESIS_PREV};
+pub use error::{AuditError, ChainProblem};
+pub use log::AuditLog;
+pub use tail::TornTail;
+pub use verify::{verify, VerifyReport};
+
+#[cfg(test)]
+mod tests;

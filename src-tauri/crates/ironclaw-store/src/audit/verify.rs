@@ -1,0 +1,122 @@
+//! Checking an audit log's hash chain from the first line to the last.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::entry::{sha256_hex, AuditEntry, GENESIS_PREV};
+use super::error::{AuditError, ChainProblem};
+
+/// A log whose chain is intact.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VerifyReport {
+    /// Complete, valid entries.
+    pub entries: u64,
+    /// SHA-256 of the last line: keep it elsewhere to detect entries cut off the end later.
+    pub last_hash: Option<String>,
+    /// Bytes of a final line without a newline (a crash mid-write, or an append in progress);
+    /// the next [`super::AuditLog::open`] cuts them off.
+    pub torn_tail_bytes: Option<u64>,
+}
+
+/// Reads the whole log and checks every entry's hash, sequence number and link to the line
+/// before it. Returns [`AuditError::Broken`] naming the first bad line.
+pub fn verify(path: impl AsRef<Path>) -> Result<VerifyReport, AuditError> {
+    let path = path.as_ref();
+    let file = File::open(path).map_err(|source| AuditError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut lines = Lines {
+        reader: BufReader::new(file),
+    }
+    .peekable();
+    let mut report = VerifyReport {
+        entries: 0,
+        last_hash: None,
+        torn_tail_bytes: None,
+    };
+    let mut prev = GENESIS_PREV.to_owned();
+    let mut line_no = 0u64;
+    while let Some(read) = lines.next() {
+        let (bytes, complete) = read.map_err(|source| AuditError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        line_no += 1;
+        let expected_seq = report.entries + 1;
+        let broken = |seq, problem| AuditError::Broken {
+            line: line_no,
+            seq,
+            problem,
+        };
+        if !complete {
+            report.torn_tail_bytes = Some(bytes.len() as u64);
+            break;
+        }
+        let entry: AuditEntry = serde_json::from_slice(&bytes)
+            .map_err(|_| broken(expected_seq, ChainProblem::Malformed))?;
+        if entry.hash != entry.expected_hash() {
+            return Err(broken(entry.seq, ChainProblem::Edited));
+        }
+        if entry.seq > expected_seq {
+            // A later entry where `expected_seq` should be: reordered if the missing one comes
+            // right after, removed otherwise.
+            let reordered = matches!(lines.peek(), Some(Ok((next, true)))
+                if serde_json::from_slice::<AuditEntry>(next).is_ok_and(|n| n.seq == expected_seq));
+            return Err(if reordered {
+                broken(entry.seq, ChainProblem::Reordered)
+            } else {
+                broken(expected_seq, ChainProblem::Removed)
+            });
+        }
+        if entry.seq < expected_seq {
+            let problem = if entry.seq + 1 == expected_seq {
+                ChainProblem::Inserted
+            } else {
+                ChainProblem::Reordered
+            };
+            return Err(broken(entry.seq, problem));
+        }
+        if entry.prev != prev {
+            // This entry is intact and in sequence but does not link to the line above: that
+            // line's bytes changed after this entry was written (its own hash was redone).
+            return Err(AuditError::Broken {
+                line: line_no.saturating_sub(1).max(1),
+                seq: entry.seq.saturating_sub(1).max(1),
+                problem: ChainProblem::Edited,
+            });
+        }
+        prev = sha256_hex(&bytes);
+        report.entries += 1;
+        report.last_hash = Some(prev.clone());
+    }
+    Ok(report)
+}
+
+/// Raw lines with whether each ended in a newline.
+struct Lines<R> {
+    reader: R,
+}
+
+impl<R: BufRead> Iterator for Lines<R> {
+    type Item = std::io::Result<(Vec<u8>, bool)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let mut line = Vec::new();
+        match self.reader.read_until(b'\n', &mut line) {
+            Ok(0) => None,
+            Ok(_) => {
+                let complete = line.last() == Some(&b'\n');
+                if complete {
+                    line.pop();
+                }
+                Some(Ok((line, complete)))
+            }
+            Err(e) => Some(Err(e)),
+        }
+    }
+}

@@ -1,0 +1,146 @@
+//! Errors from the history database.
+
+use std::path::PathBuf;
+
+use crate::model::{ApprovalStatus, MessageStatus, TurnStatus};
+
+/// Everything that can go wrong opening or using the history. Each message says what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error(
+        "could not open the history database {path}: {source}. Check that its folder exists, \
+         is writable and the disk is not full"
+    )]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: rusqlite::Error,
+    },
+
+    #[error(
+        "could not lock {path} to coordinate with other IronClaw processes: {source}. Check that \
+         the history folder is writable"
+    )]
+    Lock {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error(
+        "{path} is not a SQLite database, so IronClaw will not open it as its history. A copy \
+         was kept at {backup}. Move {path} aside (or delete it) to start a fresh history"
+    )]
+    NotADatabase { path: PathBuf, backup: PathBuf },
+
+    #[error(
+        "the history database {path} is damaged ({problem}), so IronClaw will not open it. A \
+         copy was kept at {backup}. Salvage it with `sqlite3 {backup} .recover`, or move \
+         {path} aside to start a fresh history"
+    )]
+    Corrupt {
+        path: PathBuf,
+        backup: PathBuf,
+        problem: String,
+    },
+
+    #[error(
+        "the history database {path} is damaged or not a database, and keeping a copy at \
+         {backup} failed: {source}. Nothing was changed; free some disk space or copy {path} \
+         somewhere safe by hand, then move it aside"
+    )]
+    Backup {
+        path: PathBuf,
+        backup: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error(
+        "the history database {path} has schema version {found}, but this IronClaw only knows \
+         up to {supported}. Update IronClaw, or point it at another history file"
+    )]
+    TooNew {
+        path: PathBuf,
+        found: i64,
+        supported: i64,
+    },
+
+    #[error("upgrading the history database to schema version {version} failed: {source}. The database was left at the previous version; report this as a bug")]
+    Migration {
+        version: i64,
+        #[source]
+        source: rusqlite::Error,
+    },
+
+    #[error("could not read {path}: {source}. Check the file's permissions")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("no {what} with id {id} in the history; it may have been deleted")]
+    NotFound { what: &'static str, id: String },
+
+    #[error("approval {id} was already {status}; ask for a new approval to run this code")]
+    NotPending { id: String, status: ApprovalStatus },
+
+    #[error(
+        "approval {id} is {status}, not approved; code may only run after the person approves it"
+    )]
+    NotApproved { id: String, status: ApprovalStatus },
+
+    #[error("approval {id} was already used for a run; each run needs its own approval")]
+    ApprovalUsed { id: String },
+
+    #[error("execution {id} already finished (or was marked interrupted after a restart); its outcome cannot change")]
+    ExecutionFinished { id: String },
+
+    #[error("turn {id} already ended as {status}; start a new turn")]
+    TurnEnded { id: String, status: TurnStatus },
+
+    #[error(
+        "message {id} is already {status} and can no longer change; add a new message instead"
+    )]
+    MessageFinished { id: String, status: MessageStatus },
+
+    #[error("stored JSON in the history is invalid: {0}. The file was edited outside IronClaw or is damaged")]
+    Json(#[from] serde_json::Error),
+
+    #[error("history database error: {0}. If this repeats, restart IronClaw; if the disk is full, free some space")]
+    Sqlite(#[from] rusqlite::Error),
+}
+
+/// Shorthand for results from the history.
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+impl StoreError {
+    /// Whether trying the same call again may succeed: only a busy database (another process
+    /// holding a write lock past the busy timeout) is worth a retry.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Self::Sqlite(rusqlite::Error::SqliteFailure(e, _)) => matches!(
+                e.code,
+                rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+            ),
+            Self::Sqlite(_)
+            | Self::Open { .. }
+            | Self::Lock { .. }
+            | Self::NotADatabase { .. }
+            | Self::Corrupt { .. }
+            | Self::Backup { .. }
+            | Self::TooNew { .. }
+            | Self::Migration { .. }
+            | Self::NotFound { .. }
+            | Self::NotPending { .. }
+            | Self::NotApproved { .. }
+            | Self::ApprovalUsed { .. }
+            | Self::TurnEnded { .. }
+            | Self::ExecutionFinished { .. }
+            | Self::MessageFinished { .. }
+            | Self::Io { .. }
+            | Self::Json(_) => false,
+        }
+    }
+}

@@ -1,0 +1,129 @@
+//! Runs of approved code: started (before the sandbox is asked) and finished (with outcome).
+
+use rusqlite::{params, OptionalExtension, Transaction};
+
+use super::approvals::get_approval;
+use super::rows::{self, signed, EXECUTION_COLUMNS};
+use super::History;
+use crate::error::{Result, StoreError};
+use crate::ids::{ApprovalId, ExecutionId};
+use crate::model::{ApprovalStatus, Execution, ExecutionOutcome};
+use crate::time::Timestamp;
+
+impl History {
+    /// Records that an approved request is about to run, and returns the run with the exact
+    /// code to execute. The code comes from the approval, not the caller, so what runs is
+    /// always what was approved (including the person's edits).
+    ///
+    /// Refuses an approval that is not `Approved` or that already has a run.
+    pub fn start_execution(
+        &self,
+        approval_id: ApprovalId,
+        log_path: Option<&str>,
+    ) -> Result<Execution> {
+        let id = ExecutionId::new();
+        let now = Timestamp::now();
+        let execution = self.write(|tx| {
+            let approval = get_approval(tx, approval_id)?;
+            match approval.status {
+                ApprovalStatus::Approved => {}
+                ApprovalStatus::Pending | ApprovalStatus::Denied | ApprovalStatus::Expired => {
+                    return Err(StoreError::NotApproved {
+                        id: approval_id.to_string(),
+                        status: approval.status,
+                    })
+                }
+            }
+            let used: Option<ExecutionId> = tx
+                .query_row(
+                    "SELECT id FROM executions WHERE approval_id = ?1",
+                    [approval_id],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            if used.is_some() {
+                return Err(StoreError::ApprovalUsed {
+                    id: approval_id.to_string(),
+                });
+            }
+            tx.execute(
+                "INSERT INTO executions (id, conversation_id, approval_id, code, language, started_at, log_path)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![
+                    id,
+                    approval.conversation_id,
+                    approval_id,
+                    approval.code,
+                    approval.language,
+                    now,
+                    log_path
+                ],
+            )?;
+            get_execution(tx, id)
+        })?;
+        tracing::info!(execution_id = %id, approval_id = %approval_id, "execution started");
+        Ok(execution)
+    }
+
+    /// Records how a run ended. A run can be finished once; recovery finishes runs that were
+    /// cut off by a crash as `interrupted`, and a late report for those is refused.
+    pub fn finish_execution(
+        &self,
+        id: ExecutionId,
+        outcome: &ExecutionOutcome,
+    ) -> Result<Execution> {
+        let now = Timestamp::now();
+        let execution = self.write(|tx| {
+            let changed = tx.execute(
+                "UPDATE executions SET ended_at = ?2, exit_code = ?3, duration_ms = ?4,
+                     peak_memory_bytes = ?5, timed_out = ?6, cancelled = ?7, oom_killed = ?8,
+                     stdout_head = ?9, stdout_tail = ?10, stderr_head = ?11, stderr_tail = ?12,
+                     log_path = coalesce(?13, log_path)
+                 WHERE id = ?1 AND ended_at IS NULL",
+                params![
+                    id,
+                    now,
+                    outcome.exit_code,
+                    signed(outcome.duration_ms),
+                    outcome.peak_memory_bytes.map(signed),
+                    outcome.timed_out,
+                    outcome.cancelled,
+                    outcome.oom_killed,
+                    outcome.stdout.head,
+                    outcome.stdout.tail,
+                    outcome.stderr.head,
+                    outcome.stderr.tail,
+                    outcome.log_path
+                ],
+            )?;
+            let execution = get_execution(tx, id)?;
+            if changed == 0 {
+                return Err(StoreError::ExecutionFinished { id: id.to_string() });
+            }
+            Ok(execution)
+        })?;
+        tracing::info!(
+            execution_id = %id,
+            exit_code = ?execution.exit_code,
+            timed_out = execution.timed_out,
+            oom_killed = execution.oom_killed,
+            "execution finished"
+        );
+        Ok(execution)
+    }
+
+    /// One run.
+    pub fn get_execution(&self, id: ExecutionId) -> Result<Execution> {
+        self.read(|tx| get_execution(tx, id))
+    }
+}
+
+fn get_execution(tx: &Transaction<'_>, id: ExecutionId) -> Result<Execution> {
+    rows::one(
+        tx,
+        "execution",
+        &format!("SELECT {EXECUTION_COLUMNS} FROM executions WHERE id = ?1"),
+        &id,
+        rows::execution,
+    )
+}

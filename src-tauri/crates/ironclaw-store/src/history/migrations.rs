@@ -1,0 +1,238 @@
+//! The schema, as an ordered list of migrations tracked by SQLite's `user_version`.
+//!
+//! Migration N (1-based) takes the database from version N-1 to N inside one transaction that
+//! also bumps `user_version`, so a kill mid-upgrade leaves the previous version intact. Never
+//! edit a released migration: append a new one.
+//!
+//! Enum columns hold the variant's snake_case name without a CHECK constraint: SQLite cannot
+//! alter a CHECK without rebuilding the table, and the Rust side rejects unknown names on read.
+//! IDs are UUID strings (readable in `sqlite3`, time-ordered because they are v7).
+
+use std::path::Path;
+
+use rusqlite::{Connection, TransactionBehavior};
+
+use crate::error::{Result, StoreError};
+
+const V1_SCHEMA: &str = r#"
+CREATE TABLE conversations (
+    id              TEXT PRIMARY KEY NOT NULL,
+    title           TEXT NOT NULL,
+    session_name    TEXT,
+    approval_policy TEXT NOT NULL,
+    created_at      INTEGER NOT NULL,
+    updated_at      INTEGER NOT NULL
+);
+CREATE INDEX conversations_by_updated ON conversations (updated_at DESC, id DESC);
+
+CREATE TABLE turns (
+    id              TEXT PRIMARY KEY NOT NULL,
+    conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+    status          TEXT NOT NULL,
+    started_at      INTEGER NOT NULL,
+    ended_at        INTEGER
+);
+CREATE INDEX turns_by_conversation ON turns (conversation_id, started_at);
+CREATE INDEX turns_running ON turns (status) WHERE status = 'running';
+
+-- seq is AUTOINCREMENT so it never reuses a deleted row's number: message order is insertion
+-- order even across deletes, and seq doubles as the FTS rowid.
+CREATE TABLE messages (
+    seq             INTEGER PRIMARY KEY AUTOINCREMENT,
+    id              TEXT NOT NULL UNIQUE,
+    conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+    turn_id         TEXT REFERENCES turns (id) ON DELETE CASCADE,
+    role            TEXT NOT NULL,
+    content         TEXT NOT NULL,
+    status          TEXT NOT NULL,
+    created_at      INTEGER NOT NULL,
+    updated_at      INTEGER NOT NULL
+);
+CREATE INDEX messages_by_conversation ON messages (conversation_id, seq);
+CREATE INDEX messages_by_turn ON messages (turn_id);
+CREATE INDEX messages_streaming ON messages (status) WHERE status = 'streaming';
+
+CREATE TABLE tool_calls (
+    id               TEXT PRIMARY KEY NOT NULL,
+    message_id       TEXT NOT NULL REFERENCES messages (id) ON DELETE CASCADE,
+    model_call_id    TEXT NOT NULL,
+    name             TEXT NOT NULL,
+    arguments        TEXT NOT NULL,
+    arguments_parsed INTEGER NOT NULL CHECK (arguments_parsed IN (0, 1)),
+    created_at       INTEGER NOT NULL
+);
+CREATE INDEX tool_calls_by_message ON tool_calls (message_id);
+
+CREATE TABLE approvals (
+    id              TEXT PRIMARY KEY NOT NULL,
+    conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+    tool_call_id    TEXT REFERENCES tool_calls (id) ON DELETE CASCADE,
+    code_hash       TEXT NOT NULL,
+    language        TEXT NOT NULL,
+    code            TEXT NOT NULL,
+    risk            TEXT NOT NULL,
+    reasons         TEXT NOT NULL,  -- JSON array of strings
+    status          TEXT NOT NULL,
+    scope           TEXT,
+    decided_by      TEXT,
+    reason          TEXT,
+    user_edited     INTEGER NOT NULL CHECK (user_edited IN (0, 1)),
+    original_hash   TEXT,
+    requested_at    INTEGER NOT NULL,
+    decided_at      INTEGER
+);
+CREATE INDEX approvals_by_conversation ON approvals (conversation_id, requested_at);
+CREATE INDEX approvals_by_tool_call ON approvals (tool_call_id);
+CREATE INDEX approvals_pending ON approvals (status) WHERE status = 'pending';
+
+CREATE TABLE session_rules (
+    id              TEXT PRIMARY KEY NOT NULL,
+    conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+    kind            TEXT NOT NULL,
+    pattern         TEXT NOT NULL,
+    approval_id     TEXT REFERENCES approvals (id) ON DELETE SET NULL,
+    created_at      INTEGER NOT NULL,
+    revoked_at      INTEGER
+);
+CREATE INDEX session_rules_by_conversation ON session_rules (conversation_id, created_at);
+CREATE UNIQUE INDEX session_rules_live
+    ON session_rules (conversation_id, kind, pattern) WHERE revoked_at IS NULL;
+
+CREATE TABLE executions (
+    seq               INTEGER PRIMARY KEY AUTOINCREMENT,
+    id                TEXT NOT NULL UNIQUE,
+    conversation_id   TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+    approval_id       TEXT NOT NULL REFERENCES approvals (id) ON DELETE CASCADE,
+    code              TEXT NOT NULL,
+    language          TEXT NOT NULL,
+    started_at        INTEGER NOT NULL,
+    ended_at          INTEGER,
+    exit_code         INTEGER,
+    duration_ms       INTEGER,
+    peak_memory_bytes INTEGER,
+    timed_out         INTEGER NOT NULL DEFAULT 0 CHECK (timed_out IN (0, 1)),
+    cancelled         INTEGER NOT NULL DEFAULT 0 CHECK (cancelled IN (0, 1)),
+    oom_killed        INTEGER NOT NULL DEFAULT 0 CHECK (oom_killed IN (0, 1)),
+    interrupted       INTEGER NOT NULL DEFAULT 0 CHECK (interrupted IN (0, 1)),
+    stdout_head       TEXT NOT NULL DEFAULT '',
+    stdout_tail       TEXT NOT NULL DEFAULT '',
+    stderr_head       TEXT NOT NULL DEFAULT '',
+    stderr_tail       TEXT NOT NULL DEFAULT '',
+    log_path          TEXT
+);
+-- One run per approval: approving code once must not let it run twice. Repeats go through a
+-- new approval (decided by a session rule when the person made one).
+CREATE UNIQUE INDEX executions_by_approval ON executions (approval_id);
+CREATE INDEX executions_by_conversation ON executions (conversation_id);
+CREATE INDEX executions_unfinished ON executions (ended_at) WHERE ended_at IS NULL;
+
+CREATE TABLE settings (
+    key        TEXT PRIMARY KEY NOT NULL,
+    value      TEXT NOT NULL,  -- JSON
+    updated_at INTEGER NOT NULL
+);
+
+-- External-content FTS5 indexes: the text lives once, in messages/executions, and triggers keep
+-- the index in step inside the writing transaction (so a committed row is always searchable).
+CREATE VIRTUAL TABLE messages_fts USING fts5 (
+    content, content = 'messages', content_rowid = 'seq',
+    tokenize = 'unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+    INSERT INTO messages_fts (rowid, content) VALUES (new.seq, new.content);
+END;
+CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+    INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.seq, old.content);
+END;
+CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages BEGIN
+    INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.seq, old.content);
+    INSERT INTO messages_fts (rowid, content) VALUES (new.seq, new.content);
+END;
+
+CREATE VIRTUAL TABLE executions_fts USING fts5 (
+    code, content = 'executions', content_rowid = 'seq',
+    tokenize = 'unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER executions_fts_insert AFTER INSERT ON executions BEGIN
+    INSERT INTO executions_fts (rowid, code) VALUES (new.seq, new.code);
+END;
+CREATE TRIGGER executions_fts_delete AFTER DELETE ON executions BEGIN
+    INSERT INTO executions_fts (executions_fts, rowid, code) VALUES ('delete', old.seq, old.code);
+END;
+CREATE TRIGGER executions_fts_update AFTER UPDATE OF code ON executions BEGIN
+    INSERT INTO executions_fts (executions_fts, rowid, code) VALUES ('delete', old.seq, old.code);
+    INSERT INTO executions_fts (rowid, code) VALUES (new.seq, new.code);
+END;
+"#;
+
+/// Every migration, oldest first. The schema version is this list's length.
+const MIGRATIONS: &[&str] = &[V1_SCHEMA];
+
+/// The schema version this build writes.
+pub(crate) fn latest_version() -> i64 {
+    // A list of a few entries always fits.
+    i64::try_from(MIGRATIONS.len()).unwrap_or(i64::MAX)
+}
+
+/// Brings the database up to [`latest_version`], one transaction per step. Safe to run from
+/// several processes at once: each step re-reads the version under SQLite's write lock.
+pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
+    for (index, sql) in MIGRATIONS.iter().enumerate() {
+        let target = i64::try_from(index + 1).unwrap_or(i64::MAX);
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|source| StoreError::Migration {
+                version: target,
+                source,
+            })?;
+        let current: i64 = tx.pragma_query_value(None, "user_version", |row| row.get(0))?;
+        if current > latest_version() {
+            return Err(StoreError::TooNew {
+                path: path.to_path_buf(),
+                found: current,
+                supported: latest_version(),
+            });
+        }
+        if current >= target {
+            continue;
+        }
+        tx.execute_batch(sql)
+            .and_then(|()| tx.pragma_update(None, "user_version", target))
+            .and_then(|()| tx.commit())
+            .map_err(|source| StoreError::Migration {
+                version: target,
+                source,
+            })?;
+        tracing::info!(version = target, "history schema upgraded");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn user_version(conn: &Connection) -> i64 {
+        conn.pragma_query_value(None, "user_version", |row| row.get(0))
+            .unwrap()
+    }
+
+    #[test]
+    fn migrating_twice_is_a_no_op() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate(&mut conn, Path::new(":memory:")).unwrap();
+        migrate(&mut conn, Path::new(":memory:")).unwrap();
+        assert_eq!(user_version(&conn), latest_version());
+    }
+
+    #[test]
+    fn a_database_from_a_newer_build_is_refused() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.pragma_update(None, "user_version", latest_version() + 1)
+            .unwrap();
+        let err = migrate(&mut conn, Path::new("h.db")).unwrap_err();
+        assert!(matches!(err, StoreError::TooNew { found, .. } if found == latest_version() + 1));
+    }
+}

@@ -1,0 +1,116 @@
+//! The conversation history: one SQLite file, written so that a `kill -9` at any instant loses
+//! nothing that was reported as done.
+//!
+//! Every state change is its own short transaction, committed before the method returns.
+//! Calls block on disk I/O; async callers should use `spawn_blocking`.
+
+mod approvals;
+mod conversations;
+mod executions;
+mod full;
+mod messages;
+mod migrations;
+mod open;
+mod recover;
+mod rows;
+mod search;
+mod settings;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use rusqlite::{Connection, Transaction, TransactionBehavior};
+
+use crate::error::Result;
+use crate::model::RecoveryReport;
+
+pub use messages::{TurnOutcome, STREAM_CHECKPOINT_INTERVAL};
+pub use search::{HIGHLIGHT_END, HIGHLIGHT_START};
+
+/// An open history database. `Send + Sync`: share it behind an `Arc`; calls are serialized on
+/// one connection, which is plenty for one person's chat.
+#[derive(Debug)]
+pub struct History {
+    conn: Mutex<Connection>,
+    path: PathBuf,
+    _lock: open::ProcessLock,
+}
+
+impl History {
+    /// Opens (creating if needed) the history at `path`, upgrades its schema, and — when no
+    /// other IronClaw process has it open — marks whatever a previous run left unfinished as
+    /// interrupted. The report says what was marked, so the UI can show it.
+    ///
+    /// Refuses a file that is not SQLite or fails SQLite's quick check, after copying it to
+    /// `<name>.corrupt-<unix ms>`; the original is left untouched.
+    pub fn open(path: impl AsRef<Path>) -> Result<(Self, RecoveryReport)> {
+        let path = path.as_ref().to_path_buf();
+        open::refuse_non_sqlite(&path)?;
+        let (lock, alone) = open::ProcessLock::acquire(&path)?;
+        let mut conn = open::connect(&path)?;
+        // Only the first opener checks: damage comes from crashes, and a second concurrent
+        // opener would only repeat the first one's verdict at the cost of a full read.
+        if alone {
+            open::check_integrity(&conn, &path)?;
+        }
+        migrations::migrate(&mut conn, &path)?;
+        let report = if alone {
+            let report = recover::recover(&mut conn)?;
+            lock.share()?;
+            report
+        } else {
+            RecoveryReport {
+                skipped_in_use: true,
+                ..RecoveryReport::default()
+            }
+        };
+        if !report.is_empty() {
+            tracing::warn!(
+                turns = report.interrupted_turns.len(),
+                messages = report.interrupted_messages.len(),
+                approvals = report.expired_approvals.len(),
+                executions = report.interrupted_executions.len(),
+                "history recovered unfinished work from a previous run"
+            );
+        }
+        tracing::debug!(path = %path.display(), "history opened");
+        let history = Self {
+            conn: Mutex::new(conn),
+            path,
+            _lock: lock,
+        };
+        Ok((history, report))
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn conn(&self) -> MutexGuard<'_, Connection> {
+        // A panic while holding the lock dropped any open transaction, which rolled it back, so
+        // the connection is still consistent and safe to keep using.
+        self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs `f` in one write transaction, committed before returning. IMMEDIATE takes SQLite's
+    /// write lock up front, so a concurrent writer makes us wait (busy timeout) instead of
+    /// failing mid-transaction when a read would upgrade to a write.
+    fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let value = f(&tx)?;
+        tx.commit()?;
+        Ok(value)
+    }
+
+    /// Runs `f` in one read transaction, so multi-query reads see a single snapshot.
+    fn read<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
+        f(&tx)
+    }
+}
+
+#[cfg(test)]
+mod tests;

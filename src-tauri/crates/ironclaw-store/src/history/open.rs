@@ -1,0 +1,279 @@
+//! Opening the database file safely: refuse damaged files (keeping a copy), set the pragmas that
+//! make commits durable, and coordinate with other IronClaw processes through a lock file.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use fs4::{FileExt, TryLockError};
+use rusqlite::{Connection, ErrorCode};
+
+use crate::error::{Result, StoreError};
+use crate::time::Timestamp;
+
+const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
+
+/// How long a write waits for another process's write transaction before failing with a
+/// retryable error. Our transactions are single statements or a handful, so seconds is ample.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Refuses a non-empty file that does not start with SQLite's header, before SQLite touches it.
+/// An empty or missing file is a new database.
+pub(crate) fn refuse_non_sqlite(path: &Path) -> Result<()> {
+    let mut file = match File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(source) => {
+            return Err(StoreError::Io {
+                path: path.to_path_buf(),
+                source,
+            })
+        }
+    };
+    let mut header = Vec::with_capacity(SQLITE_HEADER.len());
+    file.by_ref()
+        .take(SQLITE_HEADER.len() as u64)
+        .read_to_end(&mut header)
+        .map_err(|source| StoreError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    if header.is_empty() || header == SQLITE_HEADER {
+        return Ok(());
+    }
+    drop(file);
+    let backup = keep_copy(path)?;
+    tracing::error!(path = %path.display(), backup = %backup.display(), "history file is not SQLite");
+    Err(StoreError::NotADatabase {
+        path: path.to_path_buf(),
+        backup,
+    })
+}
+
+/// Opens the connection with durable settings. SQLite reports a damaged file lazily, on the
+/// first statement that reads it, so errors here are checked for damage too.
+pub(crate) fn connect(path: &Path) -> Result<Connection> {
+    let conn = Connection::open(path).map_err(|source| StoreError::Open {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    configure(&conn).map_err(|e| damaged_or(path, e))?;
+    Ok(conn)
+}
+
+fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    // WAL lets the UI read while the agent writes, and a commit is a single append.
+    let mode: String = conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        tracing::warn!(
+            mode,
+            "SQLite refused WAL mode; commits stay durable but slower"
+        );
+    }
+    // Durability choice. With WAL, synchronous=NORMAL already survives `kill -9` of this process
+    // (committed frames sit in the OS page cache, which outlives the process); it can lose the
+    // last commits only on power loss or an OS crash. We promise "nothing reported as done is
+    // lost", and what we report includes approval decisions and run results that the audit log
+    // (fsynced per entry) also records, so the history must not fall behind the audit on power
+    // loss either. FULL adds one fsync of the WAL per commit: about a millisecond on an SSD, paid
+    // a few times a second at most (streaming text is checkpointed every few hundred ms).
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    Ok(())
+}
+
+/// Runs `PRAGMA quick_check` (O(size), no index cross-checks) and refuses a damaged file.
+pub(crate) fn check_integrity(conn: &Connection, path: &Path) -> Result<()> {
+    let problems = (|| -> rusqlite::Result<Vec<String>> {
+        let mut stmt = conn.prepare("PRAGMA quick_check(5)")?;
+        let rows = stmt.query_map([], |row| row.get::<_, String>(0))?;
+        rows.collect()
+    })()
+    .map_err(|e| damaged_or(path, e))?;
+    if problems.iter().all(|p| p == "ok") {
+        return Ok(());
+    }
+    let problem = problems.join("; ");
+    Err(refuse_damaged(path, problem))
+}
+
+/// Maps SQLite's "not a database"/"corrupt" errors to a refusal with a kept copy.
+pub(crate) fn damaged_or(path: &Path, error: rusqlite::Error) -> StoreError {
+    match error.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => {
+            refuse_damaged(path, error.to_string())
+        }
+        _ => StoreError::Open {
+            path: path.to_path_buf(),
+            source: error,
+        },
+    }
+}
+
+fn refuse_damaged(path: &Path, problem: String) -> StoreError {
+    match keep_copy(path) {
+        Ok(backup) => {
+            tracing::error!(path = %path.display(), backup = %backup.display(), problem, "history database is damaged");
+            StoreError::Corrupt {
+                path: path.to_path_buf(),
+                backup,
+                problem,
+            }
+        }
+        Err(e) => e,
+    }
+}
+
+/// Copies `path` (and its WAL, which may hold the newest commits) to
+/// `<name>.corrupt-<unix ms>`, never overwriting an existing file and never touching the
+/// original.
+pub(crate) fn keep_copy(path: &Path) -> Result<PathBuf> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "history".to_owned());
+    let stamp = Timestamp::now().as_millis();
+    let mut attempt = 0u32;
+    loop {
+        let suffix = if attempt == 0 {
+            format!("{name}.corrupt-{stamp}")
+        } else {
+            format!("{name}.corrupt-{stamp}-{attempt}")
+        };
+        let backup = path.with_file_name(suffix);
+        match copy_new(path, &backup) {
+            Ok(()) => {
+                let wal = sibling(path, "-wal");
+                if wal.exists() {
+                    copy_new(&wal, &sibling(&backup, "-wal")).map_err(|source| {
+                        StoreError::Backup {
+                            path: path.to_path_buf(),
+                            backup: backup.clone(),
+                            source,
+                        }
+                    })?;
+                }
+                return Ok(backup);
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 100 => attempt += 1,
+            Err(source) => {
+                return Err(StoreError::Backup {
+                    path: path.to_path_buf(),
+                    backup,
+                    source,
+                })
+            }
+        }
+    }
+}
+
+fn copy_new(from: &Path, to: &Path) -> io::Result<()> {
+    let mut source = File::open(from)?;
+    let mut target = OpenOptions::new().write(true).create_new(true).open(to)?;
+    io::copy(&mut source, &mut target)?;
+    target.sync_all()
+}
+
+fn sibling(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// An advisory lock on `<db>.lock`, held (shared) for as long as the history is open.
+///
+/// Recovery marks running turns as interrupted, which is only true when no other process is
+/// using the database: a second process (say, the CLI while the app runs) must not interrupt
+/// the app's live turn. So the opener that gets the lock *exclusively* knows it is alone and
+/// recovers; everyone then holds it shared. Releasing exclusive before taking shared (rather
+/// than converting, which Windows cannot do) lets another opener slip in and recover, which is
+/// harmless: we have not started anything yet, and it blocks our `lock_shared` until done.
+#[derive(Debug)]
+pub(crate) struct ProcessLock {
+    file: File,
+    path: PathBuf,
+}
+
+impl ProcessLock {
+    /// Takes the lock; `true` when this process is the only user and should recover.
+    pub(crate) fn acquire(db_path: &Path) -> Result<(Self, bool)> {
+        let path = sibling(db_path, ".lock");
+        let io_err = |source| StoreError::Lock {
+            path: path.clone(),
+            source,
+        };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            fs::create_dir_all(dir).map_err(io_err)?;
+        }
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(io_err)?;
+        // Called through the trait: std's inherent `File::try_lock` needs a newer Rust than ours.
+        let exclusive = match FileExt::try_lock(&file) {
+            Ok(()) => true,
+            Err(TryLockError::WouldBlock) => {
+                FileExt::lock_shared(&file).map_err(io_err)?;
+                false
+            }
+            Err(TryLockError::Error(source)) => return Err(io_err(source)),
+        };
+        Ok((Self { file, path }, exclusive))
+    }
+
+    /// Turns the exclusive lock into a shared one once recovery is done.
+    pub(crate) fn share(&self) -> Result<()> {
+        let io_err = |source| StoreError::Lock {
+            path: self.path.clone(),
+            source,
+        };
+        FileExt::unlock(&self.file).map_err(io_err)?;
+        FileExt::lock_shared(&self.file).map_err(io_err)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn a_missing_or_empty_file_counts_as_a_new_database() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.db");
+        refuse_non_sqlite(&path).unwrap();
+        fs::write(&path, b"").unwrap();
+        refuse_non_sqlite(&path).unwrap();
+    }
+
+    #[test]
+    fn backups_never_overwrite_an_earlier_backup() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.db");
+        fs::write(&path, b"first").unwrap();
+        let one = keep_copy(&path).unwrap();
+        fs::write(&path, b"second").unwrap();
+        let two = keep_copy(&path).unwrap();
+        assert_ne!(one, two);
+        assert_eq!(fs::read(&one).unwrap(), b"first");
+        assert_eq!(fs::read(&two).unwrap(), b"second");
+        assert_eq!(fs::read(&path).unwrap(), b"second");
+    }
+
+    #[test]
+    fn the_first_opener_is_alone_and_later_ones_share() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("h.db");
+        let (first, first_alone) = ProcessLock::acquire(&db).unwrap();
+        assert!(first_alone);
+        first.share().unwrap();
+        let (_second, second_alone) = ProcessLock::acquire(&db).unwrap();
+        assert!(!second_alone);
+    }
+}

@@ -1,0 +1,89 @@
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use pretty_assertions::assert_eq;
+
+use super::*;
+use crate::error::StoreError;
+
+fn backups(dir: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().contains(".corrupt-"))
+        .collect();
+    found.sort();
+    found
+}
+
+#[test]
+fn a_file_that_is_not_sqlite_is_refused_and_a_copy_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("history.sqlite3");
+    let garbage = b"this is not a database, just some text that happens to be here\n".repeat(200);
+    fs::write(&path, &garbage).unwrap();
+
+    let err = History::open(&path).unwrap_err();
+    let StoreError::NotADatabase {
+        path: reported,
+        backup,
+    } = &err
+    else {
+        panic!("expected NotADatabase, got {err:?}");
+    };
+    assert_eq!(reported, &path);
+    assert_eq!(backups(dir.path()), vec![backup.clone()]);
+    assert!(backup
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .starts_with("history.sqlite3.corrupt-"));
+    assert_eq!(fs::read(backup).unwrap(), garbage);
+    assert_eq!(
+        fs::read(&path).unwrap(),
+        garbage,
+        "the original is untouched"
+    );
+    let message = err.to_string();
+    assert!(message.contains("not a SQLite database"), "{message}");
+    assert!(message.contains(&backup.display().to_string()), "{message}");
+}
+
+#[test]
+fn a_damaged_database_is_refused_and_a_copy_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("history.sqlite3");
+    {
+        let (history, _) = History::open(&path).unwrap();
+        let conversation = new_conversation(&history, "soon damaged");
+        for i in 0..400 {
+            let text = format!("message {i} {}", "x".repeat(200));
+            history
+                .add_message(&message(conversation, None, MessageRole::User, &text))
+                .unwrap();
+        }
+        // Dropping the last connection folds the WAL into the main file, so the damage below
+        // hits real data.
+    }
+    assert!(!dir.path().join("history.sqlite3-wal").exists());
+    // Keep the header valid (so this is not the "not SQLite" case) but overwrite the pages
+    // after the first with junk.
+    let mut bytes = fs::read(&path).unwrap();
+    assert!(bytes.len() > 16 * 4096, "database should span many pages");
+    for b in &mut bytes[4096..4096 * 12] {
+        *b = 0xA5;
+    }
+    fs::write(&path, &bytes).unwrap();
+
+    let err = History::open(&path).unwrap_err();
+    let StoreError::Corrupt {
+        backup, problem, ..
+    } = &err
+    else {
+        panic!("expected Corrupt, got {err:?}");
+    };
+    assert!(!problem.is_empty());
+    assert_eq!(fs::read(backup).unwrap(), bytes);
+    assert!(err.to_string().contains("is damaged"));
+    assert!(path.exists(), "the original is never deleted");
+}

@@ -1,0 +1,35 @@
+//! IronClaw's local record of everything that happens: the conversation history (SQLite with
+//! full-text search and crash recovery) and the tamper-evident audit log.
+//!
+//! No Tauri, GTK or WebKit here; the app and the CLI both use this crate directly. The typed
+//! ids in [`ids`] are the ones every IronClaw crate uses.
+//!
+//! Two error types, deliberately: [`StoreError`] for the history and [`AuditError`] for the
+//! audit log. They fail for different reasons, are handled by different callers (a broken
+//! audit chain is evidence to keep, not a database problem to retry), and the audit one carries
+//! the verification verdict.
+
+pub mod audit;
+mod code_hash;
+mod error;
+mod export;
+mod history;
+pub mod ids;
+pub mod model;
+mod time;
+
+pub use audit::{
+    verify, AuditEntry, AuditError, AuditKind, AuditLog, ChainProblem, TornTail, VerifyReport,
+};
+pub use code_hash::code_hash;
+pub use error::{Result, StoreError};
+pub use export::render_markdown;
+pub use history::{
+    History, TurnOutcome, HIGHLIGHT_END, HIGHLIGHT_START, STREAM_CHECKPOINT_INTERVAL,
+};
+pub use ids::{
+    ApprovalId, ConversationId, ExecutionId, MessageId, ParseIdError, SessionRuleId, ToolCallId,
+    TurnId,
+};
+pub use model::*;
+pub use time::Timestamp;

@@ -1,0 +1,13 @@
+//! The agent end to end: a real session runs real code in the real sandbox, against a scripted
+//! model over loopback HTTP (OpenAI and Anthropic wire formats). Each test has its own
+//! installation (`TestEnv`), scripted server and conversation.
+//!
+//! Nothing here is timed: behaviour is shown by the session's events, the requests the model
+//! received, the history, the audit log and the files on the host.
+
+mod approvals;
+mod cancel;
+mod crash_and_audit;
+mod model_errors;
+mod policy;
+mod tool_loop;

@@ -1,0 +1,125 @@
+//! The `ironclaw` command, run as a real process against the same engine.
+
+use std::process::Output;
+
+use ironclaw_tests::*;
+use pretty_assertions::assert_eq;
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[track_caller]
+fn succeeded(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "status {:?}\nstdout: {}\nstderr: {}",
+        out.status,
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+}
+
+#[tokio::test]
+async fn exec_json_prints_one_result_object() {
+    let env = TestEnv::new().await;
+    let out = env
+        .cli()
+        .args(["exec", "--session", "c", "--json", "print('hello')"])
+        .output()
+        .expect("run ironclaw");
+    let stdout = succeeded(&out);
+    assert_eq!(stdout.lines().count(), 1, "one JSON line: {stdout}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).expect("valid JSON");
+    let obj = v.as_object().expect("an object");
+    for key in [
+        "exit_code",
+        "stdout",
+        "stderr",
+        "duration_ms",
+        "timed_out",
+        "oom_killed",
+        "peak_memory_bytes",
+        "truncated",
+    ] {
+        assert!(obj.contains_key(key), "missing {key}: {stdout}");
+    }
+    assert_eq!(v["exit_code"], 0);
+    assert_eq!(v["stdout"], "hello\n");
+    assert_eq!(v["stderr"], "");
+    assert_eq!(v["timed_out"], false);
+    assert_eq!(v["oom_killed"], false);
+    assert_eq!(v["truncated"], false);
+    assert!(v["duration_ms"].as_f64().is_some_and(|d| d >= 0.0));
+    assert!(v["peak_memory_bytes"].as_u64().is_some_and(|m| m > 0));
+}
+
+#[tokio::test]
+async fn exec_exit_status_is_the_codes() {
+    let env = TestEnv::new().await;
+    let shell = env
+        .cli()
+        .args(["exec", "--session", "c", "--lang", "shell", "exit 3"])
+        .output()
+        .expect("run ironclaw");
+    assert_eq!(shell.status.code(), Some(3), "{}", text(&shell.stderr));
+    let python = env
+        .cli()
+        .args(["exec", "--session", "c", "import sys; sys.exit(5)"])
+        .output()
+        .expect("run ironclaw");
+    assert_eq!(python.status.code(), Some(5), "{}", text(&python.stderr));
+    // Without --json the code's output streams through untouched.
+    let plain = env
+        .cli()
+        .args([
+            "exec",
+            "--session",
+            "c",
+            "--lang",
+            "shell",
+            "echo out; echo err >&2",
+        ])
+        .output()
+        .expect("run ironclaw");
+    assert_eq!(succeeded(&plain), "out\n");
+    assert!(text(&plain.stderr).contains("err\n"));
+}
+
+#[tokio::test]
+async fn doctor_passes_on_this_machine() {
+    let env = TestEnv::new().await;
+    let out = env.cli().arg("doctor").output().expect("run ironclaw");
+    let stdout = succeeded(&out);
+    assert!(stdout.contains("ready"), "{stdout}");
+    let json = env
+        .cli()
+        .args(["doctor", "--json"])
+        .output()
+        .expect("run ironclaw");
+    let v: serde_json::Value = serde_json::from_str(&succeeded(&json)).expect("JSON");
+    assert!(v.to_string().contains("docker"), "{v}");
+}
+
+#[tokio::test]
+async fn workspace_prints_the_host_path() {
+    let env = TestEnv::new().await;
+    ok(&py(&env, "proj", "1").await);
+    let out = env
+        .cli()
+        .args(["workspace", "proj"])
+        .output()
+        .expect("run ironclaw");
+    assert_eq!(
+        succeeded(&out).trim_end(),
+        env.workspace("proj").display().to_string()
+    );
+    let missing = env
+        .cli()
+        .args(["workspace", "nope"])
+        .output()
+        .expect("run ironclaw");
+    assert!(!missing.status.success());
+    assert!(text(&missing.stderr).contains("nope"));
+}

@@ -1,0 +1,14 @@
+//! One module per area. Every test makes its own `TestEnv` (own data dir, own instance id), so
+//! tests never share containers and can run in parallel.
+
+pub mod agent;
+mod cli;
+mod config;
+mod host_user;
+mod isolation;
+mod limits;
+mod output;
+mod processes;
+mod recovery;
+mod sessions;
+mod state;

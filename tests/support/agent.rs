@@ -1,0 +1,502 @@
+//! Fixtures for the agent suite: a real agent session (real history, real audit log, the real
+//! sandbox of a [`TestEnv`]) talking to a [`ScriptedServer`] over loopback HTTP, in either wire
+//! format. Tests push the model's replies, send messages and decisions, and wait for events;
+//! every wait has a guard that fails the test with the events seen so far instead of hanging.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use ironclaw_agent::approval::{ApprovalPolicy, CodeHash, Decision};
+use ironclaw_agent::protocol::{AgentEvent, ApprovalRequest, TurnStatus};
+use ironclaw_agent::{Deps, Op, SessionConfig, SessionHandle};
+use ironclaw_llm::testing::{RecordedRequest, Reply, ScriptedCall, ScriptedServer};
+use ironclaw_llm::{Anthropic, ApiKey, OpenAiCompatible, Provider};
+use ironclaw_store::{
+    ApprovalId, AuditEntry, ConversationId, DecidedBy, FullConversation, RecoveryReport,
+};
+use serde_json::Value;
+use tokio::sync::mpsc::UnboundedReceiver;
+
+use crate::{SessionName, TestEnv};
+
+pub use ironclaw_llm::testing;
+
+/// The longest wait for any one event. Generous: a cold container start on a loaded 2-core
+/// machine is the slowest thing a test waits for.
+pub const EVENT_GUARD: Duration = Duration::from_secs(60);
+
+/// The model name the session asks for.
+pub const MODEL: &str = "scripted-model";
+
+/// Which of the scripted server's wire formats the provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wire {
+    OpenAi,
+    Anthropic,
+}
+
+/// The provider for `wire`, pointed at the scripted server at `base` (no trailing slash).
+pub fn provider(wire: Wire, base: &str) -> Arc<dyn Provider> {
+    match wire {
+        Wire::OpenAi => Arc::new(
+            OpenAiCompatible::new(&format!("{base}/v1"), None).expect("OpenAI-compatible provider"),
+        ),
+        Wire::Anthropic => Arc::new(
+            Anthropic::with_base_url(base, ApiKey::new("sk-ant-test").expect("api key"))
+                .expect("Anthropic provider"),
+        ),
+    }
+}
+
+/// One conversation with a live agent session.
+///
+/// Field order is drop order: the session goes first, the [`TestEnv`] (which removes the
+/// containers by label) last.
+pub struct Agent {
+    pub session: SessionHandle,
+    events: UnboundedReceiver<AgentEvent>,
+    /// Every event received so far, in order (printed when a wait fails).
+    pub seen: Vec<AgentEvent>,
+    pub deps: Deps,
+    pub conversation: ConversationId,
+    /// What opening the history found unfinished.
+    pub recovery: RecoveryReport,
+    pub server: ScriptedServer,
+    /// The scripted server's base URL (`http://127.0.0.1:<port>`).
+    pub base_url: String,
+    pub wire: Wire,
+    pub env: TestEnv,
+}
+
+impl Agent {
+    /// A fresh installation and conversation under the default policy (ask for everything).
+    pub async fn start(wire: Wire) -> Self {
+        Self::start_with(TestEnv::new().await, wire, ApprovalPolicy::AskAlways).await
+    }
+
+    /// A new conversation with `policy` in `env`.
+    pub async fn start_with(env: TestEnv, wire: Wire, policy: ApprovalPolicy) -> Self {
+        Self::open(env, wire, Err(policy)).await
+    }
+
+    /// A new session on a conversation that is already in `env`'s history (IronClaw started
+    /// again after it stopped).
+    pub async fn resume(env: TestEnv, wire: Wire, conversation: ConversationId) -> Self {
+        Self::open(env, wire, Ok(conversation)).await
+    }
+
+    async fn open(
+        env: TestEnv,
+        wire: Wire,
+        conversation: Result<ConversationId, ApprovalPolicy>,
+    ) -> Self {
+        let (server, base_url) = ScriptedServer::start()
+            .await
+            .expect("start the scripted LLM server");
+        // The same installation's sandbox: same folders, same instance label, so the env's
+        // label cleanup removes this session's container too.
+        let sandbox = Arc::new(env.second_client().await);
+        let (deps, recovery) =
+            ironclaw_agent::state::open(sandbox, provider(wire, &base_url)).expect("open state");
+        let conversation = match conversation {
+            Ok(id) => id,
+            Err(policy) => {
+                deps.history
+                    .create_conversation("agent e2e", policy)
+                    .expect("create conversation")
+                    .id
+            }
+        };
+        let (session, events) =
+            ironclaw_agent::start(deps.clone(), conversation, SessionConfig::new(MODEL))
+                .expect("start the session");
+        Self {
+            session,
+            events,
+            seen: Vec::new(),
+            deps,
+            conversation,
+            recovery,
+            server,
+            base_url,
+            wire,
+            env,
+        }
+    }
+
+    pub fn push(&self, reply: Reply) {
+        self.server.push(reply);
+    }
+
+    pub fn push_all(&self, replies: impl IntoIterator<Item = Reply>) {
+        self.server.push_all(replies);
+    }
+
+    pub fn op(&self, op: Op) {
+        self.session.send(op).expect("the session is running");
+    }
+
+    /// Sends a user message (a new turn, queued behind the running one).
+    pub fn send(&self, text: &str) {
+        self.op(Op::UserMessage { text: text.into() });
+    }
+
+    pub fn cancel(&self) {
+        self.op(Op::Cancel);
+    }
+
+    pub fn set_policy(&self, policy: ApprovalPolicy) {
+        self.op(Op::SetPolicy { policy });
+    }
+
+    /// Waits for the next event `pred` accepts; the events before it are kept in `seen`.
+    /// Panics (with everything seen so far) after [`EVENT_GUARD`] or if the session ends.
+    pub async fn next_event_matching(
+        &mut self,
+        what: &str,
+        mut pred: impl FnMut(&AgentEvent) -> bool,
+    ) -> AgentEvent {
+        let deadline = tokio::time::Instant::now() + EVENT_GUARD;
+        loop {
+            let next = tokio::time::timeout_at(deadline, self.events.recv()).await;
+            match next {
+                Ok(Some(event)) => {
+                    self.seen.push(event.clone());
+                    if pred(&event) {
+                        return event;
+                    }
+                }
+                Ok(None) => panic!(
+                    "the session ended while waiting for {what}; events so far:\n{}",
+                    self.dump()
+                ),
+                Err(_) => panic!(
+                    "no {what} within {EVENT_GUARD:?}; events so far:\n{}",
+                    self.dump()
+                ),
+            }
+        }
+    }
+
+    /// Everything seen so far, one event per line.
+    pub fn dump(&self) -> String {
+        self.seen
+            .iter()
+            .map(|e| format!("  {e:?}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// Waits for the next approval request.
+    pub async fn approval_request(&mut self) -> ApprovalRequest {
+        match self
+            .next_event_matching("ApprovalRequested", |e| {
+                matches!(e, AgentEvent::ApprovalRequested(_))
+            })
+            .await
+        {
+            AgentEvent::ApprovalRequested(req) => req,
+            _ => unreachable!(),
+        }
+    }
+
+    /// Waits for the next `DecisionRejected`; returns `(approval_id, message, still_pending)`.
+    pub async fn decision_rejected(&mut self) -> (ApprovalId, String, bool) {
+        match self
+            .next_event_matching("DecisionRejected", |e| {
+                matches!(e, AgentEvent::DecisionRejected { .. })
+            })
+            .await
+        {
+            AgentEvent::DecisionRejected {
+                approval_id,
+                message,
+                still_pending,
+            } => (approval_id, message, still_pending),
+            _ => unreachable!(),
+        }
+    }
+
+    /// Sends a decision naming `id` and `hash` exactly as given (right or wrong).
+    pub fn decide_raw(&self, id: ApprovalId, hash: CodeHash, decision: Decision, confirmed: bool) {
+        self.op(Op::Decide {
+            approval_id: id,
+            code_hash: hash,
+            decision,
+            decided_by: DecidedBy::UserDialog,
+            confirmed,
+        });
+    }
+
+    pub fn decide(&self, req: &ApprovalRequest, decision: Decision, confirmed: bool) {
+        self.decide_raw(req.approval_id, req.code_hash, decision, confirmed);
+    }
+
+    pub fn approve(&self, req: &ApprovalRequest) {
+        self.decide(req, Decision::ApproveOnce, false);
+    }
+
+    pub fn deny(&self, req: &ApprovalRequest, reason: &str) {
+        self.decide(
+            req,
+            Decision::Deny {
+                reason: Some(reason.into()),
+            },
+            false,
+        );
+    }
+
+    pub fn edit(&self, req: &ApprovalRequest, code: &str) {
+        self.decide(req, Decision::EditAndApprove { code: code.into() }, false);
+    }
+
+    pub fn always(&self, req: &ApprovalRequest) {
+        self.decide(req, Decision::AlwaysAllowInSession, false);
+    }
+
+    /// The events from now up to and including the next `TurnEnded`.
+    pub async fn collect_until_turn_end(&mut self) -> Vec<AgentEvent> {
+        let start = self.seen.len();
+        self.next_event_matching("TurnEnded", |e| matches!(e, AgentEvent::TurnEnded { .. }))
+            .await;
+        self.seen[start..].to_vec()
+    }
+
+    /// Waits for the end of the turn; returns its status and error.
+    pub async fn turn_end(&mut self) -> (TurnStatus, Option<String>) {
+        match self
+            .next_event_matching("TurnEnded", |e| matches!(e, AgentEvent::TurnEnded { .. }))
+            .await
+        {
+            AgentEvent::TurnEnded { status, error, .. } => (status, error),
+            _ => unreachable!(),
+        }
+    }
+
+    /// Waits for the end of a turn that must finish normally.
+    pub async fn turn_done(&mut self) {
+        let (status, error) = self.turn_end().await;
+        assert_eq!(
+            status,
+            TurnStatus::Done,
+            "turn did not finish: {error:?}\nevents:\n{}",
+            self.dump()
+        );
+    }
+
+    /// The chat requests the model received, in order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.server.chat_requests()
+    }
+
+    /// The tool results in the `n`th chat request (0-based).
+    pub fn tool_results_in(&self, n: usize) -> Vec<String> {
+        let requests = self.requests();
+        let request = requests
+            .get(n)
+            .unwrap_or_else(|| panic!("no chat request #{n}; only {}", requests.len()));
+        tool_results(request)
+    }
+
+    pub fn history(&self) -> FullConversation {
+        self.deps
+            .history
+            .get_full_conversation(self.conversation)
+            .expect("read the conversation")
+    }
+
+    /// The sandbox session this conversation runs its code in.
+    pub fn session_name(&self) -> SessionName {
+        SessionName::new(self.conversation.to_string()).expect("session name")
+    }
+
+    /// The host folder mounted at `/workspace` (the session must have run code).
+    pub fn workspace(&self) -> PathBuf {
+        self.deps
+            .sandbox
+            .workspace(&self.session_name())
+            .expect("the session has a workspace")
+    }
+
+    /// Whether a container was ever made for this conversation.
+    pub async fn has_container(&self) -> bool {
+        self.env
+            .container_id(&self.conversation.to_string())
+            .await
+            .is_some()
+    }
+
+    pub fn audit_path(&self) -> PathBuf {
+        ironclaw_agent::state::audit_path(&self.env.paths)
+    }
+
+    pub fn audit_entries(&self) -> Vec<AuditEntry> {
+        audit_entries(&self.audit_path())
+    }
+}
+
+/// The tool results in one recorded chat request, in either wire format: OpenAI `tool`
+/// messages, or Anthropic `tool_result` blocks.
+pub fn tool_results(request: &RecordedRequest) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(messages) = request.body.get("messages").and_then(Value::as_array) else {
+        return out;
+    };
+    for m in messages {
+        if m.get("role").and_then(Value::as_str) == Some("tool") {
+            out.push(text_of(m.get("content")));
+        }
+        if let Some(blocks) = m.get("content").and_then(Value::as_array) {
+            for b in blocks {
+                if b.get("type").and_then(Value::as_str) == Some("tool_result") {
+                    out.push(text_of(b.get("content")));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn text_of(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect(),
+        Some(other) => other.to_string(),
+        None => String::new(),
+    }
+}
+
+/// A `run_code` call whose arguments arrive in three pieces, as a streaming model sends them.
+pub fn run_code(id: &str, language: &str, code: &str) -> ScriptedCall {
+    let args = serde_json::json!({"language": language, "code": code}).to_string();
+    let (a, rest) = args.split_at(args.len() / 3);
+    let (b, c) = rest.split_at(rest.len() / 2);
+    ScriptedCall::new(id, "run_code", [a, b, c])
+}
+
+/// A model turn that only asks to run `code`.
+pub fn asks_to_run(id: &str, language: &str, code: &str) -> Reply {
+    Reply::tool_calls(vec![run_code(id, language, code)])
+}
+
+pub fn says(text: &str) -> Reply {
+    Reply::text([text])
+}
+
+/// Every entry of an audit log, parsed.
+pub fn audit_entries(path: &Path) -> Vec<AuditEntry> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("audit line {l}: {e}")))
+        .collect()
+}
+
+/// Files anywhere under `dir` named `name`.
+pub fn find_files_named(dir: &Path, name: &str) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(path);
+            } else if entry.file_name() == name {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
+/// The code of every `ExecutionStarted` among `events`, in order.
+pub fn started_code(events: &[AgentEvent]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ExecutionStarted { code, .. } => Some(code.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Everything the executions among `events` printed on stdout, concatenated.
+pub fn stdout_of(events: &[AgentEvent]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ExecutionOutput {
+                stream: ironclaw_agent::protocol::OutputStream::Stdout,
+                text,
+                ..
+            } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+pub fn approval_requests(events: &[AgentEvent]) -> Vec<ApprovalRequest> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ApprovalRequested(r) => Some(r.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The text of every complete assistant message among `events`.
+pub fn assistant_texts(events: &[AgentEvent]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::AssistantMessage { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Tool calls in a recorded chat request that no tool result answers (both wire formats).
+pub fn unanswered_tool_calls(request: &RecordedRequest) -> Vec<String> {
+    let mut asked = Vec::new();
+    let mut answered = Vec::new();
+    let messages = request
+        .body
+        .get("messages")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let id = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_owned);
+    for m in &messages {
+        for call in m
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            asked.extend(id(call, "id"));
+        }
+        answered.extend(id(m, "tool_call_id"));
+        for block in m
+            .get("content")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            match block.get("type").and_then(Value::as_str) {
+                Some("tool_use") => asked.extend(id(block, "id")),
+                Some("tool_result") => answered.extend(id(block, "tool_use_id")),
+                _ => {}
+            }
+        }
+    }
+    asked.retain(|a| !answered.contains(a));
+    asked
+}
