@@ -39,7 +39,8 @@ async fn hundred_megabytes_stream_through_with_bounded_memory() {
 
     assert_eq!(r.exit_code, 0, "{}", r.stderr);
     assert_eq!(streamed, HUNDRED_MIB, "every byte reaches the event stream");
-    assert!(events >= 1600, "streamed in chunks, got {events} events");
+    // Progressively, not as one blob at the end (the chunk size is the supervisor's business).
+    assert!(events >= 10, "streamed in chunks, got {events} events");
     assert_eq!(r.stdout_bytes, HUNDRED_MIB);
     assert!(r.truncated);
     assert!(

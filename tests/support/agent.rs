@@ -20,8 +20,6 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::{SessionName, TestEnv};
 
-pub use ironclaw_llm::testing;
-
 /// The longest wait for any one event. Generous: a cold container start on a loaded 2-core
 /// machine is the slowest thing a test waits for.
 pub const EVENT_GUARD: Duration = Duration::from_secs(60);
@@ -263,7 +261,7 @@ impl Agent {
         self.seen[start..].to_vec()
     }
 
-    /// Waits for the end of the turn; returns its status and error.
+    /// Waits for the end of the turn: its status and error.
     pub async fn turn_end(&mut self) -> (TurnStatus, Option<String>) {
         match self
             .next_event_matching("TurnEnded", |e| matches!(e, AgentEvent::TurnEnded { .. }))

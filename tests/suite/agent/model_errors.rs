@@ -146,10 +146,6 @@ async fn a_rate_limited_request_is_retried_after_retry_after_and_the_turn_comple
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "bug: tool errors reach an OpenAI-compatible model as `Error: Error: ...`: \
-            session/run_code.rs (handle, `Err(e) => return Ok((format!(\"Error: {e}\"), true))`) \
-            prefixes the text and sets is_error, and ironclaw-llm openai/wire.rs (Message::Tool) \
-            prefixes `Error: ` again for is_error results"]
 async fn a_tool_error_reaches_an_openai_model_with_one_error_prefix() {
     let mut agent = Agent::start(Wire::OpenAi).await;
     agent.push_all([

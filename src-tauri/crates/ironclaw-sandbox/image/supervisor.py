@@ -27,7 +27,10 @@ import time
 MAGIC = b"\xc1\xa7"
 STDOUT, STDERR, EVENT = 1, 2, 3
 HEADER = struct.Struct(">2sBII")
-READ_CHUNK = 1 << 16
+READ_CHUNK = 1 << 20
+# Linux's F_SETPIPE_SZ: bigger pipes mean fewer, larger reads and frames on output floods.
+F_SETPIPE_SZ = 1031
+PIPE_SIZE = 1 << 20
 RUN_DIR = "/run/ironclaw"
 PYWORKER = "/opt/ironclaw/pyworker.py"
 # After an interrupt: how long each escalation step waits before the next, harder one.
@@ -225,6 +228,11 @@ class Worker:
         done_r, done_w = os.pipe()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
+        for fd in (out_r, err_r):
+            try:
+                fcntl.fcntl(fd, F_SETPIPE_SZ, PIPE_SIZE)
+            except OSError:
+                pass  # above /proc/sys/fs/pipe-max-size: the default size still works
         if self.lang == "python":
             argv = ["python3", "-u", PYWORKER]
             fds = {0: None, 1: out_w, 2: err_w, 3: ctl_r, 4: done_w}

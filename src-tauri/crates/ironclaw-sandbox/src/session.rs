@@ -114,25 +114,37 @@ impl Registry {
         profile: Option<&str>,
         user: UserMapping,
     ) -> Result<SessionRecord> {
-        let mut record = match self.get(name)? {
-            Some(r) => r,
-            None => SessionRecord {
-                name: name.clone(),
-                workspace: workspace
-                    .map(Path::to_path_buf)
-                    .unwrap_or_else(|| self.paths.workspaces_dir().join(name.as_str())),
-                profile: profile.map(str::to_string),
-                created_unix: SystemTime::now()
-                    .duration_since(UNIX_EPOCH)
-                    .map(|d| d.as_secs())
-                    .unwrap_or(0),
-            },
+        let (mut record, mut dirty) = match self.get(name)? {
+            Some(r) => (r, false),
+            None => (
+                SessionRecord {
+                    name: name.clone(),
+                    workspace: workspace
+                        .map(Path::to_path_buf)
+                        .unwrap_or_else(|| self.paths.workspaces_dir().join(name.as_str())),
+                    profile: profile.map(str::to_string),
+                    created_unix: SystemTime::now()
+                        .duration_since(UNIX_EPOCH)
+                        .map(|d| d.as_secs())
+                        .unwrap_or(0),
+                },
+                true,
+            ),
         };
         if let Some(p) = profile {
-            record.profile = Some(p.to_string());
+            if record.profile.as_deref() != Some(p) {
+                record.profile = Some(p.to_string());
+                dirty = true;
+            }
         }
-        prepare_workspace(&record.workspace, user)?;
-        self.save(&record)?;
+        // The warm path (every execution) touches nothing on disk unless something changed
+        // or the workspace folder went missing.
+        if dirty || !record.workspace.is_dir() {
+            prepare_workspace(&record.workspace, user)?;
+        }
+        if dirty {
+            self.save(&record)?;
+        }
         Ok(record)
     }
 

@@ -90,6 +90,16 @@ pub(super) fn apply(
             "code_hash": match &resolution { Resolution::Run(t) => Some(t.hash), Resolution::Denied { .. } => None },
         }),
     );
+    if let Resolution::Run(ticket) = &resolution {
+        if ticket.scope == DecisionScope::SessionRule {
+            audit(
+                inner,
+                AuditKind::SessionRuleAdded,
+                json!({"conversation_id": inner.conversation, "approval_id": approval_id,
+                       "code_hash": ticket.hash, "language": ticket.language}),
+            );
+        }
+    }
     inner.emit(AgentEvent::ApprovalResolved {
         approval_id,
         approved,

@@ -109,7 +109,10 @@ pub fn start(
     );
     // Saved "always allow" rules survive restarts: the history is their source of truth.
     for rule in deps.history.list_session_rules(conversation, false)? {
-        if let Some(a) = rule.approval_id.and_then(|id| deps.history.get_approval(id).ok()) {
+        if let Some(a) = rule
+            .approval_id
+            .and_then(|id| deps.history.get_approval(id).ok())
+        {
             gate.add_rule(&a.language, &a.code);
         }
     }
@@ -187,6 +190,9 @@ async fn actor(inner: Arc<Inner>, mut ops: mpsc::UnboundedReceiver<Op>) {
                         if let Some(r) = &running {
                             r.cancel.cancel();
                         }
+                        // At once, in the actor: a decision that arrives after the cancel but
+                        // before the turn notices it must find nothing left to approve.
+                        run_code::expire_pending(&inner);
                     }
                     Op::SetPolicy { policy } => decide::set_policy(&inner, policy),
                     Op::RevokeRule { code_hash } => decide::revoke_rule(&inner, &code_hash),

@@ -31,7 +31,8 @@ pub(super) async fn handle(
 ) -> Result<(String, bool), StepError> {
     let run = match tools::decode(&call.name, &call.arguments) {
         Ok(run) => run,
-        Err(e) => return Ok((format!("Error: {e}"), true)),
+        // Marked as an error; each wire format adds its own error framing.
+        Err(e) => return Ok((e.to_string(), true)),
     };
     let language = run.language.as_str();
     let assessment = risk::assess(run.language, &run.code);
@@ -100,8 +101,14 @@ pub(super) async fn handle(
             }));
             // Nothing runs while we wait; only the actor (handling Op::Decide) can answer.
             let resolution = tokio::select! {
-                r = rx => r.map_err(|_| StepError::Failed("the session closed while waiting for approval".into()))?,
+                biased;
                 _ = cancel.cancelled() => return Err(StepError::Cancelled),
+                r = rx => match r {
+                    Ok(r) => r,
+                    // A cancel expires the approval (dropping our channel) before we see it.
+                    Err(_) if cancel.is_cancelled() => return Err(StepError::Cancelled),
+                    Err(_) => return Err(StepError::Failed("the session closed while waiting for approval".into())),
+                },
             };
             match resolution {
                 Resolution::Run(ticket) => ticket,
@@ -372,6 +379,12 @@ pub(super) fn expire_pending(inner: &Inner) {
             edited_code: None,
         };
         let _ = inner.deps.history.decide_approval(id, &decision);
+        audit(
+            inner,
+            AuditKind::Decision,
+            json!({"approval_id": id, "approved": false, "decided_by": DecidedBy::Policy,
+                   "reason": "the turn was cancelled before a decision", "expired": true}),
+        );
         if let Ok(mut w) = inner.waiters.lock() {
             w.remove(&id);
         }

@@ -96,7 +96,7 @@ async fn steps(
         if answer.tool_calls.is_empty() {
             return Ok(());
         }
-        for call in &answer.tool_calls {
+        for (i, call) in answer.tool_calls.iter().enumerate() {
             let recorded = inner
                 .deps
                 .history
@@ -108,8 +108,29 @@ async fn steps(
                     arguments_parsed: tools::decode(&call.name, &call.arguments).is_ok(),
                 })
                 .map_err(|e| StepError::Failed(format!("could not record the tool call: {e}")))?;
-            let (content, is_error) =
-                run_code::handle(inner, turn_id, recorded.id, call, cancel).await?;
+            let handled = run_code::handle(inner, turn_id, recorded.id, call, cancel).await;
+            let (content, is_error) = match handled {
+                Ok(result) => result,
+                Err(e) => {
+                    // Every provider rejects a transcript with an unanswered tool call, so the
+                    // calls this turn will not get to are answered before the next turn.
+                    let why = match &e {
+                        StepError::Cancelled => {
+                            "The user cancelled the turn; this call did not run."
+                        }
+                        StepError::Failed(_) => "The turn failed before this call ran.",
+                    };
+                    let mut transcript = inner.transcript.lock().await;
+                    for pending in &answer.tool_calls[i..] {
+                        transcript.push(Message::Tool {
+                            call_id: pending.id.clone(),
+                            content: why.to_string(),
+                            is_error: true,
+                        });
+                    }
+                    return Err(e);
+                }
+            };
             save_message(inner, turn_id, MessageRole::Tool, &content)?;
             inner.transcript.lock().await.push(Message::Tool {
                 call_id: call.id.clone(),

@@ -126,8 +126,9 @@ pub(crate) struct ExecContext<'a> {
 
 /// How long past its own timeout we trust the supervisor to report before we intervene.
 const SUPERVISOR_SLACK: Duration = Duration::from_secs(10);
-/// Short executions never open a stats stream: it would cost more than the code itself.
-const STATS_DELAY: Duration = Duration::from_millis(300);
+/// Short executions never open a stats stream: it would cost more than the code itself, and
+/// Docker samples only about once a second anyway.
+const STATS_DELAY: Duration = Duration::from_millis(1000);
 
 pub(crate) async fn run(
     ctx: ExecContext<'_>,

@@ -199,7 +199,7 @@ async fn engine_errors_are_clear() {
     std::fs::write(&file, context::context_tar(context::files()).unwrap()).unwrap();
     let err = import(&docker, &file, &mut |_| {}).await.unwrap_err();
     eprintln!("importing a non-image tar: {err}");
-    assert!(matches!(err, Error::ImageBuild { .. }), "{err}");
+    assert!(matches!(err, Error::ImageArchive { .. }), "{err}");
 
     assert!(!exists(&docker, "ironclaw-sandbox-test:does-not-exist")
         .await
