@@ -85,9 +85,7 @@ enum HistoryCommand {
         json: bool,
     },
     /// Print a conversation (as Markdown).
-    Show {
-        id: String,
-    },
+    Show { id: String },
     /// Full-text search over messages and code.
     Search {
         text: String,
@@ -102,6 +100,9 @@ enum HistoryCommand {
     },
     Rm {
         id: String,
+        /// Also remove the conversation's sandbox container and workspace folder.
+        #[arg(long)]
+        purge: bool,
     },
 }
 
@@ -171,7 +172,7 @@ fn main() -> ExitCode {
                 HistoryCommand::Show { id } => commands::history::show(&id),
                 HistoryCommand::Search { text, limit } => commands::history::search(&text, limit),
                 HistoryCommand::Export { id, format } => commands::history::export(&id, &format),
-                HistoryCommand::Rm { id } => commands::history::delete(&id),
+                HistoryCommand::Rm { id, purge } => commands::history::delete(&id, purge).await,
             },
             Command::Audit { command } => match command {
                 AuditCommand::Verify => commands::history::audit_verify(),

@@ -45,13 +45,29 @@ pub struct ChatArgs {
     max_steps: usize,
 }
 
+/// `--provider` flags win; otherwise `<config dir>/provider.yaml` (kind, base_url, model,
+/// api_key_env, headers); otherwise `None` (environment, then a local Ollama).
 fn provider_config(args: &ChatArgs) -> anyhow::Result<Option<ProviderConfig>> {
     let Some(kind) = &args.provider else {
         anyhow::ensure!(
             args.base_url.is_none() && args.api_key_env.is_none(),
             "--base-url and --api-key-env need --provider"
         );
-        return Ok(None);
+        let file = ironclaw_sandbox::Paths::from_env()?
+            .config_dir
+            .join("provider.yaml");
+        return match std::fs::read_to_string(&file) {
+            Ok(text) => {
+                let mut config: ProviderConfig = serde_yaml_ng::from_str(&text)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+                if args.model.is_some() {
+                    config.model = args.model.clone();
+                }
+                Ok(Some(config))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(anyhow::anyhow!("{}: {e}", file.display())),
+        };
     };
     let kind = match kind.as_str() {
         "openai" => ProviderKind::OpenAi,
@@ -154,6 +170,10 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
                 None => break,
             }
         };
+        if let Some(command) = text.strip_prefix('/') {
+            slash(command.trim(), &session, &deps, conversation)?;
+            continue;
+        }
         session.send(Op::UserMessage { text })?;
         // Render until this turn ends; Ctrl-C cancels the turn, not the program.
         loop {
@@ -204,6 +224,66 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// In-chat commands: the approval policy and saved rules are listable and revocable here.
+fn slash(
+    command: &str,
+    session: &ironclaw_agent::SessionHandle,
+    deps: &ironclaw_agent::Deps,
+    conversation: ConversationId,
+) -> anyhow::Result<()> {
+    let (name, arg) = command.split_once(' ').unwrap_or((command, ""));
+    match name {
+        "policy" if !arg.is_empty() => {
+            session.send(Op::SetPolicy {
+                policy: parse_policy(arg.trim())?,
+            })?;
+            eprintln!("policy set to {}", arg.trim());
+        }
+        "policy" => {
+            let policy = deps.history.get_conversation(conversation)?.approval_policy;
+            eprintln!("policy: {}", policy.as_str());
+        }
+        "rules" => {
+            let rules = deps.history.list_session_rules(conversation, false)?;
+            if rules.is_empty() {
+                eprintln!("no saved rules in this conversation");
+            }
+            for rule in rules {
+                if let Some(a) = rule
+                    .approval_id
+                    .and_then(|id| deps.history.get_approval(id).ok())
+                {
+                    let first = a.code.lines().next().unwrap_or_default();
+                    eprintln!("{}  {}  {}", &a.code_hash[..12], a.language, first);
+                }
+            }
+        }
+        "revoke" if !arg.is_empty() => {
+            let prefix = arg.trim();
+            let found = deps
+                .history
+                .list_session_rules(conversation, false)?
+                .into_iter()
+                .filter_map(|r| {
+                    r.approval_id
+                        .and_then(|id| deps.history.get_approval(id).ok())
+                })
+                .find(|a| a.code_hash.starts_with(prefix));
+            match found.and_then(|a| ironclaw_agent::approval::CodeHash::from_hex(&a.code_hash)) {
+                Some(code_hash) => {
+                    session.send(Op::RevokeRule { code_hash })?;
+                    eprintln!("revoked");
+                }
+                None => eprintln!("no rule whose hash starts with {prefix} (see /rules)"),
+            }
+        }
+        _ => eprintln!(
+            "commands: /policy [ask-always|ask-unless-safe|never-ask], /rules, /revoke HASH-PREFIX"
+        ),
+    }
+    Ok(())
 }
 
 async fn decide(

@@ -25,6 +25,9 @@ pub struct ExecArgs {
     /// Per-execution timeout in seconds (default: the profile's).
     #[arg(long)]
     timeout: Option<f64>,
+    /// Use this host folder as the session's /workspace (only when the session is created).
+    #[arg(long)]
+    workspace: Option<std::path::PathBuf>,
     /// Print one JSON object with the result instead of streaming output.
     #[arg(long)]
     json: bool,
@@ -89,9 +92,16 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
             ExecEvent::Started { .. } | ExecEvent::Resources(_) => Ok(()),
         };
     };
+    let workspace = match args.workspace {
+        Some(dir) => Some(
+            std::fs::canonicalize(&dir)
+                .map_err(|e| anyhow::anyhow!("--workspace {}: {e}", dir.display()))?,
+        ),
+        None => None,
+    };
     let options = SessionOptions {
         profile: args.profile,
-        workspace: None,
+        workspace,
     };
     let result = sandbox
         .exec(&name, &options, &request, &mut on_event, &cancel)

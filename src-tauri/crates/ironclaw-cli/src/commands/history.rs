@@ -70,9 +70,19 @@ pub fn export(id: &str, format: &str) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn delete(id: &str) -> anyhow::Result<ExitCode> {
+pub async fn delete(id: &str, purge: bool) -> anyhow::Result<ExitCode> {
     let (history, _) = ironclaw_agent::state::open_history(&Paths::from_env()?)?;
-    history.delete_conversation(conversation_id(id)?)?;
+    let id = conversation_id(id)?;
+    history.delete_conversation(id)?;
+    if purge {
+        // A conversation's sandbox session is named after it.
+        let (sandbox, _) = super::open().await?;
+        let name = ironclaw_sandbox::session::SessionName::new(id.to_string())?;
+        match sandbox.remove(&name, true).await {
+            Ok(()) | Err(ironclaw_sandbox::Error::SessionNotFound { .. }) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 
