@@ -4,9 +4,11 @@
 pub mod agent;
 mod cli;
 mod config;
+pub mod escape;
 mod host_user;
 mod isolation;
 mod limits;
+mod network;
 mod output;
 mod processes;
 mod recovery;

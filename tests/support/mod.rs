@@ -15,6 +15,7 @@ use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
 
 pub mod agent;
+pub mod escape;
 
 pub use ironclaw_sandbox::container::{LABEL_INSTANCE, LABEL_SESSION};
 pub use ironclaw_sandbox::exec::{ExecEvent, ExecRequest, ExecResult, Language};

@@ -22,6 +22,7 @@ import select
 import signal
 import struct
 import sys
+import termios
 import time
 
 MAGIC = b"\xc1\xa7"
@@ -32,10 +33,12 @@ READ_CHUNK = 1 << 20
 F_SETPIPE_SZ = 1031
 PIPE_SIZE = 1 << 20
 RUN_DIR = "/run/ironclaw"
+LOG_DIR = "/workspace/.ironclaw/logs"
 PYWORKER = "/opt/ironclaw/pyworker.py"
 # After an interrupt: how long each escalation step waits before the next, harder one.
 GRACE_SECONDS = 1.0
 PR_SET_CHILD_SUBREAPER = 36
+PR_SET_DUMPABLE = 4
 
 
 def now():
@@ -58,6 +61,73 @@ def send(kind, seq, payload):
             data.pop(0)
         if data and n:
             data[0] = data[0][n:]
+
+
+# --- zero-copy output path ------------------------------------------------------------------
+# Past the in-memory cap every byte must reach both the host and the log file. Moving them with
+# tee(2) and splice(2) keeps them in the kernel instead of copying them through Python twice;
+# where those calls are missing (gVisor, other kernels) the copy path is used instead.
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_zero_copy = [hasattr(os, "splice") and hasattr(_libc, "tee")]
+
+
+def pipe_bytes(fd):
+    buf = bytearray(4)
+    try:
+        fcntl.ioctl(fd, termios.FIONREAD, buf)
+    except OSError:
+        return 0
+    return int.from_bytes(buf, sys.byteorder)
+
+
+def tee(src, dst, count):
+    n = _libc.tee(src, dst, ctypes.c_size_t(count), 0)
+    if n < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+    return n
+
+
+def splice_all(src, dst, count):
+    """Moves exactly `count` bytes from the pipe `src` to `dst`, waiting when either side is
+    momentarily full or empty. If splice stops working half-way, the rest is copied, because a
+    frame whose header is already out must get exactly the bytes it announced."""
+    while count > 0:
+        try:
+            n = os.splice(src, dst, count)
+        except BlockingIOError:
+            select.select([src], [dst], [], 1.0)
+            continue
+        except OSError:
+            copy_exact(src, dst, count)
+            return
+        if n <= 0:
+            copy_exact(src, dst, count)
+            return
+        count -= n
+
+
+def drain_exact(src, count):
+    while count > 0:
+        data = os.read(src, min(count, READ_CHUNK))
+        if not data:
+            return
+        count -= len(data)
+
+
+def copy_exact(src, dst, count):
+    while count > 0:
+        try:
+            data = os.read(src, min(count, READ_CHUNK))
+        except BlockingIOError:
+            select.select([src], [], [], 1.0)
+            continue
+        if not data:
+            raise OSError(errno.EIO, "pipe closed with %d bytes announced but not sent" % count)
+        count -= len(data)
+        while data:
+            data = data[os.write(dst, data):]
 
 
 def event(seq, kind, **fields):
@@ -384,46 +454,104 @@ class Execution:
         self.escalation = 0
         self.escalate_at = None
         self.bytes = {STDOUT: 0, STDERR: 0}
-        self.pending = []  # output kept until we know whether a log file is needed
+        self.pending = []  # (kind, bytes) kept until we know whether log files are needed
         self.pending_bytes = 0
-        self.log = None
-        self.log_path = None
+        self.logging = False
+        self.logs = {}  # kind -> open file, one per stream so neither is cut into the other
+        self.log_paths = {}
         self.log_error = None
         self.oom_before = oom_kills()
         self.peak = memory_usage()
         self.sampled = now()
+        self.scratch = None  # a pipe for tee(2), made on first use
+        self.killed = []  # leftover processes killed while stopping this run
 
     def output(self, kind, data):
         self.bytes[kind] += len(data)
         send(kind, self.seq, data)
-        if self.log is None and self.log_error is None:
-            self.pending.append(data)
-            self.pending_bytes += len(data)
-            if self.pending_bytes > self.capture:
-                self.open_log()
-        if self.log is not None:
+        if self.logging:
+            self.write_log(kind, data)
+            return
+        self.pending.append((kind, data))
+        self.pending_bytes += len(data)
+        if self.pending_bytes > self.capture:
+            # Past the in-memory cap the host keeps only head and tail: from here on the
+            # whole output also goes to log files in the workspace, so nothing is lost.
+            self.logging = True
+            pending, self.pending = self.pending, []
+            for k, chunk in pending:
+                self.write_log(k, chunk)
+
+    def log_file(self, kind):
+        if self.log_error is not None:
+            return None  # a log that failed once stays closed: no repeated failing writes
+        f = self.logs.get(kind)
+        if f is None:
+            name = "%s.%s.log" % (self.log_name, "stdout" if kind == STDOUT else "stderr")
+            path = os.path.join(LOG_DIR, name)
             try:
-                self.log.write(data)
+                os.makedirs(LOG_DIR, exist_ok=True)
+                # Never through a symlink the code planted in place of the log.
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+                f = os.fdopen(fd, "wb")
             except OSError as exc:
                 self.log_error = str(exc)
-                self.log.close()
-                self.log = None
+                return None
+            self.logs[kind] = f
+            self.log_paths[kind] = path
+        return f
 
-    def open_log(self):
-        """Past the in-memory cap the host keeps only head and tail; the whole output goes to a
-        log file in the workspace so nothing is lost."""
-        directory = "/workspace/.ironclaw/logs"
-        path = os.path.join(directory, self.log_name + ".log")
-        pending, self.pending = self.pending, []
+    def write_log(self, kind, data):
+        f = self.log_file(kind)
+        if f is None:
+            return
         try:
-            os.makedirs(directory, exist_ok=True)
-            self.log = open(path, "wb")
-            self.log_path = path
-            for chunk in pending[:-1]:  # the newest chunk is written by output() itself
-                self.log.write(chunk)
+            f.write(data)
         except OSError as exc:
+            self.log_error = str(exc)  # e.g. the workspace is full: the stream goes on
+
+    def close_logs(self):
+        for f in self.logs.values():
+            try:
+                f.close()
+            except OSError as exc:
+                self.log_error = str(exc)
+
+    def forward_spliced(self, fd, kind):
+        """Moves what is in the pipe to the log and to the host without copying it through
+        Python. Returns False when it cannot be used (the caller then reads and copies)."""
+        if not self.logging or not _zero_copy[0]:
+            return False
+        log = self.log_file(kind)
+        if log is None:
+            return False
+        count = min(pipe_bytes(fd), READ_CHUNK)
+        if count == 0:
+            return False  # nothing buffered: let a read report EOF
+        try:
+            if self.scratch is None:
+                self.scratch = os.pipe()
+                fcntl.fcntl(self.scratch[1], F_SETPIPE_SZ, PIPE_SIZE)
+            count = tee(fd, self.scratch[1], count)
+        except OSError:
+            _zero_copy[0] = False  # tee(2) unsupported here: copy from now on
+            return False
+        # The log first (from the scratch copy), then the frame: header, then exactly `count`
+        # bytes moved out of the worker's pipe.
+        log.flush()
+        try:
+            splice_all(self.scratch[0], log.fileno(), count)
+        except OSError as exc:
+            # E.g. EFBIG past the fsize limit, or a full workspace: the log stops, the stream
+            # goes on. Only what is still in the scratch pipe is dropped (reading `count`
+            # would block on bytes the failed splice already took).
             self.log_error = str(exc)
-            self.log = None
+            drain_exact(self.scratch[0], pipe_bytes(self.scratch[0]))
+        head = HEADER.pack(MAGIC, kind, self.seq & 0xFFFFFFFF, count)
+        os.write(1, head + bytes([sum(head) & 0xFF]))
+        splice_all(fd, 1, count)
+        self.bytes[kind] += count
+        return True
 
     def sample(self):
         t = now()
@@ -549,10 +677,10 @@ class Supervisor:
                     # Killing a child that ignored SIGINT would let bash run the next
                     # command of the cancelled code: freeze bash first, then give up on it.
                     os.kill(w.pid, signal.SIGSTOP)
-                    kill_strays(self.worker_pids())
+                    ex.killed += kill_strays(self.worker_pids())
                     self.finish(rc=self.rc_for(ex), worker_died=True, kill_worker=True)
                 else:
-                    kill_strays(self.worker_pids())
+                    ex.killed += kill_strays(self.worker_pids())
             else:
                 self.finish(rc=self.rc_for(ex), worker_died=True, kill_worker=True)
         except OSError:
@@ -583,14 +711,13 @@ class Supervisor:
                     signalled = os.WTERMSIG(status)
                 rc = status_to_rc(status)
                 w.close()
-        strays = kill_strays(self.worker_pids())
+        strays = sorted(ex.killed + kill_strays(self.worker_pids()))
         oom = oom_kills() > ex.oom_before
         ex.peak = max(ex.peak, memory_usage())
-        if ex.log is not None:
-            try:
-                ex.log.close()
-            except OSError as exc:
-                ex.log_error = str(exc)
+        ex.close_logs()
+        if ex.scratch is not None:
+            for fd in ex.scratch:
+                os.close(fd)
         if ex.interrupted:
             rc = self.rc_for(ex)
         event(
@@ -604,7 +731,8 @@ class Supervisor:
             peak_memory_bytes=ex.peak,
             stdout_bytes=ex.bytes[STDOUT],
             stderr_bytes=ex.bytes[STDERR],
-            log_path=ex.log_path,
+            log_path=ex.log_paths.get(STDOUT),
+            stderr_log_path=ex.log_paths.get(STDERR),
             log_error=ex.log_error,
             interpreter_restarted=ex.restarted,
             interpreter_lost=worker_died or kill_worker,
@@ -674,6 +802,8 @@ class Supervisor:
         w = ex.worker
         for fd, kind in ((w.out, STDOUT), (w.err, STDERR)):
             if fd in ready:
+                if ex.forward_spliced(fd, kind):
+                    continue
                 try:
                     data = os.read(fd, READ_CHUNK)
                 except (BlockingIOError, OSError):
@@ -743,8 +873,13 @@ def write_identity():
 
 def main():
     # Orphans of user code re-parent to us instead of tini, so kill_strays() can find them.
+    # Not dumpable: code runs under the same UID, and must not ptrace us or open our
+    # /proc/PID/mem or fd/1 to forge results on the host channel. (Workers exec a new
+    # program, which makes them dumpable again: they are the user's own.)
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     except (OSError, AttributeError):
         pass
     os.makedirs(RUN_DIR, exist_ok=True)

@@ -18,6 +18,7 @@ use serde::Serialize;
 use tracing::Instrument;
 
 use crate::error::{is_conflict, is_not_found, Error, Result};
+use crate::network::Attachment;
 use crate::policy::{NetworkMode, Profile};
 
 pub const LABEL_SESSION: &str = "ironclaw.session";
@@ -25,6 +26,12 @@ pub const LABEL_VERSION: &str = "ironclaw.version";
 pub const LABEL_INSTANCE: &str = "ironclaw.instance";
 pub const LABEL_IMAGE_HASH: &str = "ironclaw.image-hash";
 pub const LABEL_PROFILE: &str = "ironclaw.profile";
+/// The network mode the container was created for (`none` or `allowlist`). Docker can attach
+/// and detach an allowlist container live, but never give a `none` container a network.
+pub const LABEL_NETWORK: &str = "ironclaw.network";
+/// The egress network (id) an allowlist container was made for; a new network needs a new
+/// container, because the proxy address lives in its environment.
+pub const LABEL_EGRESS: &str = "ironclaw.egress";
 
 /// Where the session's host folder appears inside the container.
 pub const WORKSPACE: &str = "/workspace";
@@ -53,6 +60,17 @@ pub struct ContainerSpec<'a> {
     pub workspace: &'a Path,
     pub user: UserMapping,
     pub idle_timeout: Duration,
+    /// `Some` for allowlist mode: the egress network and proxy settings.
+    pub egress: Option<&'a Attachment>,
+}
+
+impl ContainerSpec<'_> {
+    fn network_mode(&self) -> NetworkMode {
+        match self.egress {
+            None => NetworkMode::None,
+            Some(_) => NetworkMode::Allowlist,
+        }
+    }
 }
 
 impl ContainerSpec<'_> {
@@ -82,7 +100,15 @@ pub fn create_body(spec: &ContainerSpec<'_>) -> ContainerCreateBody {
         (LABEL_INSTANCE.to_string(), spec.instance.to_string()),
         (LABEL_IMAGE_HASH.to_string(), spec.image_hash.to_string()),
         (LABEL_PROFILE.to_string(), spec.profile_name.to_string()),
+        (
+            LABEL_NETWORK.to_string(),
+            spec.network_mode().as_str().to_string(),
+        ),
     ]);
+    let mut labels = labels;
+    if let Some(egress) = spec.egress {
+        labels.insert(LABEL_EGRESS.to_string(), egress.network_id.clone());
+    }
     let tmpfs = HashMap::from([
         (
             "/tmp".to_string(),
@@ -95,8 +121,17 @@ pub fn create_body(spec: &ContainerSpec<'_>) -> ContainerCreateBody {
         // passwd/group for the runtime UID and the shell's cell file; small on purpose.
         (RUN_DIR.to_string(), tmpfs_opts(16 << 20, spec.user, "0755")),
     ]);
-    let network_mode = match p.network {
-        NetworkMode::None => "none",
+    // Allowlist mode: the egress network (internal, no host address, see `network::engine`),
+    // IPv6 off, and a resolver that answers nothing, so names resolve only through the proxy
+    // and a lookup fails in about a second instead of hanging.
+    let (network_mode, dns, dns_options, sysctls) = match spec.egress {
+        None => ("none".to_string(), None, None, None),
+        Some(egress) => (
+            egress.network.clone(),
+            Some(vec!["0.0.0.0".to_string()]),
+            Some(vec!["timeout:1".to_string(), "attempts:1".to_string()]),
+            Some(crate::network::engine::no_ipv6_sysctls()),
+        ),
     };
     let ulimit = |name: &str, value: u64| ResourcesUlimits {
         name: Some(name.to_string()),
@@ -121,7 +156,10 @@ pub fn create_body(spec: &ContainerSpec<'_>) -> ContainerCreateBody {
         cap_drop: Some(vec!["ALL".to_string()]),
         security_opt: Some(vec!["no-new-privileges:true".to_string()]),
         privileged: Some(false),
-        network_mode: Some(network_mode.to_string()),
+        network_mode: Some(network_mode),
+        dns,
+        dns_options,
+        sysctls,
         ipc_mode: Some("private".to_string()),
         shm_size: Some(64 << 20),
         memory: Some(memory),
@@ -143,14 +181,18 @@ pub fn create_body(spec: &ContainerSpec<'_>) -> ContainerCreateBody {
         auto_remove: Some(false),
         ..Default::default()
     };
+    let mut env = vec![
+        format!("HOME={HOME}"),
+        format!("IRONCLAW_IDLE_TIMEOUT={}", spec.idle_timeout.as_secs()),
+        format!("IRONCLAW_SESSION={}", spec.session),
+    ];
+    if let Some(egress) = spec.egress {
+        env.extend(egress.env());
+    }
     ContainerCreateBody {
         image: Some(spec.image_tag.to_string()),
         user: Some(format!("{}:{}", spec.user.uid, spec.user.gid)),
-        env: Some(vec![
-            format!("HOME={HOME}"),
-            format!("IRONCLAW_IDLE_TIMEOUT={}", spec.idle_timeout.as_secs()),
-            format!("IRONCLAW_SESSION={}", spec.session),
-        ]),
+        env: Some(env),
         working_dir: Some(WORKSPACE.to_string()),
         hostname: Some("sandbox".to_string()),
         labels: Some(labels),
@@ -161,7 +203,7 @@ pub fn create_body(spec: &ContainerSpec<'_>) -> ContainerCreateBody {
         // Several attach connections over the container's life share one stdin.
         stdin_once: Some(false),
         tty: Some(false),
-        network_disabled: Some(matches!(p.network, NetworkMode::None)),
+        network_disabled: Some(spec.egress.is_none()),
         stop_timeout: Some(2),
         healthcheck: Some(HealthConfig {
             test: Some(vec![
@@ -200,11 +242,23 @@ pub struct ContainerInfo {
     pub profile: String,
     pub image_hash: String,
     pub version: String,
+    /// [`LABEL_NETWORK`]: `none` (also for containers older than the label) or `allowlist`.
+    pub network: String,
+    /// [`LABEL_EGRESS`]: the egress network id an allowlist container was made for.
+    pub egress: String,
 }
 
-/// All containers of this IronClaw instance (one data directory), running or not.
+/// All session containers of this IronClaw instance (one data directory), running or not. The
+/// egress relay carries the instance label too, but no session label.
 pub async fn list(docker: &Docker, instance: &str) -> Result<Vec<ContainerInfo>> {
-    list_filtered(docker, vec![format!("{LABEL_INSTANCE}={instance}")]).await
+    list_filtered(
+        docker,
+        vec![
+            format!("{LABEL_INSTANCE}={instance}"),
+            LABEL_SESSION.to_string(),
+        ],
+    )
+    .await
 }
 
 pub async fn find(docker: &Docker, instance: &str, session: &str) -> Result<Option<ContainerInfo>> {
@@ -263,6 +317,11 @@ async fn list_filtered(docker: &Docker, labels: Vec<String>) -> Result<Vec<Conta
                 profile: label(LABEL_PROFILE),
                 image_hash: label(LABEL_IMAGE_HASH),
                 version: label(LABEL_VERSION),
+                network: match label(LABEL_NETWORK) {
+                    n if n.is_empty() => NetworkMode::None.as_str().to_string(),
+                    n => n,
+                },
+                egress: label(LABEL_EGRESS),
             }
         })
         .collect())
@@ -363,6 +422,10 @@ mod tests {
     use crate::policy::{Policy, DEFAULT_POLICY_YAML};
 
     fn spec_body(profile: &str) -> ContainerCreateBody {
+        spec_body_with(profile, None)
+    }
+
+    fn spec_body_with(profile: &str, egress: Option<&Attachment>) -> ContainerCreateBody {
         let policy = Policy::parse((DEFAULT_POLICY_YAML, Path::new("sandbox.yaml")), None).unwrap();
         let (name, profile) = policy.profile(Some(profile)).unwrap();
         let spec = ContainerSpec {
@@ -379,6 +442,7 @@ mod tests {
                 substituted_for_root: false,
             },
             idle_timeout: Duration::from_secs(60),
+            egress,
         };
         create_body(&spec)
     }
@@ -428,5 +492,53 @@ mod tests {
         for opt in hc.security_opt.unwrap() {
             assert!(!opt.contains("unconfined"), "{opt}");
         }
+    }
+
+    #[test]
+    fn allowlist_mode_adds_only_the_egress_network_proxy_settings_and_no_dns() {
+        let egress = Attachment {
+            network: "ironclaw-egress-abc".into(),
+            network_id: "net123".into(),
+            proxy_url: "http://192.168.64.2:3128".into(),
+            pip_index_url: None,
+            npm_registry: None,
+        };
+        let none = spec_body("standard");
+        let body = spec_body_with("standard", Some(&egress));
+        let (hc, hc_none) = (body.host_config.clone().unwrap(), none.host_config.unwrap());
+        assert_eq!(hc.network_mode.as_deref(), Some("ironclaw-egress-abc"));
+        assert_eq!(hc.dns, Some(vec!["0.0.0.0".to_string()]));
+        assert_eq!(
+            hc.sysctls.as_ref().unwrap()["net.ipv6.conf.all.disable_ipv6"],
+            "1"
+        );
+        assert_eq!(body.network_disabled, Some(false));
+        // Everything else about the container is identical to `none` mode.
+        let strip = |mut h: HostConfig| {
+            h.network_mode = None;
+            h.dns = None;
+            h.dns_options = None;
+            h.sysctls = None;
+            h
+        };
+        assert_eq!(strip(hc), strip(hc_none));
+        let env = body.env.unwrap();
+        for var in [
+            "HTTP_PROXY",
+            "HTTPS_PROXY",
+            "http_proxy",
+            "https_proxy",
+            "npm_config_proxy",
+        ] {
+            assert!(
+                env.contains(&format!("{var}=http://192.168.64.2:3128")),
+                "{var}: {env:?}"
+            );
+        }
+        assert!(!env.iter().any(|e| e.starts_with("PIP_INDEX_URL=")));
+        let labels = body.labels.unwrap();
+        assert_eq!(labels[LABEL_NETWORK], "allowlist");
+        assert_eq!(labels[LABEL_EGRESS], "net123");
+        assert_eq!(none.labels.unwrap()[LABEL_NETWORK], "none");
     }
 }

@@ -78,6 +78,10 @@ pub enum Error {
     #[error("unsupported language {0:?}: use `python` or `shell`")]
     UnsupportedLanguage(String),
 
+    /// Allowlist network mode could not be set up or changed; the message says why and what to do.
+    #[error("network policy: {0}")]
+    Network(String),
+
     #[error("{action} {path}: {source}")]
     Io {
         action: &'static str,
@@ -126,6 +130,7 @@ impl Error {
             | Error::RuntimeUnavailable { .. }
             | Error::Protocol(_)
             | Error::UnsupportedLanguage(_)
+            | Error::Network(_)
             | Error::Io { .. } => false,
         }
     }

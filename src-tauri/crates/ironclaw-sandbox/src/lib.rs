@@ -12,6 +12,7 @@ pub mod docker;
 pub mod error;
 pub mod exec;
 pub mod image;
+pub mod network;
 pub mod paths;
 pub mod policy;
 pub mod protocol;

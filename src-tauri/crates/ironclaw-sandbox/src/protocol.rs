@@ -89,8 +89,12 @@ pub struct Ended {
     pub stdout_bytes: u64,
     #[serde(default)]
     pub stderr_bytes: u64,
+    /// Complete stdout, once the output passed the in-memory cap.
     #[serde(default)]
     pub log_path: Option<String>,
+    /// Complete stderr, likewise.
+    #[serde(default)]
+    pub stderr_log_path: Option<String>,
     #[serde(default)]
     pub log_error: Option<String>,
     #[serde(default)]

@@ -17,9 +17,13 @@ use crate::container::{self, ContainerInfo, ContainerSpec, State, UserMapping};
 use crate::error::{Error, Result};
 use crate::exec::{self, connection::Connection, ExecEvent, ExecRequest, ExecResult};
 use crate::image::{self, ImageSpec};
+use crate::network::Egress;
 use crate::paths::Paths;
-use crate::policy::Policy;
+use crate::policy::{NetworkMode, Policy};
 use crate::session::{user_mapping, Registry, SessionName, SessionRecord};
+use network_switch::joins_live;
+
+mod network_switch;
 
 /// How long a freshly started supervisor may take to answer its first ping.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
@@ -46,6 +50,8 @@ struct Warm {
     conn: Option<Arc<Connection>>,
     /// The profile the warm container was made with: a different one needs a new container.
     profile: Option<String>,
+    /// The network mode applied to the warm container.
+    network: Option<NetworkMode>,
 }
 
 pub struct Sandbox {
@@ -57,14 +63,24 @@ pub struct Sandbox {
     user: UserMapping,
     registry: Registry,
     warm: tokio::sync::Mutex<HashMap<SessionName, Arc<tokio::sync::Mutex<Warm>>>>,
+    egress: Egress,
 }
 
 impl Sandbox {
     pub fn new(docker: Docker, paths: Paths, policy: Policy) -> Self {
+        let instance = paths.instance_id();
+        let image = image::spec();
         Self {
-            instance: paths.instance_id(),
+            egress: Egress::new(
+                docker.clone(),
+                &paths,
+                &instance,
+                image.clone(),
+                policy.network.clone(),
+            ),
+            instance,
             registry: Registry::new(paths.clone()),
-            image: image::spec(),
+            image,
             user: user_mapping(),
             docker,
             paths,
@@ -90,6 +106,10 @@ impl Sandbox {
     }
     pub fn instance(&self) -> &str {
         &self.instance
+    }
+    /// Allowlist network mode: events, live allowlist, proxy status.
+    pub fn network(&self) -> &Egress {
+        &self.egress
     }
 
     /// Runs code in the session's container, creating the session on first use.
@@ -128,7 +148,7 @@ impl Sandbox {
         )?;
         let (_, profile) = self.policy.profile(record.profile.as_deref())?;
         let timeout = request.timeout.unwrap_or(profile.timeout);
-        let (container_id, conn, started) = self.warm_up(&record, &mut warm).await?;
+        let (container_id, conn, started, mode) = self.warm_up(&record, &mut warm).await?;
         let ctx = exec::ExecContext {
             docker: &self.docker,
             container_id: &container_id,
@@ -139,7 +159,18 @@ impl Sandbox {
             container_started: started,
             workspace: &record.workspace,
         };
-        let result = exec::run(ctx, request, on_event, cancel).await;
+        let epoch = self.egress.begin_exec(name.as_str());
+        let mut result = exec::run(ctx, request, on_event, cancel).await;
+        let activity = self.egress.end_exec(name.as_str(), epoch);
+        if let (Ok(r), NetworkMode::Allowlist) = (&mut result, mode) {
+            // A client may show only "403" (curl's CONNECT error does): say it plainly too.
+            for denied in &activity.denied {
+                let note = format!("[IronClaw] {}\n", crate::network::blocked_message(denied));
+                r.stderr.push_str(&note);
+                on_event(ExecEvent::Stderr(note.into_bytes().into()));
+            }
+            r.network = Some(activity);
+        }
         if let Err(e) = &result {
             // Whatever broke, the next run starts by looking at the container afresh.
             *warm = Warm::default();
@@ -168,14 +199,26 @@ impl Sandbox {
         &self,
         record: &SessionRecord,
         warm: &mut Warm,
-    ) -> Result<(String, Arc<Connection>, bool)> {
+    ) -> Result<(String, Arc<Connection>, bool, NetworkMode)> {
         let (profile_name, profile) = self.policy.profile(record.profile.as_deref())?;
+        let session = record.name.as_str();
+        let mode = self.egress.mode(session, profile.network);
         if let (Some(id), Some(conn)) = (&warm.container_id, &warm.conn) {
-            if !conn.is_closed() && warm.profile.as_deref() == Some(profile_name) {
-                return Ok((id.clone(), conn.clone(), false));
+            if !conn.is_closed()
+                && warm.profile.as_deref() == Some(profile_name)
+                && warm.network == Some(mode)
+            {
+                return Ok((id.clone(), conn.clone(), false, mode));
             }
         }
-        let found = container::find(&self.docker, &self.instance, record.name.as_str()).await?;
+        let egress = match mode {
+            NetworkMode::None => {
+                self.egress.release(session).await?;
+                None
+            }
+            NetworkMode::Allowlist => Some(self.egress.acquire(session).await?),
+        };
+        let found = container::find(&self.docker, &self.instance, session).await?;
         let found = match found {
             Some(c) if c.image_hash != self.image.hash || c.profile != profile_name => {
                 // A new image or profile needs a new container: the workspace carries over.
@@ -183,8 +226,20 @@ impl Sandbox {
                 container::remove(&self.docker, &c.id).await?;
                 None
             }
+            Some(c) if egress.as_ref().is_some_and(|a| !joins_live(&c, a)) => {
+                // Docker cannot give a `none` container a network: a new one it is.
+                tracing::info!(session = %record.name, "recreating the sandbox to join the egress network");
+                container::remove(&self.docker, &c.id).await?;
+                None
+            }
             other => other,
         };
+        if let (Some(c), None) = (&found, &egress) {
+            if c.network == NetworkMode::Allowlist.as_str() {
+                // Before it starts, so a `none` session never has a network, even briefly.
+                self.egress.detach(&c.id).await?;
+            }
+        }
         let (id, needs_start) = match found {
             Some(c) => (c.id, c.state != State::Running),
             None => {
@@ -198,6 +253,7 @@ impl Sandbox {
                     workspace: &record.workspace,
                     user: self.user,
                     idle_timeout: self.policy.idle_timeout,
+                    egress: egress.as_ref(),
                 };
                 (container::create(&self.docker, &spec).await?, true)
             }
@@ -208,10 +264,14 @@ impl Sandbox {
             container::start(&self.docker, &id).await?;
         }
         conn.ping(STARTUP_TIMEOUT).await?;
+        if let Some(attachment) = &egress {
+            self.egress.attach(&id, session, attachment).await?;
+        }
         warm.container_id = Some(id.clone());
         warm.conn = Some(conn.clone());
         warm.profile = Some(profile_name.to_string());
-        Ok((id, conn, needs_start))
+        warm.network = Some(mode);
+        Ok((id, conn, needs_start, mode))
     }
 
     /// Turns "the connection closed" into what actually happened, for the message people read.
@@ -304,10 +364,11 @@ impl Sandbox {
             }
             self.registry.remove(name)?;
         }
-        Ok(())
+        self.egress.forget(name.as_str()).await
     }
 
-    /// Removes containers of this instance whose session no longer exists. Returns their names.
+    /// Removes containers of this instance whose session no longer exists (and the egress relay
+    /// and networks once no container is left). Returns the containers' names.
     pub async fn cleanup_orphans(&self) -> Result<Vec<String>> {
         let known: std::collections::HashSet<String> = self
             .registry
@@ -316,11 +377,18 @@ impl Sandbox {
             .map(|r| r.name.to_string())
             .collect();
         let mut removed = Vec::new();
+        let mut kept = 0;
         for c in container::list(&self.docker, &self.instance).await? {
             if !known.contains(&c.session) {
                 container::remove(&self.docker, &c.id).await?;
                 removed.push(c.name);
+            } else {
+                kept += 1;
             }
+        }
+        if kept == 0 {
+            // No sandbox left to serve: the egress relay and networks go too.
+            self.egress.teardown().await?;
         }
         Ok(removed)
     }

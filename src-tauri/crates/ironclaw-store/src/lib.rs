@@ -33,3 +33,12 @@ pub use ids::{
 };
 pub use model::*;
 pub use time::Timestamp;
+
+/// Whether every history commit and audit entry is forced to disk (`IRONCLAW_SYNC=full`):
+/// durable across power loss, not just across the process being killed (the default).
+pub fn sync_to_disk() -> bool {
+    static FULL: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *FULL.get_or_init(|| {
+        std::env::var("IRONCLAW_SYNC").is_ok_and(|v| v.eq_ignore_ascii_case("full"))
+    })
+}

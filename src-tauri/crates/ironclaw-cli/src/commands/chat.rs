@@ -320,20 +320,33 @@ async fn decide(
     Ok(())
 }
 
+/// The model's text, code and the code's output are untrusted: escape sequences in them could
+/// repaint the approval prompt, hide lines or set the clipboard. Control characters other than
+/// newline and tab are shown, not obeyed.
+fn inert(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '\n' | '\t' => c.to_string(),
+            c if c.is_control() => format!("\\u{{{:x}}}", c as u32),
+            c => c.to_string(),
+        })
+        .collect()
+}
+
 fn render(event: AgentEvent) {
     let mut out = std::io::stdout();
     match event {
         AgentEvent::TextDelta { text, .. } => {
-            let _ = out.write_all(text.as_bytes());
+            let _ = out.write_all(inert(&text).as_bytes());
             let _ = out.flush();
         }
         AgentEvent::ExecutionStarted { language, .. } => eprintln!("\n── running ({language}) ──"),
         AgentEvent::ExecutionOutput { stream, text, .. } => match stream {
             OutputStream::Stdout => {
-                let _ = out.write_all(text.as_bytes());
+                let _ = out.write_all(inert(&text).as_bytes());
                 let _ = out.flush();
             }
-            OutputStream::Stderr => eprint!("{text}"),
+            OutputStream::Stderr => eprint!("{}", inert(&text)),
         },
         AgentEvent::ExecutionEnded {
             exit_code,
@@ -396,11 +409,11 @@ fn describe(req: &ApprovalRequest) -> String {
         req.language
     );
     for r in &req.reasons {
-        s.push_str(&format!("│ • {} (line {})\n", r.message, r.line));
+        s.push_str(&format!("│ • {} (line {})\n", inert(&r.message), r.line));
     }
     s.push_str("│\n");
     for line in req.code.lines() {
-        s.push_str(&format!("│ {line}\n"));
+        s.push_str(&format!("│ {}\n", inert(line)));
     }
     s.push_str("└─");
     s

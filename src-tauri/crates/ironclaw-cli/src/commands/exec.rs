@@ -130,11 +130,16 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
         if result.oom_killed {
             eprintln!("ironclaw: the code ran out of memory (the profile's limit); the interpreter was restarted");
         }
-        if let Some(log) = &result.log_file {
-            eprintln!(
-                "ironclaw: output was large; the full log is at {}",
-                log.display()
-            );
+        for (stream, log) in [
+            ("stdout", &result.log_file),
+            ("stderr", &result.stderr_log_file),
+        ] {
+            if let Some(log) = log {
+                eprintln!(
+                    "ironclaw: {stream} was large; all of it is in {}",
+                    log.display()
+                );
+            }
         }
         if !result.stray_processes_killed.is_empty() {
             eprintln!(

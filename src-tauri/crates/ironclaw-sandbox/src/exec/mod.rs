@@ -100,8 +100,13 @@ pub struct ExecResult {
     pub truncated: bool,
     pub stdout_bytes: u64,
     pub stderr_bytes: u64,
-    /// The complete output, on the host, when it was truncated.
+    /// The complete stdout, on the host, when the output was truncated.
     pub log_file: Option<std::path::PathBuf>,
+    /// The complete stderr, likewise.
+    pub stderr_log_file: Option<std::path::PathBuf>,
+    /// Why the complete output could not be kept (e.g. the workspace is full, or the fsize
+    /// limit); the log files are then not reported, since they are not complete.
+    pub log_error: Option<String>,
     /// The interpreter had died (e.g. OOM, `exit`) and was started afresh for this run.
     pub interpreter_restarted: bool,
     /// The interpreter did not survive this run; the next run starts a fresh one.
@@ -110,6 +115,8 @@ pub struct ExecResult {
     pub container_started: bool,
     /// Background processes the code left behind, killed when it ended.
     pub stray_processes_killed: Vec<String>,
+    /// Allowlist network mode only: the hosts this execution reached and was refused.
+    pub network: Option<crate::network::NetworkActivity>,
 }
 
 /// Everything one execution needs besides the request.
@@ -228,18 +235,29 @@ pub(crate) async fn run(
         }
     };
 
+    let complete = ended.log_error.is_none();
     let log_file = ended
         .log_path
         .as_deref()
+        .filter(|_| complete)
         .and_then(|p| host_path(ctx.workspace, p));
-    let hint = log_file.as_ref().map(|p| p.display().to_string());
+    let stderr_log_file = ended
+        .stderr_log_path
+        .as_deref()
+        .filter(|_| complete)
+        .and_then(|p| host_path(ctx.workspace, p));
+    let hint = |f: &Option<std::path::PathBuf>| match (&ended.log_error, f) {
+        // Never point at a log that is incomplete or was refused.
+        (Some(err), _) => Some(format!("(no complete log: {err})")),
+        (None, f) => f.as_ref().map(|p| p.display().to_string()),
+    };
     Ok(ExecResult {
         session: ctx.session.to_string(),
         language: request.language,
         exit_code: ended.exit_code,
         truncated: out.truncated() || err.truncated(),
-        stdout: out.render(hint.as_deref()),
-        stderr: err.render(hint.as_deref()),
+        stdout: out.render(hint(&log_file).as_deref()),
+        stderr: err.render(hint(&stderr_log_file).as_deref()),
         duration_ms: ended.duration_ms,
         timed_out: ended.timed_out,
         cancelled: ended.cancelled,
@@ -248,10 +266,13 @@ pub(crate) async fn run(
         stdout_bytes: ended.stdout_bytes,
         stderr_bytes: ended.stderr_bytes,
         log_file,
+        stderr_log_file,
+        log_error: ended.log_error.clone(),
         interpreter_restarted: ended.interpreter_restarted,
         interpreter_lost: ended.interpreter_lost,
         container_started: ctx.container_started,
         stray_processes_killed: ended.stray_processes_killed,
+        network: None,
     })
 }
 
@@ -264,16 +285,24 @@ fn timeout_millis(timeout: Duration) -> u64 {
         .max(1)
 }
 
-/// Maps a path under the container's `/workspace` to the host folder behind it.
+/// Maps a path under the container's `/workspace` to the host folder behind it — only if it
+/// really is a file inside the workspace on the host. The code controls the workspace, so a log
+/// folder or file swapped for a symlink must not make IronClaw point (or later read) outside it.
 fn host_path(workspace: &std::path::Path, container_path: &str) -> Option<std::path::PathBuf> {
     let rel = container_path
         .strip_prefix(crate::container::WORKSPACE)?
         .trim_start_matches('/');
-    // The supervisor chose this path, but it is still untrusted input: no escaping the folder.
     if rel.split('/').any(|part| part == ".." || part.is_empty()) {
         return None;
     }
-    Some(workspace.join(rel))
+    let candidate = workspace.join(rel);
+    let meta = std::fs::symlink_metadata(&candidate).ok()?;
+    if !meta.file_type().is_file() {
+        return None;
+    }
+    let real = std::fs::canonicalize(&candidate).ok()?;
+    let root = std::fs::canonicalize(workspace).ok()?;
+    real.starts_with(&root).then_some(real)
 }
 
 struct AbortOnDrop(tokio::task::JoinHandle<()>);
@@ -287,7 +316,6 @@ impl Drop for AbortOnDrop {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
 
     #[test]
     fn language_names_people_type_are_accepted() {
@@ -312,12 +340,31 @@ mod tests {
 
     #[test]
     fn log_paths_outside_the_workspace_are_refused() {
-        let ws = Path::new("/data/ws");
+        #![allow(clippy::unwrap_used)]
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(ws.join(".ironclaw/logs")).unwrap();
+        std::fs::write(ws.join(".ironclaw/logs/a.log"), b"x").unwrap();
+        let real = std::fs::canonicalize(ws.join(".ironclaw/logs/a.log")).unwrap();
         assert_eq!(
-            host_path(ws, "/workspace/.ironclaw/logs/a.log"),
-            Some(ws.join(".ironclaw/logs/a.log"))
+            host_path(&ws, "/workspace/.ironclaw/logs/a.log"),
+            Some(real)
         );
-        assert_eq!(host_path(ws, "/workspace/../etc/passwd"), None);
-        assert_eq!(host_path(ws, "/etc/passwd"), None);
+        assert_eq!(host_path(&ws, "/workspace/../etc/passwd"), None);
+        assert_eq!(host_path(&ws, "/etc/passwd"), None);
+        std::os::unix::fs::symlink("/etc/hostname", ws.join(".ironclaw/logs/b.log")).unwrap();
+        assert_eq!(
+            host_path(&ws, "/workspace/.ironclaw/logs/b.log"),
+            None,
+            "a symlinked log"
+        );
+        std::fs::create_dir_all(dir.path().join("outside")).unwrap();
+        std::fs::write(dir.path().join("outside/c.log"), b"x").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("outside"), ws.join("linked")).unwrap();
+        assert_eq!(
+            host_path(&ws, "/workspace/linked/c.log"),
+            None,
+            "a symlinked folder"
+        );
     }
 }

@@ -10,6 +10,7 @@
 //! Every problem is an [`Error::Config`] naming the file that supplied the bad value, the field
 //! path (`profiles.strict.memory`) and what is accepted there; nothing falls back silently.
 
+mod network;
 mod source;
 mod units;
 
@@ -24,7 +25,9 @@ use serde::{Deserialize, Serialize};
 use serde_yaml_ng::Value;
 
 use crate::error::{Error, Result};
+use crate::network::Rule;
 use crate::paths::Paths;
+use network::RawNetwork;
 
 use source::{merge, read_document, segment_name, Origins};
 pub use units::{parse_duration, parse_size};
@@ -47,6 +50,8 @@ pub struct Policy {
     /// Bytes of stdout+stderr one execution keeps in memory (head and tail).
     pub capture_bytes: u64,
     pub profiles: BTreeMap<String, Profile>,
+    /// What allowlist-mode sandboxes may reach (shared by every profile).
+    pub network: NetworkPolicy,
     /// The files merged into this policy, defaults first.
     pub sources: Vec<PathBuf>,
 }
@@ -69,13 +74,36 @@ pub struct Profile {
     pub runtime: Runtime,
 }
 
-/// What network a sandbox gets. Only `none` for now; an `allowlist` mode (issue #5) is meant
-/// to be one more variant here.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// What network a sandbox gets. `none` is every shipped profile's default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum NetworkMode {
     /// No network interface but loopback.
     None,
+    /// An internal Docker network whose only way out is IronClaw's egress proxy, which admits
+    /// the hosts on [`NetworkPolicy::allowlist`] (see [`crate::network`]).
+    Allowlist,
+}
+
+impl NetworkMode {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            NetworkMode::None => "none",
+            NetworkMode::Allowlist => "allowlist",
+        }
+    }
+}
+
+/// The `network:` section: the allowlist and the package-index settings sandboxes get in
+/// allowlist mode.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NetworkPolicy {
+    /// Hosts every allowlist-mode session may reach. Empty as shipped.
+    pub allowlist: Vec<Rule>,
+    /// Passed on as `PIP_INDEX_URL` when set.
+    pub pip_index_url: Option<String>,
+    /// Passed on as `npm_config_registry` when set.
+    pub npm_registry: Option<String>,
 }
 
 /// The OCI runtime Docker starts the container with.
@@ -171,7 +199,13 @@ impl Policy {
 
 // ---- the YAML shape -------------------------------------------------------------------------
 
-const TOP_FIELDS: &[&str] = &["default_profile", "idle_timeout", "output", "profiles"];
+const TOP_FIELDS: &[&str] = &[
+    "default_profile",
+    "idle_timeout",
+    "output",
+    "network",
+    "profiles",
+];
 const OUTPUT_FIELDS: &[&str] = &["capture"];
 const PROFILE_FIELDS: &[&str] = &[
     "cpus", "memory", "pids", "timeout", "tmpfs", "ulimits", "network", "runtime",
@@ -182,12 +216,14 @@ const ULIMITS_FIELDS: &[&str] = &["nofile", "fsize"];
 #[derive(Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a mapping of default_profile, idle_timeout, output and profiles"
+    expecting = "a mapping of default_profile, idle_timeout, output, network and profiles"
 )]
 struct RawPolicy {
     default_profile: String,
     idle_timeout: Dur<1>,
     output: RawOutput,
+    #[serde(default)]
+    network: RawNetwork,
     profiles: BTreeMap<String, RawProfile>,
 }
 
@@ -271,6 +307,7 @@ impl RawPolicy {
             default_profile: self.default_profile,
             idle_timeout: self.idle_timeout.0,
             capture_bytes: self.output.capture.0,
+            network: self.network.into_policy(origins)?,
             profiles,
             sources,
         })

@@ -74,6 +74,7 @@ fn shipped_defaults_parse_into_the_three_documented_profiles() {
         idle_timeout: Duration::from_secs(30 * 60),
         capture_bytes: MIB,
         profiles: shipped_profiles(),
+        network: NetworkPolicy::default(),
         sources: vec![defaults_path().to_path_buf()],
     };
     assert_eq!(policy, expected);

@@ -136,11 +136,16 @@ impl AuditLog {
         let mut bytes = Vec::with_capacity(line.len() + 1);
         bytes.extend_from_slice(line.as_bytes());
         bytes.push(b'\n');
-        // One write of the whole line (O_APPEND puts it at the end), then fdatasync: the entry
-        // is on disk before anyone is told it was logged.
-        let written = (&self.file)
-            .write_all(&bytes)
-            .and_then(|()| self.file.sync_data());
+        // One write of the whole line (O_APPEND puts it at the end): once it returns, the entry
+        // survives this process being killed. With `IRONCLAW_SYNC=full` it is also fdatasynced,
+        // surviving power loss (see `crate::sync_to_disk`).
+        let written = (&self.file).write_all(&bytes).and_then(|()| {
+            if crate::sync_to_disk() {
+                self.file.sync_data()
+            } else {
+                Ok(())
+            }
+        });
         if let Err(source) = written {
             // Part of the line may be on disk; the next append re-reads and repairs it.
             *tail = ChainTail::stale();

@@ -5,7 +5,7 @@
 //! detected by [`verify`] at the first bad line. What a chain cannot show is that entries were
 //! cut off at the end; compare [`VerifyReport::last_hash`] with a copy kept elsewhere for that.
 //!
-//! Every append is written with `O_APPEND` and flushed to disk (`fdatasync`) under an
+//! Every append is written with `O_APPEND` (and, with `IRONCLAW_SYNC=full`, `fdatasync`) under an
 //! exclusive lock on `<log>.lock` before it returns, so entries from several processes never interleave
 //! and nothing reported as logged is lost on a crash.
 

@@ -58,7 +58,11 @@ impl History {
                       ORDER BY m.seq DESC LIMIT 1),
                     (SELECT count(*) FROM messages m WHERE m.conversation_id = c.id)
                  FROM conversations c
-                 ORDER BY c.updated_at DESC, c.id DESC"
+                 ORDER BY c.updated_at DESC,
+                    -- Millisecond ties are common: the conversation whose newest message came
+                    -- last is the most recently active one.
+                    (SELECT max(m.seq) FROM messages m WHERE m.conversation_id = c.id) DESC,
+                    c.id DESC"
             );
             let mut stmt = tx.prepare(&sql)?;
             let rows = stmt.query_map([PREVIEW_CHARS], |row| {

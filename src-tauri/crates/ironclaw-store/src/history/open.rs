@@ -72,14 +72,19 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
             "SQLite refused WAL mode; commits stay durable but slower"
         );
     }
-    // Durability choice. With WAL, synchronous=NORMAL already survives `kill -9` of this process
-    // (committed frames sit in the OS page cache, which outlives the process); it can lose the
-    // last commits only on power loss or an OS crash. We promise "nothing reported as done is
-    // lost", and what we report includes approval decisions and run results that the audit log
-    // (fsynced per entry) also records, so the history must not fall behind the audit on power
-    // loss either. FULL adds one fsync of the WAL per commit: about a millisecond on an SSD, paid
-    // a few times a second at most (streaming text is checkpointed every few hundred ms).
-    conn.pragma_update(None, "synchronous", "FULL")?;
+    // Durability choice. With WAL, synchronous=NORMAL survives `kill -9` of this process at any
+    // point (committed frames sit in the OS page cache, which outlives the process) — that is
+    // the promise: nothing reported as done is lost when IronClaw is killed. It can lose the
+    // last commits on power loss or an OS crash; FULL closes that too, at one fsync per commit,
+    // which on throttled or spinning disks costs several milliseconds each and dominates an
+    // agent round trip. So FULL is opt-in (`IRONCLAW_SYNC=full`), together with the audit log's
+    // per-entry fdatasync, so the two stay equally durable either way.
+    let level = if crate::sync_to_disk() {
+        "FULL"
+    } else {
+        "NORMAL"
+    };
+    conn.pragma_update(None, "synchronous", level)?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
     Ok(())
 }

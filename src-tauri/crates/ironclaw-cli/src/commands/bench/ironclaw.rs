@@ -160,7 +160,11 @@ fn fresh(template: &Sandbox) -> Sandbox {
     Sandbox::new(template.docker().clone(), paths, policy)
 }
 
-async fn remove_session_container(sandbox: &Sandbox, session: &SessionName) -> anyhow::Result<()> {
+/// Removes the session's container, if it has one.
+pub async fn remove_session_container(
+    sandbox: &Sandbox,
+    session: &SessionName,
+) -> anyhow::Result<()> {
     if let Some(c) = container::find(sandbox.docker(), sandbox.instance(), session.as_str()).await?
     {
         container::remove(sandbox.docker(), &c.id).await?;

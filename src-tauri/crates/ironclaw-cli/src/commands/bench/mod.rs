@@ -5,17 +5,24 @@
 //! 2. Cold start: no container → first output of `print(1)` vs `docker run --rm IMAGE true`.
 //! 3. Streaming stdout: `head -c N /dev/zero` through IronClaw vs a raw `docker exec` of the same
 //!    command, plus this process's peak RSS while IronClaw streams.
+//! 4. Agent overhead per tool round trip: a real agent session driven by a scripted model, with
+//!    the model's and the sandbox's own time taken out ([`agent`]).
+//! 5. History search over a large synthetic history ([`search`]).
 //!
 //! Everything runs in a throw-away data directory (its own instance id), so the user's sessions
 //! are never touched; its containers are removed by label at the end, also after an error or
 //! Ctrl-C. Nothing is asserted: numbers are reported with their targets, met or missed.
 
+mod agent;
 mod baseline;
+mod corpus;
 mod ironclaw;
 mod machine;
 mod report;
 mod rss;
+mod search;
 mod stats;
+mod writes;
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -57,6 +64,16 @@ pub struct BenchArgs {
     /// Timed streams per variant [default: 5; --quick: 2].
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     stream_runs: Option<u64>,
+    /// Agent rounds: each times a turn with a tool call, one without, the model alone and the
+    /// sandbox alone [default: 200; --quick: 10].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    agent_rounds: Option<u64>,
+    /// Messages in the synthetic history that is searched [default: 100000; --quick: 10000].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    search_messages: Option<u64>,
+    /// Timed history searches [default: 300; --quick: 100].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    search_queries: Option<u64>,
     /// Small numbers for a CI smoke run (options given explicitly still win).
     #[arg(long)]
     quick: bool,
@@ -78,6 +95,8 @@ struct Plan {
     stream_bytes: u64,
     stream_runs: usize,
     stream_warmups: usize,
+    agent: agent::Plan,
+    search: search::Plan,
 }
 
 impl Plan {
@@ -95,6 +114,14 @@ impl Plan {
             stream_bytes: stream_mib << 20,
             stream_runs: pick(args.stream_runs, 5, 2),
             stream_warmups: 1,
+            agent: agent::Plan {
+                rounds: pick(args.agent_rounds, 200, 10),
+                warmups: if args.quick { 2 } else { 3 },
+            },
+            search: search::Plan {
+                messages: pick(args.search_messages, 100_000, 10_000),
+                queries: pick(args.search_queries, 300, 100),
+            },
         }
     }
 }
@@ -131,7 +158,8 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         let (name, p) = policy.profile(None)?;
         (name.to_string(), p.clone())
     };
-    let sandbox = Sandbox::new(engine.docker.clone(), paths, policy);
+    // Shared: the agent benchmark hands it to a real agent session.
+    let sandbox = Arc::new(Sandbox::new(engine.docker.clone(), paths, policy));
     let instance = sandbox.instance().to_string();
     progress(&format!(
         "data dir {} (instance {instance}); image {}",
@@ -140,7 +168,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     ));
 
     let stop = Arc::new(AtomicBool::new(false));
-    let measured = tokio::select! {
+    let measured: anyhow::Result<Measured> = tokio::select! {
         r = measure(&sandbox, cli.as_ref(), cli_skip, &spec.tag, &plan, &stop) => r,
         _ = tokio::signal::ctrl_c() => Err(anyhow::anyhow!("interrupted")),
     };
@@ -151,7 +179,11 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     if let Err(e) = tmp.close() {
         eprintln!("ironclaw bench: could not delete the temporary data directory: {e}");
     }
-    let sections = match (measured, cleaned) {
+    let Measured {
+        sections,
+        notes: extra_notes,
+        failures,
+    } = match (measured, cleaned) {
         (Ok(s), Ok(())) => s,
         (Err(e), Ok(())) => return Err(e),
         (Ok(_), Err(c)) => return Err(c),
@@ -176,7 +208,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
                 .map(|d| d.as_secs())
                 .unwrap_or(0),
         ),
-        notes: notes(&machine, &sections, args.quick, cli_skip),
+        notes: notes(&machine, &sections, args.quick, cli_skip, extra_notes),
         machine,
         settings: Settings {
             iterations: plan.iterations,
@@ -184,6 +216,9 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             cold_runs: plan.cold_runs,
             stream_bytes: plan.stream_bytes,
             stream_runs: plan.stream_runs,
+            agent_rounds: plan.agent.rounds,
+            search_messages: plan.search.messages,
+            search_queries: plan.search.queries,
             quick: args.quick,
             docker_cli: cli.is_some(),
             image: spec.tag.clone(),
@@ -198,7 +233,22 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     } else {
         print!("{}", report.markdown());
     }
-    Ok(ExitCode::SUCCESS)
+    if failures.is_empty() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        for failure in &failures {
+            eprintln!("ironclaw bench: {failure}");
+        }
+        Ok(ExitCode::FAILURE)
+    }
+}
+
+/// What the whole run measured.
+struct Measured {
+    sections: Vec<Section>,
+    notes: Vec<String>,
+    /// Measurements of IronClaw that failed; the report shows them, and the exit status is 1.
+    failures: Vec<String>,
 }
 
 fn progress(message: &str) {
@@ -272,13 +322,13 @@ impl Series {
 }
 
 async fn measure(
-    sandbox: &Sandbox,
+    sandbox: &Arc<Sandbox>,
     cli: Option<&DockerCli>,
     cli_skip: &'static str,
     image: &str,
     plan: &Plan,
     stop: &Arc<AtomicBool>,
-) -> anyhow::Result<Vec<Section>> {
+) -> anyhow::Result<Measured> {
     let session = SessionName::new(SESSION)?;
     let docker = sandbox.docker();
     let instance = sandbox.instance().to_string();
@@ -500,7 +550,33 @@ async fn measure(
     };
     judge_cold(&mut cold);
 
-    Ok(vec![warm, cold, stream])
+    // -- 4. agent overhead per tool round trip ------------------------------------------------
+    // After the streams: it leaves this process's heap larger, which their RSS row would count.
+    progress(&format!(
+        "agent: {} rounds of a turn with a tool call, one without, the model alone and the sandbox alone",
+        plan.agent.rounds
+    ));
+    let agent = agent::section(sandbox, plan.agent).await;
+
+    // -- 5. history search --------------------------------------------------------------------
+    progress(&format!(
+        "history search: loading {} messages, then {} searches",
+        plan.search.messages, plan.search.queries
+    ));
+    let dir = sandbox.paths().data_dir.join("search-bench");
+    let search = search::section(dir, plan.search, Arc::clone(stop)).await;
+
+    let mut measured = Measured {
+        sections: vec![warm, cold, stream],
+        notes: Vec::new(),
+        failures: Vec::new(),
+    };
+    for outcome in [agent, search] {
+        measured.sections.push(outcome.section);
+        measured.notes.extend(outcome.notes);
+        measured.failures.extend(outcome.failure);
+    }
+    Ok(measured)
 }
 
 fn p50(section: &Section, key: &str) -> Option<f64> {
@@ -567,7 +643,13 @@ fn judge_stream(s: &mut Section) {
     }
 }
 
-fn notes(machine: &Machine, sections: &[Section], quick: bool, cli_skip: &str) -> Vec<String> {
+fn notes(
+    machine: &Machine,
+    sections: &[Section],
+    quick: bool,
+    cli_skip: &str,
+    extra: Vec<String>,
+) -> Vec<String> {
     let mut notes = Vec::new();
     if cfg!(debug_assertions) {
         notes.push(
@@ -612,6 +694,7 @@ fn notes(machine: &Machine, sections: &[Section], quick: bool, cli_skip: &str) -
     if !missed.is_empty() {
         notes.push(format!("Targets missed: {}.", missed.join(", ")));
     }
+    notes.extend(extra);
     notes
 }
 
@@ -664,6 +747,9 @@ mod tests {
             cold_runs: None,
             stream_mb: None,
             stream_runs: None,
+            agent_rounds: None,
+            search_messages: None,
+            search_queries: None,
             quick,
             no_cli: false,
             json: false,

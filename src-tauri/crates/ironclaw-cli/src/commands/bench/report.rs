@@ -88,6 +88,21 @@ impl Row {
         row
     }
 
+    /// Plain millisecond values, e.g. differences of timings, which may come out negative.
+    pub fn values(key: &'static str, label: impl Into<String>, ms: Vec<f64>) -> Self {
+        let mut row = Self::empty(key, label, Unit::Ms);
+        match Summary::of_values(ms) {
+            Some(s) => {
+                row.n = s.n;
+                row.p50 = Some(s.p50);
+                row.p90 = Some(s.p90);
+                row.durations_ms = Some(s);
+            }
+            None => row.skipped = Some("no runs".into()),
+        }
+        row
+    }
+
     /// Throughput of `bytes` per run.
     pub fn rate(
         key: &'static str,
@@ -144,6 +159,38 @@ pub struct Section {
     pub rows: Vec<Row>,
 }
 
+/// One section measured on its own: when it fails, the failure is shown in its row and fails
+/// the run, but the other sections' numbers are still printed.
+pub struct Outcome {
+    pub section: Section,
+    pub notes: Vec<String>,
+    pub failure: Option<String>,
+}
+
+impl Outcome {
+    pub fn failed(
+        key: &'static str,
+        title: String,
+        label: &str,
+        target: String,
+        error: &anyhow::Error,
+    ) -> Self {
+        let why = format!("{title} failed: {error:#}");
+        let mut row = Row::time(key, label.to_string(), Err(format!("failed: {error:#}")));
+        row.judge(target, None);
+        Self {
+            section: Section {
+                key,
+                title,
+                ratio_meaning: "",
+                rows: vec![row],
+            },
+            notes: Vec::new(),
+            failure: Some(why),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Settings {
     pub iterations: usize,
@@ -151,6 +198,10 @@ pub struct Settings {
     pub cold_runs: usize,
     pub stream_bytes: u64,
     pub stream_runs: usize,
+    /// Rounds of the agent benchmark (a turn with a tool call, one without, and the parts).
+    pub agent_rounds: usize,
+    pub search_messages: usize,
+    pub search_queries: usize,
     pub quick: bool,
     pub docker_cli: bool,
     pub image: String,
@@ -268,12 +319,16 @@ impl Report {
         );
         let _ = writeln!(
             out,
-            "- **Runs:** {} round trips (after {} warm-ups), {} cold starts, {} × {} MiB streamed, per variant{}\n",
+            "- **Runs:** {} round trips (after {} warm-ups), {} cold starts, {} × {} MiB streamed, per variant; \
+             {} agent rounds; {} history searches over {} messages{}\n",
             s.iterations,
             s.round_trip_warmups,
             s.cold_runs,
             s.stream_runs,
             s.stream_bytes >> 20,
+            s.agent_rounds,
+            s.search_queries,
+            super::search::thousands(s.search_messages),
             if s.quick { " (`--quick`)" } else { "" }
         );
         out.push_str(
@@ -285,13 +340,16 @@ impl Report {
                 let title = if i == 0 { section.title.as_str() } else { "" };
                 let value = |v: Option<f64>| v.map(|v| number(v, row.unit)).unwrap_or("—".into());
                 let result = match (&row.skipped, row.met) {
-                    (Some(reason), _) => format!("skipped: {}", cell(reason, 90)),
+                    (Some(reason), _) => match reason.strip_prefix("failed: ") {
+                        Some(why) => format!("**failed**: {}", cell(why, 300)),
+                        None => format!("skipped: {}", cell(reason, 90)),
+                    },
                     (None, Some(true)) => "met".to_string(),
                     (None, Some(false)) => "**missed**".to_string(),
                     (None, None) => String::new(),
                 };
-                let result = match &row.note {
-                    Some(note) if row.skipped.is_none() && result.is_empty() => note.clone(),
+                let result = match row.note.as_deref().map(|n| cell(n, 400)) {
+                    Some(note) if row.skipped.is_none() && result.is_empty() => note,
                     Some(note) if row.skipped.is_none() => format!("{result} ({note})"),
                     _ => result,
                 };
@@ -317,6 +375,7 @@ impl Report {
         let meanings: Vec<String> = self
             .sections
             .iter()
+            .filter(|s| !s.ratio_meaning.is_empty())
             .map(|s| format!("{}: {}", s.title.trim_matches('*'), s.ratio_meaning))
             .collect();
         out.push_str(&meanings.join("; "));

@@ -11,6 +11,8 @@ pub struct Summary {
     pub n: usize,
     pub p50: f64,
     pub p90: f64,
+    /// For targets stated on the 95th percentile (history search).
+    pub p95: f64,
     pub min: f64,
     pub max: f64,
     pub mean: f64,
@@ -32,6 +34,7 @@ impl Summary {
             n: v.len(),
             p50: percentile(&v, 0.5),
             p90: percentile(&v, 0.9),
+            p95: percentile(&v, 0.95),
             min: v[0],
             max: v[v.len() - 1],
             mean: v.iter().sum::<f64>() / v.len() as f64,

@@ -27,15 +27,16 @@ fn opening_twice_keeps_the_data_and_the_schema_version() {
 }
 
 #[test]
-fn open_sets_wal_foreign_keys_and_full_sync() {
+fn open_sets_wal_foreign_keys_and_the_chosen_sync_level() {
     let (_dir, _path, history) = temp_history();
     let mode: String = history
         .read(|tx| Ok(tx.query_row("PRAGMA journal_mode", [], |r| r.get(0))?))
         .unwrap();
     assert_eq!(mode, "wal");
     assert_eq!(count(&history, "PRAGMA foreign_keys"), 1);
-    // 2 = FULL
-    assert_eq!(count(&history, "PRAGMA synchronous"), 2);
+    // 1 = NORMAL (WAL: survives kill -9), 2 = FULL with IRONCLAW_SYNC=full
+    let expected = if crate::sync_to_disk() { 2 } else { 1 };
+    assert_eq!(count(&history, "PRAGMA synchronous"), expected);
 }
 
 #[test]

@@ -1,0 +1,376 @@
+//! Allowlist network mode: sandboxes that may reach listed hosts, and nothing else.
+//!
+//! ```text
+//!  sandbox ──► relay container ──► IronClaw proxy (this process, on the host) ──► listed host
+//!  (egress net: internal,        (uplink net: internal;    decides, resolves on the host,
+//!   no host address on it)        host = its gateway)       records, answers 403 otherwise
+//! ```
+//!
+//! Why the detour through a relay: a container on an internal Docker network can still reach
+//! every host service bound to 0.0.0.0 through the network's gateway address, and nothing short
+//! of root-owned firewall rules stops that. So the sandboxes' network has no host address at all
+//! (`inhibit_ipv4`); the relay is the only thing there besides the sandboxes, and the only thing
+//! that can reach the proxy. The relay tells the proxy which sandbox each connection is from.
+//!
+//! [`Egress`] owns all of it for one [`crate::Sandbox`]: it starts the networks, relay and proxy
+//! for the first session that needs them, stops proxy and relay after the last, keeps the live
+//! allowlist, and hands out per-execution [`NetworkActivity`] and [`NetworkEvent`]s.
+
+pub mod allowlist;
+mod attachment;
+pub mod bench;
+pub mod engine;
+mod http;
+pub mod lab;
+mod persist;
+mod proxy;
+mod relay;
+mod state;
+
+use std::collections::{BTreeSet, HashMap};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use bollard::Docker;
+use serde::Serialize;
+use tokio::net::TcpListener;
+use tokio::sync::broadcast;
+use tracing::Instrument;
+
+use crate::error::{Error, Result};
+use crate::image::ImageSpec;
+use crate::paths::Paths;
+use crate::policy::{NetworkMode, NetworkPolicy};
+pub use allowlist::{Host, HostPattern, PortSpec, Rule};
+pub use attachment::Attachment;
+pub use state::{AllowScope, NetworkActivity, NetworkEvent, Resolver};
+
+/// The policy message for a refused `host:port`, as the 403 body carries it.
+pub fn blocked_message(target: &str) -> String {
+    http::blocked_message(target, None)
+}
+
+/// What [`crate::Sandbox::set_network`] did to a session's container.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NetworkSwitch {
+    /// Applied to the running container; interpreter state is intact.
+    Live,
+    /// Docker cannot attach a network to a container created with `none`: the container was
+    /// removed and the next execution starts a new one (the workspace is kept; interpreter
+    /// state is not).
+    Restarted,
+    /// No container yet (or it is stopped): the next start uses the new mode.
+    Deferred,
+}
+
+struct Running {
+    task: tokio::task::JoinHandle<()>,
+    attachment: Attachment,
+    sandboxes: engine::Net,
+    uplink: engine::Net,
+    listening: SocketAddr,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+#[derive(Default)]
+struct Run {
+    proxy: Option<Running>,
+    users: BTreeSet<String>,
+    always_loaded: bool,
+}
+
+pub struct Egress {
+    docker: Docker,
+    instance: String,
+    image: ImageSpec,
+    config: NetworkPolicy,
+    always_file: PathBuf,
+    state: Arc<state::State>,
+    run: tokio::sync::Mutex<Run>,
+    modes: Mutex<HashMap<String, NetworkMode>>,
+}
+
+impl Egress {
+    pub(crate) fn new(
+        docker: Docker,
+        paths: &Paths,
+        instance: &str,
+        image: ImageSpec,
+        config: NetworkPolicy,
+    ) -> Self {
+        Self {
+            state: Arc::new(state::State::new(config.allowlist.clone())),
+            always_file: persist::path(paths),
+            instance: instance.to_string(),
+            docker,
+            image,
+            config,
+            run: tokio::sync::Mutex::default(),
+            modes: Mutex::default(),
+        }
+    }
+
+    /// Every proxy decision, as it happens: for the audit log, and to ask the user about a
+    /// denied host (answer with [`crate::Sandbox::allow_host`]).
+    pub fn subscribe(&self) -> broadcast::Receiver<NetworkEvent> {
+        self.state.subscribe()
+    }
+
+    /// Replaces how the proxy resolves names (tests use [`Resolver::fixed`]).
+    pub fn set_resolver(&self, resolver: Resolver) {
+        self.state.set_resolver(resolver);
+    }
+
+    pub async fn is_running(&self) -> bool {
+        self.run.lock().await.proxy.is_some()
+    }
+
+    /// The list every session shares: `sandbox.yaml`'s plus the "always" answers in
+    /// `network.yaml` (for a settings page).
+    pub async fn allowlist(&self) -> Result<Vec<Rule>> {
+        self.load_always(&mut *self.run.lock().await)?;
+        Ok(self.state.base())
+    }
+
+    /// The session's mode: what `set_network` chose in this process, else the profile's.
+    pub fn mode(&self, session: &str, profile: NetworkMode) -> NetworkMode {
+        self.modes
+            .lock()
+            .ok()
+            .and_then(|m| m.get(session).copied())
+            .unwrap_or(profile)
+    }
+
+    pub(crate) fn set_mode(&self, session: &str, mode: NetworkMode) {
+        if let Ok(mut m) = self.modes.lock() {
+            m.insert(session.to_string(), mode);
+        }
+    }
+
+    /// Adds `host` (`name`, `*.domain`, optionally `:port`) to what `session` may reach, without
+    /// restarting anything.
+    pub async fn allow(&self, session: &str, host: &str, scope: AllowScope) -> Result<()> {
+        let rule: Rule = host.parse().map_err(Error::Network)?;
+        match scope {
+            AllowScope::Once => self.state.grant(session, rule, true),
+            AllowScope::Session => self.state.grant(session, rule, false),
+            AllowScope::Always => {
+                self.load_always(&mut *self.run.lock().await)?;
+                persist::add(&self.always_file, &rule)?;
+                self.state.add_base(rule);
+            }
+        }
+        tracing::info!(session, host, ?scope, "network: host allowed by the user");
+        Ok(())
+    }
+
+    /// The user said no: later events for this host carry `user_denied` so nobody asks again.
+    pub fn deny(&self, session: &str, host: &str) {
+        self.state.deny(session, host);
+    }
+
+    fn load_always(&self, run: &mut Run) -> Result<()> {
+        if !run.always_loaded {
+            let mut rules = self.config.allowlist.clone();
+            rules.extend(persist::load(&self.always_file)?);
+            self.state.set_base(rules);
+            run.always_loaded = true;
+        }
+        Ok(())
+    }
+
+    /// Makes sure networks, relay and proxy run, and counts `session` as a user of them.
+    pub(crate) async fn acquire(&self, session: &str) -> Result<Attachment> {
+        let mut run = self.run.lock().await;
+        self.load_always(&mut run)?;
+        let attachment = match &run.proxy {
+            Some(p) => {
+                // Cheap insurance: a relay that was stopped or removed behind our back (or by a
+                // Docker restart) comes back before a sandbox depends on it.
+                relay::ensure(
+                    &self.docker,
+                    &self.instance,
+                    &self.image,
+                    &p.sandboxes,
+                    &p.uplink,
+                    p.listening,
+                )
+                .await?;
+                p.attachment.clone()
+            }
+            None => {
+                let started = self.start().await?;
+                let attachment = started.attachment.clone();
+                run.proxy = Some(started);
+                attachment
+            }
+        };
+        run.users.insert(session.to_string());
+        Ok(attachment)
+    }
+
+    /// `session` no longer needs the proxy; the last one out stops proxy and relay.
+    pub(crate) async fn release(&self, session: &str) -> Result<()> {
+        let mut run = self.run.lock().await;
+        if run.users.remove(session) && run.users.is_empty() && run.proxy.take().is_some() {
+            tracing::info!(instance = %self.instance, "network: last allowlist session gone, stopping the egress proxy");
+            relay::remove(&self.docker, &self.instance).await?;
+        }
+        Ok(())
+    }
+
+    async fn start(&self) -> Result<Running> {
+        let span = tracing::info_span!("network.start", instance = %self.instance);
+        self.start_inner().instrument(span).await
+    }
+
+    async fn start_inner(&self) -> Result<Running> {
+        let sandboxes = engine::sandboxes_network(&self.docker, &self.instance).await?;
+        let uplink = engine::uplink_network(&self.docker, &self.instance).await?;
+        let gateway = uplink.gateway.ok_or_else(|| {
+            Error::Network(format!(
+                "the Docker network {} has no gateway address",
+                uplink.name
+            ))
+        })?;
+        let preferred = relay::find(&self.docker, &self.instance)
+            .await?
+            .and_then(|(_, upstream, _)| upstream)
+            .filter(|u| u.ip() == IpAddr::V4(gateway))
+            .map(|u| u.port());
+        let listener = bind(gateway, preferred).await?;
+        let local = listener
+            .local_addr()
+            .map_err(|e| Error::Network(format!("the proxy socket has no address: {e}")))?;
+        let relay = relay::ensure(
+            &self.docker,
+            &self.instance,
+            &self.image,
+            &sandboxes,
+            &uplink,
+            local,
+        )
+        .await?;
+        let proxy = Arc::new(proxy::Proxy {
+            state: self.state.clone(),
+            uplink: uplink.clone(),
+            peers: Arc::new(DockerPeers {
+                docker: self.docker.clone(),
+                network: sandboxes.name.clone(),
+                instance: self.instance.clone(),
+            }),
+        });
+        tracing::info!(%local, %relay, network = %sandboxes.name, "network: egress proxy started");
+        Ok(Running {
+            task: tokio::spawn(proxy.serve(listener)),
+            attachment: Attachment {
+                proxy_url: format!("http://{}:{}", sandboxes.relay_ip(), relay::RELAY_PORT),
+                network: sandboxes.name.clone(),
+                network_id: sandboxes.id.clone(),
+                pip_index_url: self.config.pip_index_url.clone(),
+                npm_registry: self.config.npm_registry.clone(),
+            },
+            sandboxes,
+            uplink,
+            listening: local,
+        })
+    }
+
+    /// Attaches a container made for allowlist mode (if detached) and tells the proxy its
+    /// address belongs to `session`.
+    pub(crate) async fn attach(
+        &self,
+        container: &str,
+        session: &str,
+        attachment: &Attachment,
+    ) -> Result<()> {
+        let net = &attachment.network;
+        let ip = match engine::container_ip(&self.docker, container, net).await? {
+            Some(ip) => ip,
+            None => {
+                engine::connect(&self.docker, net, container).await?;
+                engine::container_ip(&self.docker, container, net)
+                    .await?
+                    .ok_or_else(|| Error::Network(format!("the sandbox got no address on {net}")))?
+            }
+        };
+        self.state.register_peer(ip, session);
+        Ok(())
+    }
+
+    /// Detaches a container from the egress network: it keeps only loopback, like `none`.
+    pub(crate) async fn detach(&self, container: &str) -> Result<()> {
+        let name = format!("ironclaw-egress-{}", self.instance);
+        engine::disconnect(&self.docker, &name, container).await
+    }
+
+    pub(crate) fn begin_exec(&self, session: &str) -> u64 {
+        self.state.begin_exec(session)
+    }
+
+    pub(crate) fn end_exec(&self, session: &str, epoch: u64) -> NetworkActivity {
+        self.state.end_exec(session, epoch)
+    }
+
+    pub(crate) async fn forget(&self, session: &str) -> Result<()> {
+        self.state.forget_session(session);
+        if let Ok(mut m) = self.modes.lock() {
+            m.remove(session);
+        }
+        self.release(session).await
+    }
+
+    /// Stops the proxy and removes relay and networks (containers on them must be gone).
+    pub async fn teardown(&self) -> Result<()> {
+        let mut run = self.run.lock().await;
+        run.proxy = None;
+        run.users.clear();
+        engine::remove_all(&self.docker, &self.instance).await
+    }
+}
+
+/// Binds the proxy on the uplink gateway: the port the relay already knows if it is free,
+/// else any.
+async fn bind(gateway: Ipv4Addr, preferred: Option<u16>) -> Result<TcpListener> {
+    if let Some(port) = preferred {
+        if let Ok(l) = TcpListener::bind(SocketAddr::from((gateway, port))).await {
+            return Ok(l);
+        }
+    }
+    TcpListener::bind(SocketAddr::from((gateway, 0)))
+        .await
+        .map_err(|e| {
+            Error::Network(format!(
+                "cannot listen on {gateway}, the host side of IronClaw's egress network ({e}). \
+             Allowlist mode needs the Docker engine on this machine (not a remote engine or a \
+             Docker Desktop VM); use `network: none` there"
+            ))
+        })
+}
+
+struct DockerPeers {
+    docker: Docker,
+    network: String,
+    instance: String,
+}
+
+impl proxy::PeerLookup for DockerPeers {
+    fn lookup(
+        &self,
+        ip: IpAddr,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Option<String>> + Send + '_>> {
+        Box::pin(engine::session_at(
+            &self.docker,
+            &self.network,
+            &self.instance,
+            ip,
+        ))
+    }
+}

@@ -1,0 +1,89 @@
+//! Network mode switching and live allowlist answers for [`Sandbox`] (kept apart from the
+//! execution path in `sandbox.rs`).
+
+use tracing::Instrument;
+
+use super::{Sandbox, Warm};
+use crate::container::{self, ContainerInfo, State};
+use crate::error::Result;
+use crate::network::{AllowScope, Attachment, NetworkSwitch};
+use crate::policy::NetworkMode;
+use crate::session::SessionName;
+
+impl Sandbox {
+    /// Switches a session between `none` and `allowlist` for as long as this process serves
+    /// it. A container made for allowlist mode is attached or detached live (interpreter state
+    /// survives); a `none` container cannot be given a network by Docker, so it is removed and
+    /// the next execution starts a new one on the same workspace ([`NetworkSwitch::Restarted`]).
+    pub async fn set_network(
+        &self,
+        name: &SessionName,
+        mode: NetworkMode,
+    ) -> Result<NetworkSwitch> {
+        let span =
+            tracing::info_span!("sandbox.set_network", session = %name, mode = mode.as_str());
+        async {
+            let slot = self.slot(name).await;
+            let mut warm = slot.lock().await;
+            self.egress.set_mode(name.as_str(), mode);
+            let found = container::find(&self.docker, &self.instance, name.as_str()).await?;
+            let Some(c) = found.filter(|c| c.state == State::Running) else {
+                if mode == NetworkMode::None {
+                    self.egress.release(name.as_str()).await?;
+                }
+                return Ok(NetworkSwitch::Deferred);
+            };
+            let same = warm.container_id.as_deref() == Some(c.id.as_str());
+            let switch = match mode {
+                NetworkMode::None => {
+                    if c.network == NetworkMode::Allowlist.as_str() {
+                        self.egress.detach(&c.id).await?;
+                    }
+                    self.egress.release(name.as_str()).await?;
+                    NetworkSwitch::Live
+                }
+                NetworkMode::Allowlist => {
+                    let attachment = self.egress.acquire(name.as_str()).await?;
+                    if joins_live(&c, &attachment) {
+                        self.egress
+                            .attach(&c.id, name.as_str(), &attachment)
+                            .await?;
+                        NetworkSwitch::Live
+                    } else {
+                        container::remove(&self.docker, &c.id).await?;
+                        *warm = Warm::default();
+                        return Ok(NetworkSwitch::Restarted);
+                    }
+                }
+            };
+            if same {
+                warm.network = Some(mode);
+            }
+            Ok(switch)
+        }
+        .instrument(span)
+        .await
+    }
+
+    /// Lets `session` reach `host` (`name`, `*.domain`, optionally `:port`; e.g. an entry of
+    /// [`crate::network::NetworkActivity::denied`]) without restarting anything.
+    pub async fn allow_host(
+        &self,
+        name: &SessionName,
+        host: &str,
+        scope: AllowScope,
+    ) -> Result<()> {
+        self.egress.allow(name.as_str(), host, scope).await
+    }
+
+    /// Records the user's "deny" so later events for `host` say it was already answered.
+    pub fn deny_host(&self, name: &SessionName, host: &str) {
+        self.egress.deny(name.as_str(), host);
+    }
+}
+
+/// Whether an existing container can be attached to the egress network live: only one made
+/// for allowlist mode on this very network.
+pub(super) fn joins_live(c: &ContainerInfo, attachment: &Attachment) -> bool {
+    c.network == NetworkMode::Allowlist.as_str() && c.egress == attachment.network_id
+}
