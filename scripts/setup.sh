@@ -32,6 +32,19 @@ if ! docker_answers; then
     die "DOCKER_HOST=$DOCKER_HOST does not answer; start that engine or unset DOCKER_HOST"
   fi
   is_root || die "the Docker engine is not running. Start it: sudo systemctl start docker (or: sudo dockerd &)"
+  # An engine that is still starting or stopping gets a moment; a pid file left by one that was
+  # killed (sessions end abruptly) would make the new dockerd refuse to start.
+  if [ -f /var/run/docker.pid ]; then
+    pid="$(cat /var/run/docker.pid 2>/dev/null || true)"
+    for _ in $(seq 1 60); do
+      { [ -n "$pid" ] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = dockerd ]; } || break
+      docker_answers && break
+      sleep 0.5
+    done
+    docker_answers || { [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = dockerd ] || rm -f /var/run/docker.pid; }
+  fi
+fi
+if ! docker_answers; then
   if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
     quietly docker-start systemctl start docker
   else
