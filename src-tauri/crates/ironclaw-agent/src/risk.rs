@@ -7,6 +7,7 @@ use ironclaw_store::RiskLevel;
 use crate::approval::Classifier;
 use crate::protocol::RiskReason;
 
+#[derive(Clone)]
 pub struct Assessment {
     pub level: RiskLevel,
     pub reasons: Vec<RiskReason>,
@@ -61,18 +62,43 @@ pub fn assess(lang: Language, code: &str) -> Assessment {
     }
 }
 
+/// One per session, shared by the turn and the approval gate. A `run_code` request asks about the
+/// same code several times (its risk for the dialog, read-only for the policy, destructive for the
+/// confirmation); parsing is the expensive part — up to the classifier's time budget on hostile
+/// input — so the last assessment is remembered and each request is parsed once.
+#[derive(Default)]
+pub struct RiskClassifier {
+    last: std::sync::Mutex<Option<(Language, String, Assessment)>>,
+}
+
+impl RiskClassifier {
+    pub fn assess(&self, lang: Language, code: &str) -> Assessment {
+        if let Ok(last) = self.last.lock() {
+            if let Some((l, c, a)) = last.as_ref() {
+                if *l == lang && c == code {
+                    return a.clone();
+                }
+            }
+        }
+        let a = assess(lang, code);
+        if let Ok(mut last) = self.last.lock() {
+            *last = Some((lang, code.to_string(), a.clone()));
+        }
+        a
+    }
+}
+
 /// The gate asks in language names ("python"/"shell"); anything else is unknown, so neither
 /// provably read-only nor exempt from confirmation.
-pub struct RiskClassifier;
-
 impl Classifier for RiskClassifier {
     fn is_read_only(&self, lang: &str, code: &str) -> bool {
         lang.parse::<Language>()
-            .is_ok_and(|l| assess(l, code).level == RiskLevel::ReadOnly)
+            .is_ok_and(|l| self.assess(l, code).level == RiskLevel::ReadOnly)
     }
 
     fn is_destructive(&self, lang: &str, code: &str) -> bool {
-        lang.parse::<Language>()
-            .map_or(true, |l| assess(l, code).level == RiskLevel::Destructive)
+        lang.parse::<Language>().map_or(true, |l| {
+            self.assess(l, code).level == RiskLevel::Destructive
+        })
     }
 }

@@ -318,10 +318,6 @@ impl Gate {
         self.tainted.get_or_insert_with(|| why.into());
     }
 
-    pub fn tainted(&self) -> Option<&str> {
-        self.tainted.as_deref()
-    }
-
     pub fn rules(&self) -> impl Iterator<Item = &Rule> {
         self.rules.values()
     }

@@ -80,6 +80,8 @@ pub(crate) struct Inner {
     pub sandbox_options: SessionOptions,
     pub events: mpsc::UnboundedSender<AgentEvent>,
     pub gate: Mutex<Gate>,
+    /// The same classifier the gate asks, so each request's code is parsed once.
+    pub classifier: Arc<RiskClassifier>,
     pub waiters: Mutex<HashMap<ApprovalId, oneshot::Sender<Resolution>>>,
     pub transcript: tokio::sync::Mutex<Vec<ironclaw_llm::Message>>,
     /// Whether code ran in this conversation before: only then is a restarted sandbox news
@@ -102,10 +104,11 @@ pub fn start(
 ) -> Result<(SessionHandle, mpsc::UnboundedReceiver<AgentEvent>)> {
     let record = deps.history.get_conversation(conversation)?;
     let sandbox_session = SessionName::new(conversation.to_string())?;
+    let classifier = Arc::new(RiskClassifier::default());
     let mut gate = Gate::new(
         conversation.to_string(),
         record.approval_policy,
-        Arc::new(RiskClassifier),
+        classifier.clone(),
     );
     // Saved "always allow" rules survive restarts: the history is their source of truth.
     for rule in deps.history.list_session_rules(conversation, false)? {
@@ -133,6 +136,7 @@ pub fn start(
         sandbox_session,
         events: events_tx,
         gate: Mutex::new(gate),
+        classifier,
         waiters: Mutex::default(),
         transcript: tokio::sync::Mutex::new(transcript),
         ran_before: ran_before.into(),

@@ -19,7 +19,7 @@ use super::turn::StepError;
 use super::Inner;
 use crate::approval::{Resolution, Ticket, Verdict};
 use crate::protocol::{AgentEvent, ApprovalRequest, OutputStream};
-use crate::{risk, tools};
+use crate::tools;
 
 /// Returns the tool result for the model and whether it is an error.
 pub(super) async fn handle(
@@ -35,7 +35,7 @@ pub(super) async fn handle(
         Err(e) => return Ok((e.to_string(), true)),
     };
     let language = run.language.as_str();
-    let assessment = risk::assess(run.language, &run.code);
+    let assessment = inner.classifier.assess(run.language, &run.code);
     let approval = inner
         .deps
         .history
