@@ -7,6 +7,7 @@
 
 mod flow;
 mod notifications;
+mod shell_config;
 mod workspace;
 
 use std::sync::Arc;
