@@ -192,6 +192,14 @@ impl App {
         }
     }
 
+    /// Collects app events for up to `within` (into `app_seen`).
+    pub async fn app_event_within(&mut self, within: std::time::Duration) {
+        let deadline = tokio::time::Instant::now() + within;
+        while let Ok(Some(e)) = tokio::time::timeout_at(deadline, self.app_events.recv()).await {
+            self.app_seen.push(e);
+        }
+    }
+
     /// Waits until the `pending-approvals` event says `count`.
     pub async fn pending_count_becomes(&mut self, count: u32) {
         self.next_app_event(
