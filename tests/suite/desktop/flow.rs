@@ -372,3 +372,45 @@ async fn saved_rules_are_listed_and_revocable_and_the_policy_is_kept() {
     );
     app.pending_count_becomes(0).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approvals_pending_in_several_conversations_are_counted_together() {
+    let mut app = App::start().await;
+    let other = app.desktop.create_conversation().expect("create").id;
+    app.push_all([
+        asks_to_run("a", "python", "print('a')"),
+        asks_to_run("b", "python", "print('b')"),
+    ]);
+    app.open().await;
+    app.send("first").await;
+    app.approval_request().await;
+    app.pending_count_becomes(1).await;
+    app.desktop
+        .send_message(other, "second")
+        .await
+        .expect("send to the other conversation");
+    app.pending_count_becomes(2).await;
+
+    let mut owners: Vec<_> = app
+        .desktop
+        .pending_approvals()
+        .into_iter()
+        .map(|p| p.conversation_id)
+        .collect();
+    owners.sort();
+    let mut expected = vec![app.conversation, other];
+    expected.sort();
+    assert_eq!(owners, expected);
+    let listed = app.desktop.list_conversations(None).expect("list");
+    assert!(
+        listed.iter().all(|s| s.pending_approvals == 1),
+        "{listed:?}"
+    );
+
+    app.desktop
+        .delete_conversation(other)
+        .await
+        .expect("delete");
+    app.pending_count_becomes(1).await;
+    assert_eq!(app.desktop.pending_approvals().len(), 1);
+}
