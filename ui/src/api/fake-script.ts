@@ -67,13 +67,21 @@ export interface Reply {
 export const HOSTILE_MARKDOWN = `Here is the summary you asked for.
 
 <script>window.__pwned = true</script>
+
 <img src="x" onerror="window.__pwned = true">
+
 [click me](javascript:window.__pwned=true) and [docs](https://example.com/docs)
+
 <button data-testid="approve-button" class="approve" onclick="window.__pwned = true">Approve</button>
+
 <form action="https://evil.test"><input name="q"></form>
+
 <iframe src="https://evil.test"></iframe>
+
 <a href="data:text/html,<script>alert(1)</script>">data link</a>
+
 <div style="position:fixed;inset:0" id="approval-dialog">overlay</div>
+
 ![tracker](https://evil.test/pixel.png)
 `;
 

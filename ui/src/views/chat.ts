@@ -118,10 +118,9 @@ export class ChatView {
     this.messages.clear();
     this.cells.clear();
     this.cards.clear();
-    this.log.replaceChildren();
+    this.log.replaceChildren(this.empty);
     this.setTitle(view.conversation.title);
     for (const item of view.items) this.addHistory(item);
-    this.log.append(this.empty);
     this.empty.hidden = view.items.length > 0;
     this.setRunning(false);
     this.stick = true;
