@@ -1,5 +1,5 @@
 import "./styles.css";
-import { connect } from "./api";
+import { connect, inTauri } from "./api";
 import { App } from "./app";
 import { loadHighlighter } from "./lib/highlight";
 
@@ -14,6 +14,10 @@ async function boot(): Promise<void> {
     root.textContent = `IronClaw could not start: ${String(e)}`;
   }
   document.body.dataset["ready"] = "true";
+  if (!inTauri()) {
+    const scenario = new URLSearchParams(location.search).get("scenario");
+    if (scenario) void import("./api/fake-demo").then((m) => m.drive(scenario));
+  }
   void api.appReady().catch(() => {});
   // Warm the highlighter after first paint so the first code block doesn't wait for it.
   setTimeout(() => void loadHighlighter().catch(() => {}), 300);

@@ -65,6 +65,7 @@ export class FakeBackend implements Api {
   private imageReady: boolean;
   private dockerUp: boolean;
   private logs = new Map<string, string>();
+  private liveStarted = false;
 
   constructor(opts: FakeOptions = {}) {
     this.latency = opts.latencyMs ?? 0;
@@ -272,6 +273,10 @@ export class FakeBackend implements Api {
     this.log("openConversation", id);
     const c = this.conv(id);
     this.open = { id, onEvent };
+    if (this.scenario === "live" && !this.liveStarted) {
+      this.liveStarted = true;
+      setTimeout(() => void this.runLive(id, c), 50);
+    }
     return structuredClone({ conversation: c.summary, items: c.items, pendingApprovals: c.pending, policy: c.policy });
   }
 
@@ -365,6 +370,26 @@ export class FakeBackend implements Api {
     }
   }
 
+  /** A run that was allowed by a rule and keeps streaming (for looking at live cells). */
+  private async runLive(id: string, c: Conv): Promise<void> {
+    const turnId = newId("turn");
+    this.emit(id, { type: "turnStarted", conversationId: id, turnId });
+    await this.streamText(id, c, "Running the full export again with a **progress line per batch**:");
+    const req = requestFor("plot");
+    this.emit(id, { type: "approvalRequested", ...req });
+    this.emit(id, { type: "approvalResolved", approvalId: req.approvalId, approved: true, decidedBy: "policy", userEdited: false, auto: true, reason: null });
+    const executionId = newId("exec");
+    this.emit(id, { type: "executionStarted", executionId, approvalId: req.approvalId, language: "python", code: "for batch in range(10**6):\n    export(batch)\n    print(f'batch {batch}: 4096 rows ok')\n" });
+    let batch = 0;
+    for (let frame = 0; frame < 400 && !c.cancelled; frame++) {
+      let text = "";
+      for (let i = 0; i < 2000; i++) text += `batch ${batch++}: 4096 rows ok\n`;
+      this.emit(id, { type: "executionOutput", executionId, stream: "stdout", text });
+      this.emit(id, { type: "executionResources", executionId, cpuPercent: 60 + (frame % 7) * 5, memoryBytes: (180 + (frame % 13) * 6) * 1024 * 1024, pids: 4 });
+      await this.tick(30);
+    }
+  }
+
   async decide(id: string, approvalId: string, codeHash: string, decision: Decision, confirmed: boolean): Promise<void> {
     this.log("decide", id, approvalId, codeHash, structuredClone(decision), confirmed);
     const c = this.conv(id);
@@ -446,7 +471,7 @@ export class FakeBackend implements Api {
 
   async readLog(executionId: string, offset: number, length: number): Promise<LogChunk> {
     this.log("readLog", executionId, offset, length);
-    const full = this.logs.get(executionId) ?? "row 1: (seeded run; the full log of this run is not kept)\n".repeat(4000);
+    const full = this.logs.get(executionId) ?? Array.from({ length: 4000 }, (_, i) => `row ${i + 1}: region=${["north", "south", "east", "west"][i % 4]} amount=${(i * 13.75).toFixed(2)}\n`).join("");
     const text = full.slice(offset, offset + length);
     return { text, offset, nextOffset: offset + text.length, totalBytes: full.length };
   }

@@ -66,7 +66,8 @@ export function formatDuration(ms: number): string {
   if (v < 1000) return `${Math.round(v)} ms`;
   if (v < 60_000) return `${(v / 1000).toFixed(v < 10_000 ? 2 : 1)} s`;
   const m = Math.floor(v / 60_000);
-  return `${m} min ${Math.round((v % 60_000) / 1000)} s`;
+  const s = Math.round((v % 60_000) / 1000);
+  return s ? `${m} min ${s} s` : `${m} min`;
 }
 
 /** Accepts RFC 3339 strings or ms since the epoch (the bindings allow either). */

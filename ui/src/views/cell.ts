@@ -56,6 +56,9 @@ export class ExecutionCell {
   private timer: ReturnType<typeof setInterval> | null = null;
   private hasLog = false;
   private imageCount = 0;
+  private readonly outputBox: HTMLElement;
+  /** While running, the output box follows the newest text unless the person scrolled up. */
+  private follow = true;
 
   constructor(
     readonly executionId: string,
@@ -65,8 +68,8 @@ export class ExecutionCell {
     private readonly memoryLimit: number | null = null,
   ) {
     const codeEl = h("code", { "data-lang": language }, code);
-    this.stdout = new BoundedView(new BoundedText(), "cell-stdout", () => this.updateNote());
-    this.stderr = new BoundedView(new BoundedText(), "cell-stderr", () => this.updateNote());
+    this.stdout = new BoundedView(new BoundedText(), "cell-stdout", () => this.painted());
+    this.stderr = new BoundedView(new BoundedText(), "cell-stderr", () => this.painted());
     this.stderr.el.classList.add("stderr");
     this.status = h("span", { className: "cell-status" }, STATE_LABEL.running);
     this.exit = h("span", { testid: "cell-exit", className: "cell-exit", hidden: true });
@@ -91,6 +94,11 @@ export class ExecutionCell {
     this.fullLog = h("button", { testid: "cell-full-log", className: "btn-link", type: "button", hidden: true }, "Open full log");
     this.fullLog.addEventListener("click", () => this.actions.openLog(this.executionId));
     this.images = h("div", { className: "cell-images" });
+    this.outputBox = h("div", { className: "cell-output" }, this.stdout.el, this.stderr.el);
+    this.outputBox.addEventListener("scroll", () => {
+      const o = this.outputBox;
+      this.follow = o.scrollHeight - o.scrollTop - o.clientHeight < 24;
+    });
 
     this.el = h(
       "section",
@@ -107,7 +115,7 @@ export class ExecutionCell {
         this.stopBtn,
       ),
       h("pre", { testid: "cell-code", className: "cell-code" }, codeEl),
-      h("div", { className: "cell-output" }, this.stdout.el, this.stderr.el),
+      this.outputBox,
       this.images,
       h("footer", { className: "cell-foot" }, this.note, this.fullLog),
     );
@@ -179,6 +187,11 @@ export class ExecutionCell {
     const img = h("img", { testid: "cell-image", className: "cell-image", alt: path, title: path, "data-path": path, loading: "lazy" });
     img.src = dataUrl;
     this.images.append(h("figure", {}, img, h("figcaption", {}, path)));
+  }
+
+  private painted(): void {
+    this.updateNote();
+    if (this.follow && this.state === "running") this.outputBox.scrollTop = this.outputBox.scrollHeight;
   }
 
   private updateNote(): void {

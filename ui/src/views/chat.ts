@@ -7,6 +7,7 @@ import type { ApprovalState } from "../bindings/ApprovalState";
 import type { ConversationView } from "../bindings/ConversationView";
 import type { HistoryItem } from "../bindings/HistoryItem";
 import { formatTime, h } from "../lib/dom";
+import { icon } from "../lib/icons";
 import { inNextFrame } from "../lib/frame";
 import { renderMarkdownInto, wireLinks } from "../lib/markdown";
 import { RISK_LABEL } from "./approval";
@@ -50,7 +51,7 @@ export class ChatView {
     this.title = h("h1", { className: "chat-title" }, "");
     this.chip = h("button", { testid: "pending-approval-chip", className: "pending-chip", type: "button", hidden: true });
     this.chip.addEventListener("click", () => this.actions.reviewApproval(""));
-    const wsBtn = h("button", { testid: "open-workspace-panel", className: "btn btn-quiet", type: "button", title: "Workspace files" }, "Files");
+    const wsBtn = h("button", { testid: "open-workspace-panel", className: "btn btn-quiet", type: "button", title: "Workspace files" }, icon("files"), "Files");
     wsBtn.addEventListener("click", () => this.actions.toggleWorkspace());
     this.empty = h(
       "div",

@@ -8,6 +8,7 @@ import type { Settings } from "../bindings/Settings";
 import type { Api } from "../api";
 import { errorText } from "../api";
 import { formatBytes, h } from "../lib/dom";
+import { withCode } from "../lib/icons";
 import { ProviderFields } from "./provider";
 
 const DOCKER_TITLE: Record<DockerState, string> = {
@@ -101,7 +102,7 @@ export async function doctorScreen(api: Api, actions: DoctorActions): Promise<HT
         { className: "check-body" },
         h("h2", { testid: "docker-status", "data-state": d.state }, DOCKER_TITLE[d.state] ?? d.state),
         h("p", { className: "check-detail" }, d.message),
-        ok ? null : h("p", { testid: "docker-fix", className: "fix" }, d.fix ?? DEFAULT_FIX[d.state]),
+        ok ? null : h("p", { testid: "docker-fix", className: "fix" }, withCode(d.fix ?? DEFAULT_FIX[d.state])),
       ),
     );
   }

@@ -4,6 +4,7 @@ import type { ConversationSummary } from "../bindings/ConversationSummary";
 import type { Api } from "../api";
 import { errorText } from "../api";
 import { formatTime, h } from "../lib/dom";
+import { icon } from "../lib/icons";
 
 export interface SidebarActions {
   select(id: string): void;
@@ -39,7 +40,7 @@ export class Sidebar {
     this.badge = h("button", { testid: "pending-badge", className: "pending-badge", type: "button", hidden: true, title: "Approvals waiting" }, "0");
     this.badge.addEventListener("click", () => this.actions.reviewPending());
     this.list = h("nav", { className: "conv-list", "aria-label": "Conversations" });
-    const settings = h("button", { testid: "open-settings", className: "btn btn-quiet btn-block", type: "button" }, "Settings");
+    const settings = h("button", { testid: "open-settings", className: "btn btn-quiet btn-block", type: "button" }, icon("gear"), "Settings");
     settings.addEventListener("click", () => this.actions.openSettings());
     this.el = h(
       "aside",
@@ -125,9 +126,9 @@ export class Sidebar {
       c.snippet ? h("span", { className: "conv-snippet" }, c.snippet) : h("span", { className: "conv-time" }, formatTime(c.updatedAt)),
     );
     select.addEventListener("click", () => this.actions.select(c.id));
-    const rename = h("button", { testid: "conversation-rename", className: "icon-btn", type: "button", title: "Rename", "aria-label": "Rename" }, "✎");
-    const exp = h("button", { testid: "conversation-export", className: "icon-btn", type: "button", title: "Export as Markdown", "aria-label": "Export" }, "⇩");
-    const del = h("button", { testid: "conversation-delete", className: "icon-btn", type: "button", title: "Delete", "aria-label": "Delete" }, "🗑");
+    const rename = h("button", { testid: "conversation-rename", className: "icon-btn", type: "button", title: "Rename", "aria-label": "Rename" }, icon("pencil", 15));
+    const exp = h("button", { testid: "conversation-export", className: "icon-btn", type: "button", title: "Export as Markdown", "aria-label": "Export" }, icon("download", 15));
+    const del = h("button", { testid: "conversation-delete", className: "icon-btn", type: "button", title: "Delete", "aria-label": "Delete" }, icon("trash", 15));
     const tools = h("span", { className: "conv-tools" }, rename, exp, del);
     const row = h("div", { testid: "conversation-item", className: "conv-item", "data-id": c.id }, select, tools);
     if (c.id === this.current) {

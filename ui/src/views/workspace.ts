@@ -4,6 +4,7 @@ import type { WorkspaceEntry } from "../bindings/WorkspaceEntry";
 import type { Api } from "../api";
 import { errorText } from "../api";
 import { formatBytes, h } from "../lib/dom";
+import { icon } from "../lib/icons";
 
 const KIND_ICON: Record<WorkspaceEntry["kind"], string> = { dir: "▸", image: "▣", text: "≡", binary: "◆" };
 
@@ -14,7 +15,7 @@ export class WorkspacePanel {
   private id: string | null = null;
 
   constructor(private readonly api: Api, onClose: () => void) {
-    const open = h("button", { testid: "open-folder", className: "btn btn-small", type: "button" }, "Open folder");
+    const open = h("button", { testid: "open-folder", className: "btn btn-small", type: "button" }, icon("folder", 15), "Open folder");
     open.addEventListener("click", async () => {
       if (!this.id) return;
       try {
@@ -23,7 +24,7 @@ export class WorkspacePanel {
         this.status.textContent = errorText(e);
       }
     });
-    const refresh = h("button", { testid: "workspace-refresh", className: "btn btn-small btn-quiet", type: "button", title: "Refresh" }, "Refresh");
+    const refresh = h("button", { testid: "workspace-refresh", className: "btn btn-small btn-quiet", type: "button", title: "Refresh" }, icon("refresh", 15), "Refresh");
     refresh.addEventListener("click", () => void this.refresh());
     const close = h("button", { className: "icon-btn", type: "button", "aria-label": "Close files" }, "×");
     close.addEventListener("click", onClose);
