@@ -232,6 +232,35 @@ describe("whole screens against the fake backend", () => {
   });
 });
 
+describe("first run", () => {
+  it("prepares the image with a real progress bar fed by the progress channel, then offers to start", async () => {
+    const api = new FakeBackend({ scenario: "noimage" });
+    const app = new App(api, root);
+    await app.start();
+    await settle();
+    expect(q("docker-status").dataset["state"]).toBe("ok");
+    expect(all("docker-fix")).toHaveLength(0);
+    expect(q("image-status").dataset["state"]).toBe("missing");
+    const bar = q<HTMLProgressElement>("image-progress");
+    const seen: number[] = [];
+    const orig = api.prepareImage.bind(api);
+    api.prepareImage = (onProgress) =>
+      orig((p) => {
+        onProgress(p);
+        seen.push(bar.hasAttribute("value") ? bar.value : -1);
+      });
+    q<HTMLButtonElement>("prepare-image").click();
+    await vi.waitFor(() => expect(q("image-status").dataset["state"]).toBe("ready"), { timeout: 5000, interval: 20 });
+    expect(seen[0]).toBe(-1); // indeterminate before the step can measure itself
+    expect(seen.filter((v) => v > 0 && v < 1).length).toBeGreaterThan(5);
+    expect(seen[seen.length - 1]).toBe(1);
+    expect(q("doctor-continue").textContent).toBe("Start chatting");
+    q<HTMLButtonElement>("doctor-continue").click();
+    await settle();
+    expect(q("chat-view")).toBeTruthy();
+  });
+});
+
 function key(k: string): void {
   const target = document.activeElement ?? document.body;
   target.dispatchEvent(new KeyboardEvent("keydown", { key: k, bubbles: true, cancelable: true }));

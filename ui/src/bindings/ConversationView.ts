@@ -9,4 +9,6 @@ export type ConversationView = {
   items: Array<HistoryItem>;
   pendingApprovals: Array<ApprovalRequest>;
   policy: ApprovalPolicy;
+  policyFlagged: boolean;
+  busy: boolean;
 };

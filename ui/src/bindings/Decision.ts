@@ -3,4 +3,4 @@ export type Decision =
   | { type: "approveOnce" }
   | { type: "alwaysAllowInSession" }
   | { type: "editAndApprove"; code: string }
-  | { type: "deny"; reason: string | null };
+  | { type: "deny"; reason?: string | null };

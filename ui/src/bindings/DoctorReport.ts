@@ -1,7 +1,7 @@
 // Hand-written to the shared contract until ts-rs generates this file (CORE overwrites it).
-import type { DockerStatus } from "./DockerStatus";
-import type { ImageStatus } from "./ImageStatus";
-import type { ProviderStatus } from "./ProviderStatus";
+import type { DockerCheck } from "./DockerCheck";
+import type { ImageCheck } from "./ImageCheck";
+import type { ModelCheck } from "./ModelCheck";
 
-/** `ready`: Docker answers, the sandbox image exists and a provider is configured. */
-export type DoctorReport = { docker: DockerStatus; image: ImageStatus; provider: ProviderStatus; ready: boolean };
+/** `ready`: Docker and the image are ready, so code can run. */
+export type DoctorReport = { docker: DockerCheck; image: ImageCheck; model: ModelCheck; dataDir: string; ready: boolean };

@@ -2,16 +2,19 @@
 import type { ApprovalRequest } from "./ApprovalRequest";
 import type { ApprovalState } from "./ApprovalState";
 import type { DecidedBy } from "./DecidedBy";
+import type { MessageStatus } from "./MessageStatus";
 
 export type HistoryItem =
-  | { type: "user"; id: string; text: string; at: string }
-  | { type: "assistant"; id: string; text: string; status: string; at: string }
+  | { type: "user"; id: string; text: string; at: number }
+  | { type: "assistant"; id: string; text: string; status: MessageStatus; at: number }
+  | { type: "note"; id: string; text: string; at: number }
   | {
       type: "approval";
       request: ApprovalRequest;
       state: ApprovalState;
-      decidedBy: DecidedBy | null;
-      reason: string | null;
+      decidedBy?: DecidedBy | null;
+      reason?: string | null;
+      userEdited: boolean;
     }
   | {
       type: "execution";
@@ -26,6 +29,7 @@ export type HistoryItem =
       timedOut: boolean;
       cancelled: boolean;
       oomKilled: boolean;
+      interrupted: boolean;
       truncated: boolean;
       logFile: string | null;
     };

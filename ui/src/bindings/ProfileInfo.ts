@@ -7,4 +7,5 @@ export type ProfileInfo = {
   pids: number;
   timeoutMs: number;
   network: string;
+  isDefault: boolean;
 };

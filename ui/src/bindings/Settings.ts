@@ -2,4 +2,10 @@
 import type { ApprovalPolicy } from "./ApprovalPolicy";
 import type { ProviderSettings } from "./ProviderSettings";
 
-export type Settings = { provider: ProviderSettings | null; profile: string; policy: ApprovalPolicy };
+export type Settings = {
+  provider: ProviderSettings | null;
+  defaultProfile: string | null;
+  defaultPolicy: ApprovalPolicy;
+  notifications: boolean;
+  longRunNotifyMs: number;
+};

@@ -40,7 +40,7 @@ export class ExecutionCell {
   readonly el: HTMLElement;
   readonly stdout: BoundedView;
   readonly stderr: BoundedView;
-  private readonly status: HTMLElement;
+  readonly status: HTMLElement;
   private readonly exit: HTMLElement;
   private readonly duration: HTMLElement;
   private readonly cpu: HTMLElement;
@@ -130,9 +130,10 @@ export class ExecutionCell {
     const cell = new ExecutionCell(item.executionId, item.language, item.code, actions);
     cell.stdout.push(item.stdout);
     cell.stderr.push(item.stderr);
-    if (item.exitCode === null) {
-      // Never finished (the app quit mid-run): show it as stopped, not running forever.
-      cell.finish({ exitCode: null, durationMs: item.durationMs, timedOut: item.timedOut, cancelled: true, oomKilled: item.oomKilled, truncated: item.truncated, logFile: item.logFile });
+    if (item.exitCode === null || item.interrupted) {
+      // Never finished (IronClaw stopped mid-run): shown as stopped, not running forever.
+      cell.finish({ ...item, cancelled: true });
+      cell.status.textContent = "Interrupted";
     } else {
       cell.finish({ ...item });
     }

@@ -123,7 +123,8 @@ export class ChatView {
     this.setTitle(view.conversation.title);
     for (const item of view.items) this.addHistory(item);
     this.empty.hidden = view.items.length > 0;
-    this.setRunning(false);
+    this.setRunning(view.busy);
+    if (view.policyFlagged) this.notice("Approval policy is “never ask”: code in this conversation runs without asking you first.", true);
     this.stick = true;
     this.collapseOld();
     this.scroll(true);
@@ -140,8 +141,11 @@ export class ChatView {
         m.render();
         break;
       }
+      case "note":
+        this.notice(item.text);
+        break;
       case "approval":
-        this.addCard(item.request, item.state, item.reason);
+        this.addCard(item.request, item.state, item.reason ?? null);
         break;
       case "execution": {
         const cell = ExecutionCell.fromHistory(item, {
@@ -170,7 +174,7 @@ export class ChatView {
     this.log.scrollTop = this.log.scrollHeight;
   };
 
-  addUser(text: string, at?: string): void {
+  addUser(text: string, at?: string | number): void {
     const body = h("div", { testid: "message-body", className: "message-body plain" }, text);
     this.append(h("article", { testid: "message", className: "message user", "data-role": "user" }, body, at ? h("time", { className: "message-time" }, formatTime(at)) : null));
   }
