@@ -105,13 +105,20 @@ export class App {
     const seq = ++this.openSeq;
     this.currentId = id;
     this.sidebar.setCurrent(id);
+    // Live events may overtake the view itself; hold them until the view is on screen.
+    let early: AgentEvent[] | null = [];
     try {
       const view = await this.api.openConversation(id, (e) => {
-        if (seq === this.openSeq) this.onEvent(e);
+        if (seq !== this.openSeq) return;
+        if (early) early.push(e);
+        else this.onEvent(e);
       });
       if (seq !== this.openSeq) return;
       this.chat.load(view);
       this.queue.reset(view.pendingApprovals);
+      const held = early;
+      early = null;
+      for (const e of held) this.onEvent(e);
       this.workspace.setConversation(id);
       if (!this.queue.openId) this.chat.focusInput();
     } catch (e) {

@@ -120,6 +120,11 @@ export class ExecutionCell {
       h("footer", { className: "cell-foot" }, this.note, this.fullLog),
     );
     highlightElement(codeEl);
+    // Folded (older) cells open again with a click on their header.
+    this.el.querySelector("header")?.addEventListener("click", (ev) => {
+      if ((ev.target as Element).closest("button")) return;
+      if (this.el.getAttribute("data-collapsed") === "true") this.el.setAttribute("data-collapsed", "false");
+    });
     this.timer = setInterval(() => {
       this.duration.textContent = formatDuration(performance.now() - this.started);
     }, 250);

@@ -139,6 +139,7 @@ export class ChatView {
         const m = this.assistant(item.id);
         m.text = item.text;
         m.render();
+        if (item.status === "interrupted") m.el.append(h("p", { className: "message-flag" }, "The reply was cut off."));
         break;
       }
       case "note":
