@@ -73,7 +73,10 @@ export class App {
   async showShell(): Promise<void> {
     this.root.replaceChildren(this.shell, this.toasts);
     await Promise.all([
-      this.api.onPendingApprovals((e) => this.sidebar.setPendingTotal(e.count)),
+      this.api.onPendingApprovals((e) => {
+        this.sidebar.setPendingTotal(e.count);
+        void this.sidebar.refresh(); // per-conversation counts
+      }),
       this.api.onFocusApproval((e) => void this.focusApproval(e.conversationId, e.approvalId)),
       this.api.onExecutionFiles((e) => {
         if (e.conversationId !== this.currentId) return;
