@@ -273,9 +273,9 @@ export class FakeBackend implements Api {
     this.log("openConversation", id);
     const c = this.conv(id);
     this.open = { id, onEvent };
-    if (this.scenario === "live" && !this.liveStarted) {
+    if ((this.scenario === "live" || this.scenario === "flood") && !this.liveStarted) {
       this.liveStarted = true;
-      setTimeout(() => void this.runLive(id, c), 50);
+      setTimeout(() => void (this.scenario === "flood" ? this.runFlood(id) : this.runLive(id, c)), 50);
     }
     return structuredClone({
       conversation: c.summary, items: c.items, pendingApprovals: c.pending, policy: c.policy,
@@ -391,6 +391,21 @@ export class FakeBackend implements Api {
       this.emit(id, { type: "executionResources", executionId, cpuPercent: 60 + (frame % 7) * 5, memoryBytes: (180 + (frame % 13) * 6) * 1024 * 1024, pids: 4 });
       await this.tick(30);
     }
+  }
+
+  /** 100 MB of output as fast as the page takes it, in 64 KiB events (for the flood check). */
+  private async runFlood(id: string): Promise<void> {
+    const executionId = newId("exec");
+    const req = requestFor("plot");
+    this.emit(id, { type: "executionStarted", executionId, approvalId: req.approvalId, language: "python", code: "print('x' * 63 + '\\n' for _ in range(1_638_400))" });
+    const chunk = `${"x".repeat(63)}\n`.repeat(1024);
+    const started = performance.now();
+    for (let i = 0; i < 1600; i++) {
+      this.emit(id, { type: "executionOutput", executionId, stream: "stdout", text: chunk });
+      if (i % 16 === 15) await this.tick(0); // ~1 MB per task, as IPC batches arrive
+    }
+    const durationMs = performance.now() - started;
+    this.emit(id, { type: "executionEnded", executionId, exitCode: 0, durationMs, timedOut: false, cancelled: false, oomKilled: false, peakMemoryBytes: 0, truncated: true, logFile: "logs/flood.log" });
   }
 
   async decide(id: string, approvalId: string, codeHash: string, decision: Decision, confirmed: boolean): Promise<void> {

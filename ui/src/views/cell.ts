@@ -168,6 +168,9 @@ export class ExecutionCell {
   finish(e: Pick<Ended, "timedOut" | "cancelled" | "oomKilled" | "truncated" | "logFile"> & { exitCode: number | null; durationMs: number | null; peakMemoryBytes?: number }): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    // Output still queued for the next frame belongs before the final state and note.
+    this.stdout.paint();
+    this.stderr.paint();
     const state = endState(e);
     this.el.setAttribute("data-state", state);
     this.status.textContent = STATE_LABEL[state];
