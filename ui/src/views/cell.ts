@@ -94,7 +94,8 @@ export class ExecutionCell {
     this.fullLog = h("button", { testid: "cell-full-log", className: "btn-link", type: "button", hidden: true }, "Open full log");
     this.fullLog.addEventListener("click", () => this.actions.openLog(this.executionId));
     this.images = h("div", { className: "cell-images" });
-    this.outputBox = h("div", { className: "cell-output" }, this.stdout.el, this.stderr.el);
+    // Not a live region: a screen reader must not read a flood of output aloud.
+    this.outputBox = h("div", { className: "cell-output", "aria-live": "off" }, this.stdout.el, this.stderr.el);
     this.outputBox.addEventListener("scroll", () => {
       const o = this.outputBox;
       this.follow = o.scrollHeight - o.scrollTop - o.clientHeight < 24;

@@ -6,6 +6,7 @@ import type { ApprovalRequest } from "../bindings/ApprovalRequest";
 import type { ApprovalState } from "../bindings/ApprovalState";
 import type { ConversationView } from "../bindings/ConversationView";
 import type { HistoryItem } from "../bindings/HistoryItem";
+import { errorText } from "../api/types";
 import { formatTime, h } from "../lib/dom";
 import { icon } from "../lib/icons";
 import { inNextFrame } from "../lib/frame";
@@ -101,7 +102,7 @@ export class ChatView {
     try {
       await this.actions.send(text);
     } catch (e) {
-      this.notice(String(e), true);
+      this.notice(errorText(e), true);
     }
   }
 
@@ -309,6 +310,7 @@ export class ChatView {
         break;
       case "policyChanged":
         if (e.flagged) this.notice("Approval policy is now “never ask”: code runs without asking you first.", true);
+        else this.notice(e.policy === "askAlways" ? "Approval policy: ask before running any code." : "Approval policy: ask unless the code only reads.");
         break;
       case "error":
         this.notice(e.message, true);

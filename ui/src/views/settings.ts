@@ -48,6 +48,9 @@ export async function openSettings(api: Api, conversationId: string | null, acti
   for (const p of POLICIES) policy.append(h("option", { value: p.value }, p.label));
   policy.value = settings.defaultPolicy;
 
+  const notify = h("input", { testid: "settings-notifications", type: "checkbox" });
+  notify.checked = settings.notifications;
+
   const ruleList = h("ul", { className: "rules" });
   const renderRules = (list: typeof rules) => {
     ruleList.replaceChildren(
@@ -80,7 +83,12 @@ export async function openSettings(api: Api, conversationId: string | null, acti
     status.textContent = "Saving…";
     status.classList.remove("error");
     try {
-      const base: Settings = { ...settings, defaultProfile: profile.value || settings.defaultProfile, defaultPolicy: policy.value as ApprovalPolicy };
+      const base: Settings = {
+        ...settings,
+        defaultProfile: profile.value || settings.defaultProfile,
+        defaultPolicy: policy.value as ApprovalPolicy,
+        notifications: notify.checked,
+      };
       const { settings: saved, check } = await provider.save(api, base);
       // The policy applies to new conversations and, from now on, to the open one.
       if (conversationId && saved.defaultPolicy !== settings.defaultPolicy) await api.setPolicy(conversationId, saved.defaultPolicy);
@@ -105,7 +113,7 @@ export async function openSettings(api: Api, conversationId: string | null, acti
       h("header", { className: "screen-head" }, h("h1", {}, "Settings"), h("span", { className: "spacer" }), doctor),
       h("section", {}, h("h2", {}, "Model"), provider.el),
       h("section", {}, h("h2", {}, "Sandbox"), field("Profile", profile), limits),
-      h("section", {}, h("h2", {}, "Approvals"), field("Policy for new conversations and this one", policy), h("h3", {}, "Always-allow rules"), ruleList),
+      h("section", {}, h("h2", {}, "Approvals"), field("Policy for new conversations and this one", policy), h("label", { className: "check-line" }, notify, " Desktop notifications for approvals and long runs while IronClaw is in the background"), h("h3", {}, "Always-allow rules"), ruleList),
       status,
       h("footer", { className: "row-end" }, close, save),
     ),
