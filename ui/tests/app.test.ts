@@ -233,6 +233,29 @@ describe("whole screens against the fake backend", () => {
 });
 
 describe("first run", () => {
+  it("does not hold the first screen for slow checks; a late 'not ready' becomes a banner", async () => {
+    const api = new FakeBackend({ scenario: "doctor" });
+    const slow = api.doctor.bind(api);
+    let release: () => void = () => {};
+    let first = true;
+    api.doctor = () => {
+      if (!first) return slow();
+      first = false;
+      return new Promise((r) => (release = () => void slow().then(r)));
+    };
+    const app = new App(api, root);
+    await app.start(); // returns while the doctor is still checking
+    await settle();
+    expect(q("chat-view")).toBeTruthy();
+    expect(all("chat-banner")).toHaveLength(0);
+    release();
+    await settle(10);
+    expect(q("chat-banner").textContent).toContain("Docker is not ready");
+    q<HTMLButtonElement>("chat-banner", root).querySelector("button")?.click();
+    await settle(10);
+    expect(q("doctor-screen")).toBeTruthy();
+  });
+
   it("prepares the image with a real progress bar fed by the progress channel, then offers to start", async () => {
     const api = new FakeBackend({ scenario: "noimage" });
     const app = new App(api, root);

@@ -248,6 +248,18 @@ export class ChatView {
     return this.running;
   }
 
+  /** A bar above the conversation (e.g. Docker not ready) with one action. */
+  banner(message: string, label: string, action: () => void): void {
+    this.el.querySelector(".chat-banner")?.remove();
+    const btn = h("button", { className: "btn btn-small", type: "button" }, label);
+    const bar = h("div", { testid: "chat-banner", className: "chat-banner", role: "alert" }, h("span", {}, message), btn);
+    btn.addEventListener("click", () => {
+      bar.remove();
+      action();
+    });
+    this.log.before(bar);
+  }
+
   notice(message: string, error = false): void {
     this.append(h("div", { className: `chat-notice${error ? " error" : ""}`, role: error ? "alert" : "status" }, message));
   }

@@ -41,10 +41,10 @@ export interface DoctorActions {
   continue(): void;
 }
 
-export async function doctorScreen(api: Api, actions: DoctorActions): Promise<HTMLElement> {
+export async function doctorScreen(api: Api, actions: DoctorActions, known?: DoctorReport): Promise<HTMLElement> {
   const root = h("section", { testid: "doctor-screen", className: "screen doctor" });
   let settings: Settings = await api.getSettings();
-  let report: DoctorReport = await api.doctor();
+  let report: DoctorReport = known ?? (await api.doctor());
 
   const dockerCard = h("div", { className: "check" });
   const imageCard = h("div", { className: "check" });
