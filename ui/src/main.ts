@@ -14,6 +14,7 @@ async function boot(): Promise<void> {
     root.textContent = `IronClaw could not start: ${String(e)}`;
   }
   document.body.dataset["ready"] = "true";
+  performance.mark("ironclaw-ready"); // for startup measurements (ms since navigation start)
   // Ctrl/Cmd+K: search conversations; Ctrl/Cmd+N: new conversation.
   document.addEventListener("keydown", (ev) => {
     if (!(ev.ctrlKey || ev.metaKey) || ev.altKey || document.querySelector("dialog[open]")) return;
