@@ -209,7 +209,8 @@ export class ChatView {
       "div",
       { className: `approval-card risk-${req.risk}`, "data-approval-id": req.approvalId },
       h("span", { className: `risk-dot risk-${req.risk}`, "aria-hidden": "true" }),
-      h("span", { className: "card-text" }, h("strong", {}, `${RISK_LABEL[req.risk] ?? req.risk} ${req.language}`), " ", h("code", {}, firstLine.trim().slice(0, 80))),
+      h("span", { className: "card-text" }, h("strong", {}, req.language), " ", h("code", {}, firstLine.trim().slice(0, 80))),
+      h("span", { className: `chip risk-chip risk-${req.risk}` }, RISK_LABEL[req.risk] ?? req.risk),
       stateEl,
       review,
     );
