@@ -197,6 +197,10 @@ describe("whole screens against the fake backend", () => {
     q<HTMLButtonElement>("open-folder").click();
     await settle();
     expect(api.calls.find((c) => c.name === "openWorkspaceFolder")?.args).toEqual(["conv-sales"]);
+    files.find((f) => f.dataset["path"] === "chart.svg")?.querySelector("button")?.click();
+    await settle();
+    expect(api.calls.find((c) => c.name === "readWorkspaceImage")?.args).toEqual(["conv-sales", "chart.svg"]);
+    expect(q<HTMLImageElement>("workspace-image").src).toMatch(/^data:image\/svg\+xml;base64,/);
   });
 
   it("settings save the provider, send the key to the keyring only, and clear it", async () => {
