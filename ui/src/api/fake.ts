@@ -23,6 +23,7 @@ import type { SessionRuleView } from "../bindings/SessionRuleView";
 import type { Settings } from "../bindings/Settings";
 import type { WorkspaceEntry } from "../bindings/WorkspaceEntry";
 import type { Api, ExportFormat, Unlisten } from "./types";
+import { runFlood, runLive, type Runner } from "./fake-runs";
 import { SEED_CONVERSATIONS, chartSvg, requestFor, replyFor } from "./fake-script";
 
 export interface FakeOptions {
@@ -32,7 +33,7 @@ export interface FakeOptions {
   scenario?: string;
 }
 
-interface Conv {
+export interface Conv {
   summary: ConversationSummary;
   items: HistoryItem[];
   pending: ApprovalRequest[];
@@ -111,6 +112,11 @@ export class FakeBackend implements Api {
     const c = this.convs.get(id);
     if (!c) throw `Conversation ${id} does not exist any more — pick another one in the sidebar.`;
     return c;
+  }
+
+  /** What the scripted runs in fake-runs.ts need from the backend. */
+  private runner(id: string): Runner {
+    return { emit: (e) => this.emit(id, e), tick: (ms) => this.tick(ms), streamText: (text) => this.streamText(id, this.conv(id), text), conversationId: id };
   }
 
   /** Sends an event as the backend would (only the open conversation has a channel). */
@@ -275,7 +281,7 @@ export class FakeBackend implements Api {
     this.open = { id, onEvent };
     if ((this.scenario === "live" || this.scenario === "flood") && !this.liveStarted) {
       this.liveStarted = true;
-      setTimeout(() => void (this.scenario === "flood" ? this.runFlood(id) : this.runLive(id, c)), 50);
+      setTimeout(() => void (this.scenario === "flood" ? runFlood(this.runner(id)) : runLive(this.runner(id), c)), 50);
     }
     return structuredClone({
       conversation: c.summary, items: c.items, pendingApprovals: c.pending, policy: c.policy,
@@ -371,41 +377,6 @@ export class FakeBackend implements Api {
       c.files = [file, ...c.files.filter((f) => f.path !== file.path).map((f) => ({ ...f, changedByLastRun: false }))];
       this.emitExecutionFiles({ conversationId: id, executionId, files: [file] });
     }
-  }
-
-  /** A run that was allowed by a rule and keeps streaming (for looking at live cells). */
-  private async runLive(id: string, c: Conv): Promise<void> {
-    const turnId = newId("turn");
-    this.emit(id, { type: "turnStarted", conversationId: id, turnId });
-    await this.streamText(id, c, "Running the full export again with a **progress line per batch**:");
-    const req = requestFor("plot");
-    this.emit(id, { type: "approvalRequested", ...req });
-    this.emit(id, { type: "approvalResolved", approvalId: req.approvalId, approved: true, decidedBy: "policy", userEdited: false, auto: true, reason: null });
-    const executionId = newId("exec");
-    this.emit(id, { type: "executionStarted", executionId, approvalId: req.approvalId, language: "python", code: "for batch in range(10**6):\n    export(batch)\n    print(f'batch {batch}: 4096 rows ok')\n" });
-    let batch = 0;
-    for (let frame = 0; frame < 400 && !c.cancelled; frame++) {
-      let text = "";
-      for (let i = 0; i < 2000; i++) text += `batch ${batch++}: 4096 rows ok\n`;
-      this.emit(id, { type: "executionOutput", executionId, stream: "stdout", text });
-      this.emit(id, { type: "executionResources", executionId, cpuPercent: 60 + (frame % 7) * 5, memoryBytes: (180 + (frame % 13) * 6) * 1024 * 1024, pids: 4 });
-      await this.tick(30);
-    }
-  }
-
-  /** 100 MB of output as fast as the page takes it, in 64 KiB events (for the flood check). */
-  private async runFlood(id: string): Promise<void> {
-    const executionId = newId("exec");
-    const req = requestFor("plot");
-    this.emit(id, { type: "executionStarted", executionId, approvalId: req.approvalId, language: "python", code: "print('x' * 63 + '\\n' for _ in range(1_638_400))" });
-    const chunk = `${"x".repeat(63)}\n`.repeat(1024);
-    const started = performance.now();
-    for (let i = 0; i < 1600; i++) {
-      this.emit(id, { type: "executionOutput", executionId, stream: "stdout", text: chunk });
-      if (i % 16 === 15) await this.tick(0); // ~1 MB per task, as IPC batches arrive
-    }
-    const durationMs = performance.now() - started;
-    this.emit(id, { type: "executionEnded", executionId, exitCode: 0, durationMs, timedOut: false, cancelled: false, oomKilled: false, peakMemoryBytes: 0, truncated: true, logFile: "logs/flood.log" });
   }
 
   async decide(id: string, approvalId: string, codeHash: string, decision: Decision, confirmed: boolean): Promise<void> {
