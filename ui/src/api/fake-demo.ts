@@ -38,6 +38,9 @@ function measureFlood(): void {
 export function drive(scenario: string): void {
   const later = (fn: () => void, ms = 200) => setTimeout(fn, ms);
   switch (scenario) {
+    case "new":
+      later(() => click("new-conversation"));
+      break;
     case "settings":
       later(() => click("open-settings"));
       break;

@@ -169,7 +169,7 @@ export class ChatView {
 
   private scroll(force = false): void {
     if (!force && !this.stick) return;
-    inNextFrame(this.scrollJob);
+    inNextFrame(this.scrollJob, true);
   }
 
   private readonly scrollJob = () => {
