@@ -86,7 +86,7 @@ export async function doctorScreen(api: Api, actions: DoctorActions, known?: Doc
       h(
         "div",
         { className: "check-body" },
-        h("h2", { testid: "image-status", "data-state": i.state }, ready ? "Sandbox image is ready" : "Sandbox image needed"),
+        h("h2", { testid: "image-status", "data-state": i.state, "data-ready": String(ready) }, ready ? "Sandbox image is ready" : "Sandbox image needed"),
         h("p", { className: "check-detail" }, ready ? i.tag : dockerOk ? `${i.message} It is built on this computer, offline; it takes a minute or two.` : i.message),
         progress,
         progressLabel,
