@@ -142,9 +142,9 @@ export class FakeBackend implements Api {
   }
 
   private announcePending(): void {
+    for (const c of this.convs.values()) c.summary.pendingApprovals = c.pending.length;
     const count = this.pendingCount();
     for (const fn of this.listeners.pending) fn({ count });
-    for (const c of this.convs.values()) c.summary.pendingApprovals = c.pending.length;
   }
 
   // --- first run ---------------------------------------------------------------------------
