@@ -8,6 +8,7 @@ import type { DoctorReport } from "./bindings/DoctorReport";
 import type { Api } from "./api";
 import { errorText } from "./api";
 import { h } from "./lib/dom";
+import { needsDoctor } from "./lib/readiness";
 import { ApprovalQueue } from "./views/approval";
 import { ChatView } from "./views/chat";
 import { doctorScreen } from "./views/doctor";
@@ -18,10 +19,6 @@ import { WorkspacePanel } from "./views/workspace";
 
 const DOCTOR_WAIT_MS = 400;
 
-/** Code cannot run (Docker, image), or there is no model at all: saved, or a local Ollama. */
-export function needsDoctor(r: DoctorReport): boolean {
-  return !r.ready || (!r.model.configured && r.model.ollamaModels.length === 0);
-}
 
 export class App {
   readonly sidebar: Sidebar;

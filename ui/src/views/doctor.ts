@@ -10,6 +10,7 @@ import { errorText } from "../api";
 import { h } from "../lib/dom";
 import { withCode } from "../lib/icons";
 import { ProviderFields } from "./provider";
+import { needsDoctor } from "../lib/readiness";
 
 const OLLAMA_URL = "http://127.0.0.1:11434";
 
@@ -101,7 +102,10 @@ export async function doctorScreen(api: Api, actions: DoctorActions, known?: Doc
     ollamaNote.textContent = models.length
       ? `Ollama is running on this computer with ${models.length} model${models.length === 1 ? "" : "s"}: ${models.slice(0, 4).join(", ")}`
       : "No local Ollama answered. Use an OpenAI-compatible or Anthropic endpoint instead.";
-    if (models.length && !settings.provider) provider.useOllama(OLLAMA_URL, models[0]);
+    if (firstRender) {
+      if (models.length) provider.useOllama(OLLAMA_URL, models[0]);
+      else provider.preferKind("openai");
+    }
     provider.keyringNote(m.keyringAvailable ? null : m.keyringMessage);
     providerStatus.textContent = m.configured
       ? "A model is set up."
@@ -111,12 +115,15 @@ export async function doctorScreen(api: Api, actions: DoctorActions, known?: Doc
     providerStatus.classList.toggle("error", !m.configured && models.length === 0);
   }
 
+  let firstRender = true;
   function renderAll(): void {
     renderDocker();
     renderImage();
     renderProvider();
-    continueBtn.textContent = report.ready ? "Start chatting" : "Continue anyway";
-    continueBtn.classList.toggle("btn-primary", report.ready);
+    firstRender = false;
+    const good = !needsDoctor(report);
+    continueBtn.textContent = good ? "Start chatting" : "Continue anyway";
+    continueBtn.classList.toggle("btn-primary", good);
   }
 
   recheck.addEventListener("click", async () => {

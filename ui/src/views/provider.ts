@@ -71,6 +71,13 @@ export class ProviderFields {
     this.keyHint.classList.toggle("error", problem !== null);
   }
 
+  /** Picks a kind when nothing is saved yet (e.g. no Ollama here: an endpoint is likelier). */
+  preferKind(kind: ProviderKind): void {
+    if (this.settings.provider) return;
+    this.kind.value = kind;
+    this.sync();
+  }
+
   /** Prefills a detected local Ollama. */
   useOllama(baseUrl: string, model: string | undefined): void {
     if (this.settings.provider) return;
