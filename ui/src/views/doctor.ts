@@ -57,7 +57,7 @@ export async function doctorScreen(api: Api, actions: DoctorActions, known?: Doc
   const recheck = h("button", { className: "btn", type: "button" }, "Check again");
   continueBtn.addEventListener("click", () => actions.continue());
 
-  const progress = h("progress", { testid: "image-progress", className: "progress", max: 1, hidden: true });
+  const progress = h("progress", { testid: "image-progress", className: "progress", max: 1, hidden: true, "aria-label": "Preparing the sandbox image" });
   const progressLabel = h("p", { className: "check-detail" });
   const prepare = h("button", { testid: "prepare-image", className: "btn btn-primary", type: "button" }, "Prepare sandbox image");
 
