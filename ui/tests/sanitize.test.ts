@@ -106,7 +106,7 @@ describe("markdown sanitizer", () => {
     '<div data-testid="approve-button" role="button" tabindex="0">Approve</div>',
     '<label for="destructive-confirm">tick</label><input type="checkbox" data-testid="destructive-confirm">',
     "```python\n</code></pre><img src=x onerror=window.__pwned=1>\n```",
-    '<a title="javascript:window.__pwned=1" href="https://example.com">t</a><img alt="javascript:alert(1)" src="x">',
+    '<a title="javascript:window.__pwned=1" href="https://example.com">t</a><img alt="javascript:alert(1)" src="x"><p title=" javascript:alert(1)">p</p>',
   ];
 
   it.each(PAYLOADS)("stays inert: %s", async (payload) => {
