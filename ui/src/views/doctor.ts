@@ -1,0 +1,193 @@
+// First run / system check: Docker (with the fix for each failure), the sandbox image (prepared
+// here with a real progress bar), and the model provider.
+
+import type { DoctorReport } from "../bindings/DoctorReport";
+import type { DockerState } from "../bindings/DockerState";
+import type { ImageProgress } from "../bindings/ImageProgress";
+import type { Settings } from "../bindings/Settings";
+import type { Api } from "../api";
+import { errorText } from "../api";
+import { h } from "../lib/dom";
+import { withCode } from "../lib/icons";
+import { ProviderFields } from "./provider";
+import { needsDoctor } from "../lib/readiness";
+
+const OLLAMA_URL = "http://127.0.0.1:11434";
+
+const DOCKER_TITLE: Record<DockerState, string> = {
+  ok: "Docker is running",
+  notInstalled: "Docker is not installed",
+  notRunning: "Docker is not running",
+  noPermission: "No permission to use Docker",
+  error: "Docker did not answer",
+};
+
+const DEFAULT_FIX: Record<DockerState, string> = {
+  ok: "",
+  notInstalled: "Install Docker Engine (Debian/Ubuntu: `sudo apt install docker.io`), then press Check again.",
+  notRunning: "Start it with `sudo systemctl start docker` (or open Docker Desktop), then press Check again.",
+  noPermission: "Add yourself to the docker group: `sudo usermod -aG docker $USER`, log out and back in, then press Check again.",
+  error: "See the message above, fix it, then press Check again.",
+};
+
+/** Image preparation progress: a fraction while a step can measure itself, else indeterminate. */
+export function applyProgress(bar: HTMLProgressElement, label: HTMLElement, p: ImageProgress): void {
+  if (p.done) bar.value = 1;
+  else if (p.fraction === null || p.fraction === undefined) bar.removeAttribute("value");
+  else bar.value = Math.min(1, Math.max(0, Number(p.fraction)));
+  label.textContent = p.message;
+}
+
+export interface DoctorActions {
+  continue(): void;
+}
+
+export async function doctorScreen(api: Api, actions: DoctorActions, known?: DoctorReport): Promise<HTMLElement> {
+  const root = h("section", { testid: "doctor-screen", className: "screen doctor" });
+  let settings: Settings = await api.getSettings();
+  let report: DoctorReport = known ?? (await api.doctor());
+
+  const dockerCard = h("div", { className: "check" });
+  const imageCard = h("div", { className: "check" });
+  const provider = new ProviderFields({ kind: "provider-kind", baseUrl: "provider-base-url", model: "provider-model", apiKey: "provider-api-key" }, settings);
+  const providerStatus = h("p", { testid: "provider-status", className: "check-detail", role: "status" });
+  const saveProvider = h("button", { testid: "save-provider", className: "btn btn-primary", type: "button" }, "Save and test");
+  const ollamaNote = h("p", { className: "check-detail" });
+  const continueBtn = h("button", { testid: "doctor-continue", className: "btn btn-primary btn-large", type: "button" }, "Continue");
+  const recheck = h("button", { className: "btn", type: "button" }, "Check again");
+  continueBtn.addEventListener("click", () => actions.continue());
+
+  const progress = h("progress", { testid: "image-progress", className: "progress", max: 1, hidden: true, "aria-label": "Preparing the sandbox image" });
+  const progressLabel = h("p", { className: "check-detail" });
+  const prepare = h("button", { testid: "prepare-image", className: "btn btn-primary", type: "button" }, "Prepare sandbox image");
+
+  function renderDocker(): void {
+    const d = report.docker;
+    const ok = d.state === "ok";
+    dockerCard.replaceChildren(
+      h("span", { className: `check-mark ${ok ? "ok" : "bad"}`, "aria-hidden": "true" }, ok ? "✓" : "!"),
+      h(
+        "div",
+        { className: "check-body" },
+        h("h2", { testid: "docker-status", "data-state": d.state }, DOCKER_TITLE[d.state] ?? d.state),
+        h("p", { className: "check-detail" }, d.message),
+        ok ? null : h("p", { testid: "docker-fix", className: "fix" }, withCode(d.fix ?? DEFAULT_FIX[d.state])),
+      ),
+    );
+  }
+
+  function renderImage(): void {
+    const i = report.image;
+    const ready = i.state === "ready";
+    const dockerOk = report.docker.state === "ok";
+    prepare.hidden = ready;
+    prepare.disabled = !dockerOk;
+    imageCard.replaceChildren(
+      h("span", { className: `check-mark ${ready ? "ok" : "bad"}`, "aria-hidden": "true" }, ready ? "✓" : "…"),
+      h(
+        "div",
+        { className: "check-body" },
+        h("h2", { testid: "image-status", "data-state": i.state, "data-ready": String(ready) }, ready ? "Sandbox image is ready" : "Sandbox image needed"),
+        h("p", { className: "check-detail" }, ready ? i.tag : dockerOk ? `${i.message} It is built on this computer, offline; it takes a minute or two.` : i.message),
+        progress,
+        progressLabel,
+        h("div", { className: "row" }, prepare),
+      ),
+    );
+  }
+
+  function renderProvider(): void {
+    const m = report.model;
+    const models = m.ollamaModels;
+    ollamaNote.textContent = models.length
+      ? `Ollama is running on this computer with ${models.length} model${models.length === 1 ? "" : "s"}: ${models.slice(0, 4).join(", ")}`
+      : "No local Ollama answered. Use an OpenAI-compatible or Anthropic endpoint instead.";
+    if (firstRender) {
+      if (models.length) provider.useOllama(OLLAMA_URL, models[0]);
+      else provider.preferKind("openai");
+    }
+    provider.keyringNote(m.keyringAvailable ? null : m.keyringMessage);
+    providerStatus.textContent = m.configured
+      ? "A model is set up."
+      : models.length
+        ? "Not saved yet: IronClaw will use the local Ollama until you save a choice."
+        : "No model is set up yet.";
+    providerStatus.classList.toggle("error", !m.configured && models.length === 0);
+  }
+
+  let firstRender = true;
+  function renderAll(): void {
+    renderDocker();
+    renderImage();
+    renderProvider();
+    firstRender = false;
+    const good = !needsDoctor(report);
+    continueBtn.textContent = good ? "Start chatting" : "Continue anyway";
+    continueBtn.classList.toggle("btn-primary", good);
+  }
+
+  recheck.addEventListener("click", async () => {
+    recheck.disabled = true;
+    try {
+      report = await api.doctor();
+      renderAll();
+    } finally {
+      recheck.disabled = false;
+    }
+  });
+
+  prepare.addEventListener("click", async () => {
+    prepare.disabled = true;
+    progress.hidden = false;
+    progress.removeAttribute("value"); // indeterminate until sizes are known
+    progressLabel.textContent = "Starting…";
+    try {
+      await api.prepareImage((p) => applyProgress(progress, progressLabel, p));
+      progress.value = 1;
+      report = await api.doctor();
+      renderAll();
+    } catch (e) {
+      progressLabel.textContent = `Could not prepare the image: ${errorText(e)}`;
+      progressLabel.classList.add("error");
+      prepare.disabled = false;
+    }
+  });
+
+  saveProvider.addEventListener("click", async () => {
+    saveProvider.disabled = true;
+    providerStatus.textContent = "Testing the model…";
+    providerStatus.classList.remove("error");
+    try {
+      const { settings: saved, check } = await provider.save(api, settings);
+      settings = saved;
+      report = await api.doctor();
+      renderAll();
+      providerStatus.textContent = check.ok ? `Connected${check.model ? ` to ${check.model}` : ""}. ${check.message}` : check.message;
+      providerStatus.classList.toggle("error", !check.ok);
+    } catch (e) {
+      providerStatus.textContent = errorText(e);
+      providerStatus.classList.add("error");
+    } finally {
+      saveProvider.disabled = false;
+    }
+  });
+
+  root.append(
+    h(
+      "div",
+      { className: "screen-card" },
+      h("header", { className: "screen-head" }, h("div", {}, h("h1", {}, "Welcome to IronClaw"), h("p", { className: "muted" }, "Code the assistant writes runs only in a locked-down container on this computer, and only after you approve it. Three things to check:"))),
+      dockerCard,
+      imageCard,
+      h(
+        "div",
+        { className: "check" },
+        h("span", { className: "check-mark", "aria-hidden": "true" }, "◎"),
+        h("div", { testid: "provider-form", className: "check-body" }, h("h2", {}, "Model"), ollamaNote, provider.el, h("div", { className: "row" }, saveProvider), providerStatus),
+      ),
+      h("footer", { className: "row-end" }, recheck, continueBtn),
+    ),
+  );
+  renderAll();
+  return root;
+}

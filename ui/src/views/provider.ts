@@ -1,0 +1,132 @@
+// The provider fields shared by the first-run screen and Settings. The API key goes from its
+// field straight to `set_api_key` (the OS keyring): the field is cleared before the call and
+// the key is never kept in any JS state.
+
+import type { ProviderCheck } from "../bindings/ProviderCheck";
+import type { ProviderKindName as ProviderKind } from "../bindings/ProviderKindName";
+import type { Settings } from "../bindings/Settings";
+import type { Api } from "../api";
+import { h } from "../lib/dom";
+
+export interface ProviderTestIds {
+  kind: string;
+  baseUrl: string;
+  model: string;
+  apiKey: string;
+}
+
+const KINDS: { value: ProviderKind; label: string }[] = [
+  { value: "ollama", label: "Ollama (on this computer)" },
+  { value: "openai", label: "OpenAI-compatible endpoint" },
+  { value: "anthropic", label: "Anthropic" },
+];
+
+const PLACEHOLDER_MODEL: Record<ProviderKind, string> = {
+  ollama: "e.g. qwen2.5-coder:7b",
+  openai: "e.g. gpt-4o-mini, or the model your server serves",
+  anthropic: "e.g. claude-sonnet-4-5",
+};
+
+const PLACEHOLDER_URL: Record<ProviderKind, string> = {
+  ollama: "http://127.0.0.1:11434",
+  openai: "Leave empty for OpenAI itself, or e.g. http://localhost:8000/v1",
+  anthropic: "Leave empty for the official API",
+};
+
+export class ProviderFields {
+  readonly el: HTMLElement;
+  readonly kind: HTMLSelectElement;
+  readonly baseUrl: HTMLInputElement;
+  readonly model: HTMLInputElement;
+  readonly apiKey: HTMLInputElement;
+  private readonly keyRow: HTMLElement;
+
+  private readonly keyHint: HTMLElement;
+
+  constructor(ids: ProviderTestIds, private readonly settings: Settings) {
+    const keyStored = settings.provider?.hasApiKey ?? false;
+    this.kind = h("select", { testid: ids.kind, className: "input", "aria-label": "Provider" });
+    for (const k of KINDS) this.kind.append(h("option", { value: k.value }, k.label));
+    this.baseUrl = h("input", { testid: ids.baseUrl, className: "input", type: "url", autocomplete: "off", spellcheck: "false" });
+    this.model = h("input", { testid: ids.model, className: "input", type: "text", autocomplete: "off", spellcheck: "false" });
+    this.apiKey = h("input", {
+      testid: ids.apiKey, className: "input", type: "password", autocomplete: "off", spellcheck: "false",
+      placeholder: keyStored ? "A key is stored — type to replace it" : "Paste your API key",
+    });
+    this.keyRow = field("API key", this.apiKey, "Stored in your system keyring, never in a file.");
+    this.keyHint = this.keyRow.querySelector(".field-hint") ?? h("span");
+    this.el = h(
+      "div",
+      { className: "fields" },
+      field("Provider", this.kind),
+      field("Endpoint", this.baseUrl),
+      field("Model", this.model),
+      this.keyRow,
+    );
+    const p = settings.provider;
+    this.kind.value = p?.kind ?? "ollama";
+    this.baseUrl.value = p?.baseUrl ?? "";
+    this.model.value = p?.model ?? "";
+    this.kind.addEventListener("change", () => this.sync());
+    this.sync();
+  }
+
+  /** Says why keys cannot be stored here (no keyring), or restores the usual hint. */
+  keyringNote(problem: string | null): void {
+    this.keyHint.textContent = problem ?? "Stored in your system keyring, never in a file.";
+    this.keyHint.classList.toggle("error", problem !== null);
+  }
+
+  /** Picks a kind when nothing is saved yet (e.g. no Ollama here: an endpoint is likelier). */
+  preferKind(kind: ProviderKind): void {
+    if (this.settings.provider) return;
+    this.kind.value = kind;
+    this.sync();
+  }
+
+  /** Prefills a detected local Ollama. */
+  useOllama(baseUrl: string, model: string | undefined): void {
+    if (this.settings.provider) return;
+    this.kind.value = "ollama";
+    this.baseUrl.value = baseUrl;
+    if (model && !this.model.value) this.model.value = model;
+    this.sync();
+  }
+
+  private sync(): void {
+    const kind = this.kind.value as ProviderKind;
+    this.baseUrl.placeholder = PLACEHOLDER_URL[kind];
+    this.model.placeholder = PLACEHOLDER_MODEL[kind];
+    this.keyRow.hidden = kind === "ollama";
+  }
+
+  private hasKeyFor(kind: ProviderKind): boolean {
+    return this.settings.provider?.kind === kind && this.settings.provider.hasApiKey;
+  }
+
+  /** Saves provider settings, hands a typed key to the keyring, then asks the model. */
+  async save(api: Api, base: Settings): Promise<{ settings: Settings; check: ProviderCheck }> {
+    const kind = this.kind.value as ProviderKind;
+    const settings = await api.saveSettings({
+      ...base,
+      provider: {
+        kind,
+        baseUrl: this.baseUrl.value.trim() || null,
+        model: this.model.value.trim() || null,
+        hasApiKey: this.hasKeyFor(kind),
+      },
+    });
+    if (kind !== "ollama" && this.apiKey.value) {
+      const key = this.apiKey.value;
+      this.apiKey.value = "";
+      this.apiKey.placeholder = "A key is stored — type to replace it";
+      await api.setApiKey(kind, key);
+    }
+    const check = await api.checkProvider();
+    return { settings, check };
+  }
+}
+
+export function field(label: string, control: HTMLElement, hint?: string): HTMLElement {
+  return h("label", { className: "field" }, h("span", { className: "field-label" }, label), control, hint ? h("span", { className: "field-hint" }, hint) : null);
+}
