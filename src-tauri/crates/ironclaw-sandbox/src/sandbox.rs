@@ -70,6 +70,7 @@ impl Sandbox {
     pub fn new(docker: Docker, paths: Paths, policy: Policy) -> Self {
         let instance = paths.instance_id();
         let image = image::spec();
+        let user = user_mapping();
         Self {
             egress: Egress::new(
                 docker.clone(),
@@ -77,11 +78,12 @@ impl Sandbox {
                 &instance,
                 image.clone(),
                 policy.network.clone(),
+                user,
             ),
             instance,
             registry: Registry::new(paths.clone()),
             image,
-            user: user_mapping(),
+            user,
             docker,
             paths,
             policy,
@@ -202,7 +204,9 @@ impl Sandbox {
     ) -> Result<(String, Arc<Connection>, bool, NetworkMode)> {
         let (profile_name, profile) = self.policy.profile(record.profile.as_deref())?;
         let session = record.name.as_str();
-        let mode = self.egress.mode(session, profile.network);
+        let mode = self
+            .egress
+            .mode(session, record.network.unwrap_or(profile.network));
         if let (Some(id), Some(conn)) = (&warm.container_id, &warm.conn) {
             if !conn.is_closed()
                 && warm.profile.as_deref() == Some(profile_name)

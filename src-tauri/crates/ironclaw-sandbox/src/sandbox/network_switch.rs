@@ -25,6 +25,7 @@ impl Sandbox {
         async {
             let slot = self.slot(name).await;
             let mut warm = slot.lock().await;
+            self.remember_network(name, mode)?;
             self.egress.set_mode(name.as_str(), mode);
             let found = container::find(&self.docker, &self.instance, name.as_str()).await?;
             let Some(c) = found.filter(|c| c.state == State::Running) else {
@@ -63,6 +64,27 @@ impl Sandbox {
         }
         .instrument(span)
         .await
+    }
+
+    /// The session's network mode: what `set_network` chose (kept across restarts), else its
+    /// profile's.
+    pub fn network_mode(&self, name: &SessionName) -> Result<NetworkMode> {
+        let record = self.registry.get(name)?;
+        let profile = record.as_ref().and_then(|r| r.profile.as_deref());
+        let (_, p) = self.policy.profile(profile)?;
+        let fallback = record.and_then(|r| r.network).unwrap_or(p.network);
+        Ok(self.egress.mode(name.as_str(), fallback))
+    }
+
+    /// Writes the chosen mode into the session record (creating the session if it is new), so
+    /// the next IronClaw process starts the session the same way.
+    fn remember_network(&self, name: &SessionName, mode: NetworkMode) -> Result<()> {
+        let mut record = self.registry.get_or_create(name, None, None, self.user)?;
+        if record.network != Some(mode) {
+            record.network = Some(mode);
+            self.registry.save(&record)?;
+        }
+        Ok(())
     }
 
     /// Lets `session` reach `host` (`name`, `*.domain`, optionally `:port`; e.g. an entry of
