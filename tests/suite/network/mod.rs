@@ -3,6 +3,7 @@
 //! resolver, so nothing touches real DNS or any outside address.
 
 mod bypass;
+mod cli;
 mod reach;
 mod switching;
 

@@ -155,6 +155,7 @@ async fn a_sessions_network_mode_survives_a_restart_of_ironclaw() {
     let mut net = NetEnv::new(false).await;
     let s = name("s");
     let get = "curl -sS http://web.example.internal:8000/index.html";
+    ok(&sh(&net, "s", "true").await);
     net.sandbox
         .set_network(&s, NetworkMode::Allowlist)
         .await

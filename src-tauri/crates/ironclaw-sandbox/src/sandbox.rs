@@ -142,12 +142,19 @@ impl Sandbox {
         // One execution at a time per session in this process; the supervisor enforces the
         // same across processes.
         let mut warm = slot.lock().await;
-        let record = self.registry.get_or_create(
+        let mut record = self.registry.get_or_create(
             name,
             options.workspace.as_deref(),
             options.profile.as_deref(),
             self.user,
         )?;
+        if let Some(mode) = self.egress.chosen(name.as_str()) {
+            // Chosen before the session existed: now it has a record to keep it in.
+            if record.network != Some(mode) {
+                record.network = Some(mode);
+                self.registry.save(&record)?;
+            }
+        }
         let (_, profile) = self.policy.profile(record.profile.as_deref())?;
         let timeout = request.timeout.unwrap_or(profile.timeout);
         let (container_id, conn, started, mode) = self.warm_up(&record, &mut warm).await?;

@@ -34,6 +34,10 @@ pub struct ChatArgs {
     /// Sandbox profile for this conversation.
     #[arg(long)]
     profile: Option<String>,
+    /// Network for this conversation's sandbox (remembered): off, allowlist, or
+    /// allowlist:HOST[,HOST...] to also allow these hosts while this chat runs.
+    #[arg(long, value_name = "MODE")]
+    network: Option<ironclaw_sandbox::network::NetworkChoice>,
     /// Deny every execution without asking (for scripts and CI).
     #[arg(long)]
     deny_all: bool,
@@ -127,6 +131,10 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
             deps.history.create_conversation("New chat", policy)?.id
         }
     };
+    if let Some(choice) = &args.network {
+        let name = ironclaw_sandbox::session::SessionName::new(conversation.to_string())?;
+        super::apply_network(&deps.sandbox, &name, choice).await?;
+    }
     let mut session_config = SessionConfig::new(resolved.model.clone());
     session_config.max_steps = args.max_steps;
     session_config.profile = args.profile.clone();

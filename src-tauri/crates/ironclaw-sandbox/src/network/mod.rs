@@ -23,6 +23,7 @@
 pub mod allowlist;
 mod attachment;
 pub mod bench;
+mod choice;
 pub mod engine;
 mod http;
 pub mod lab;
@@ -50,6 +51,7 @@ use crate::paths::Paths;
 use crate::policy::{NetworkMode, NetworkPolicy};
 pub use allowlist::{Host, HostPattern, PortSpec, Rule};
 pub use attachment::Attachment;
+pub use choice::NetworkChoice;
 pub use state::{AllowScope, NetworkActivity, NetworkEvent, Resolver};
 
 /// The policy message for a refused `host:port`, as the 403 body carries it.
@@ -157,6 +159,11 @@ impl Egress {
             .ok()
             .and_then(|m| m.get(session).copied())
             .unwrap_or(profile)
+    }
+
+    /// What `set_network` chose for `session` in this process, if anything.
+    pub(crate) fn chosen(&self, session: &str) -> Option<NetworkMode> {
+        self.modes.lock().ok().and_then(|m| m.get(session).copied())
     }
 
     pub(crate) fn set_mode(&self, session: &str, mode: NetworkMode) {

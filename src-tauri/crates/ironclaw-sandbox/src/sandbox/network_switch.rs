@@ -6,7 +6,7 @@ use tracing::Instrument;
 use super::{Sandbox, Warm};
 use crate::container::{self, ContainerInfo, State};
 use crate::error::Result;
-use crate::network::{AllowScope, Attachment, NetworkSwitch};
+use crate::network::{AllowScope, Attachment, NetworkChoice, NetworkSwitch};
 use crate::policy::NetworkMode;
 use crate::session::SessionName;
 
@@ -76,13 +76,29 @@ impl Sandbox {
         Ok(self.egress.mode(name.as_str(), fallback))
     }
 
-    /// Writes the chosen mode into the session record (creating the session if it is new), so
-    /// the next IronClaw process starts the session the same way.
+    /// Applies a choice as typed (`off`, `allowlist`, `allowlist:HOST,...`): the mode, and the
+    /// hosts allowed for this session on top of the shared list.
+    pub async fn apply_network(
+        &self,
+        name: &SessionName,
+        choice: &NetworkChoice,
+    ) -> Result<NetworkSwitch> {
+        for host in &choice.hosts {
+            self.allow_host(name, &host.to_string(), AllowScope::Session)
+                .await?;
+        }
+        self.set_network(name, choice.mode).await
+    }
+
+    /// Writes the chosen mode into the session record, so the next IronClaw process starts the
+    /// session the same way. A session without a record yet gets it written by its first
+    /// execution (which knows the workspace and profile to create it with).
     fn remember_network(&self, name: &SessionName, mode: NetworkMode) -> Result<()> {
-        let mut record = self.registry.get_or_create(name, None, None, self.user)?;
-        if record.network != Some(mode) {
-            record.network = Some(mode);
-            self.registry.save(&record)?;
+        if let Some(mut record) = self.registry.get(name)? {
+            if record.network != Some(mode) {
+                record.network = Some(mode);
+                self.registry.save(&record)?;
+            }
         }
         Ok(())
     }
