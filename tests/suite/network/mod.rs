@@ -2,6 +2,7 @@
 //! creates (or the host's own listener); names resolve only through the proxy's fixed test
 //! resolver, so nothing touches real DNS or any outside address.
 
+mod agent;
 mod bypass;
 mod cli;
 mod reach;

@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use clap::Args;
 use ironclaw_agent::approval::{ApprovalPolicy, Decision};
-use ironclaw_agent::protocol::{AgentEvent, ApprovalRequest, OutputStream, TurnStatus};
+use ironclaw_agent::protocol::{
+    AgentEvent, ApprovalRequest, HostDecision, OutputStream, TurnStatus,
+};
 use ironclaw_agent::{Op, SessionConfig};
 use ironclaw_llm::{ProviderConfig, ProviderKind};
 use ironclaw_store::{ConversationId, DecidedBy, RiskLevel};
@@ -287,8 +289,25 @@ fn slash(
                 None => eprintln!("no rule whose hash starts with {prefix} (see /rules)"),
             }
         }
+        "allow" | "deny" if !arg.is_empty() => {
+            let mut words = arg.split_whitespace();
+            let target = words.next().unwrap_or_default().to_string();
+            let decision = match (name, words.next()) {
+                ("deny", None) => HostDecision::Deny,
+                ("allow", None | Some("once")) => HostDecision::AllowOnce,
+                ("allow", Some("session")) => HostDecision::AllowForSession,
+                ("allow", Some("always")) => HostDecision::AllowAlways,
+                _ => anyhow::bail!("use /allow HOST:PORT [once|session|always] or /deny HOST:PORT"),
+            };
+            session.send(Op::DecideHost {
+                target,
+                decision,
+                decided_by: DecidedBy::Cli,
+            })?;
+        }
         _ => eprintln!(
-            "commands: /policy [ask-always|ask-unless-safe|never-ask], /rules, /revoke HASH-PREFIX"
+            "commands: /policy [ask-always|ask-unless-safe|never-ask], /rules, /revoke HASH-PREFIX, \
+             /allow HOST:PORT [once|session|always], /deny HOST:PORT"
         ),
     }
     Ok(())
@@ -397,6 +416,26 @@ fn render(event: AgentEvent) {
             );
         }
         AgentEvent::Error { message } => eprintln!("error: {message}"),
+        AgentEvent::NetworkBlocked {
+            target,
+            reason,
+            already_denied,
+            ..
+        } => {
+            let target = inert(&target);
+            if already_denied {
+                eprintln!("network: {target} blocked again (you denied it)");
+            } else {
+                eprintln!(
+                    "network: {target} was blocked by IronClaw's network policy ({}). \
+                     Allow it with /allow {target} [once|session|always], or /deny {target}",
+                    inert(&reason)
+                );
+            }
+        }
+        AgentEvent::NetworkDecided {
+            target, decision, ..
+        } => eprintln!("network: {}: {decision:?}", inert(&target)),
         AgentEvent::TurnStarted { .. }
         | AgentEvent::AssistantMessage { .. }
         | AgentEvent::ApprovalResolved { .. }
