@@ -54,6 +54,18 @@ pub struct BenchReport {
     /// `proxied - direct`; the target is [`ADDED_LATENCY_TARGET_MS`].
     pub added_latency_ms: f64,
     pub requests: u32,
+    /// Every measurement behind the medians above, in round order.
+    pub samples: BenchSamples,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct BenchSamples {
+    pub direct_mib_s: Vec<f64>,
+    pub proxied_mib_s: Vec<f64>,
+    /// Each round's `proxied / direct`.
+    pub ratios: Vec<f64>,
+    pub direct_request_ms: Vec<f64>,
+    pub proxied_request_ms: Vec<f64>,
 }
 
 #[derive(Deserialize, Default)]
@@ -131,6 +143,13 @@ async fn measure(
         proxied_request_ms: p_ms,
         added_latency_ms: p_ms - d_ms,
         requests: options.requests,
+        samples: BenchSamples {
+            direct_mib_s: direct.mib_s,
+            proxied_mib_s: proxied.mib_s,
+            ratios,
+            direct_request_ms: direct.req_ms,
+            proxied_request_ms: proxied.req_ms,
+        },
     })
 }
 

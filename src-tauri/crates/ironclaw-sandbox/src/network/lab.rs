@@ -8,7 +8,9 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
 use bollard::models::{ContainerCreateBody, HostConfig, NetworkCreateRequest};
-use bollard::query_parameters::{CreateContainerOptionsBuilder, LogsOptionsBuilder};
+use bollard::query_parameters::{
+    CreateContainerOptionsBuilder, ListContainersOptionsBuilder, LogsOptionsBuilder,
+};
 use bollard::Docker;
 use futures_util::StreamExt;
 use tracing::Instrument;
@@ -195,7 +197,19 @@ fn labels(instance: &str) -> HashMap<String, String> {
     ])
 }
 
-/// Removes every lab network of `instance` (after a run that could not clean up itself).
+/// Removes every lab container and network of `instance` (after a run that could not clean up
+/// itself, e.g. one interrupted mid-way).
 pub async fn remove_all(docker: &Docker, instance: &str) -> Result<()> {
+    let options = ListContainersOptionsBuilder::default()
+        .all(true)
+        .filters(&super::engine::role_filter(instance, ROLE_LAB))
+        .build();
+    let found = docker
+        .list_containers(Some(options))
+        .await
+        .map_err(|e| Error::docker("listing lab containers", e))?;
+    for id in found.into_iter().filter_map(|c| c.id) {
+        crate::container::remove(docker, &id).await?;
+    }
     super::engine::remove_networks_with_role(docker, instance, ROLE_LAB).await
 }
