@@ -3,8 +3,8 @@
 use std::collections::HashMap;
 
 use bollard::models::{
-    ContainerCreateBody, HealthConfig, HostConfig, HostConfigLogConfig, Mount, MountBindOptions,
-    MountBindOptionsPropagationEnum, MountType, ResourcesUlimits,
+    ContainerCreateBody, HealthConfig, HostConfig, HostConfigCgroupnsModeEnum, HostConfigLogConfig,
+    Mount, MountBindOptions, MountBindOptionsPropagationEnum, MountType, ResourcesUlimits,
 };
 
 use super::{
@@ -94,6 +94,9 @@ pub fn create_body(spec: &ContainerSpec<'_>) -> ContainerCreateBody {
         dns_options,
         sysctls,
         ipc_mode: Some("private".to_string()),
+        // Its own cgroup namespace: /proc/self/cgroup shows `/`, not `/docker/<container id>`
+        // (cgroup v1 engines default to the host's), and limits still read from inside.
+        cgroupns_mode: Some(HostConfigCgroupnsModeEnum::PRIVATE),
         shm_size: Some(64 << 20),
         memory: Some(memory),
         // Equal to memory: no swap, so the memory limit is a real limit.
@@ -217,6 +220,11 @@ mod tests {
                 "{profile}"
             );
             assert_eq!(hc.ipc_mode.as_deref(), Some("private"), "{profile}");
+            assert_eq!(
+                hc.cgroupns_mode,
+                Some(HostConfigCgroupnsModeEnum::PRIVATE),
+                "{profile}"
+            );
             let tmpfs = hc.tmpfs.unwrap();
             for path in ["/tmp", HOME] {
                 let opts = &tmpfs[path];
