@@ -481,13 +481,15 @@ async fn a_setuid_binary_in_the_workspace_grants_nothing() {
     let env = TestEnv::new().await;
     let host = HostSnapshot::take(&env);
     let user = env.sandbox.user();
-    // The code's own setuid copy: allowed to exist, gives it nothing new.
-    let out = ok(&sh(
-        &env,
-        "s",
-        "cp /usr/bin/id /workspace/suid-id && chmod 6755 /workspace/suid-id && /workspace/suid-id -u && /workspace/suid-id -g",
+    // A setuid copy owned by the code's own user (the code cannot make one itself: see
+    // `code_cannot_leave_setuid_files_in_the_host_workspace`; the host user can): gives nothing.
+    ok(&sh(&env, "s", "cp /usr/bin/id /workspace/suid-id").await);
+    std::fs::set_permissions(
+        env.workspace("s").join("suid-id"),
+        std::fs::Permissions::from_mode(0o6755),
     )
-    .await);
+    .expect("chmod on the host");
+    let out = ok(&sh(&env, "s", "/workspace/suid-id -u && /workspace/suid-id -g").await);
     assert_eq!(out, format!("{}\n{}", user.uid, user.gid));
     // A setuid-root binary that reached the workspace (say, from an archive the user put
     // there): no-new-privileges means exec ignores the bit.

@@ -1,7 +1,7 @@
 //! What the egress proxy costs, for `ironclaw bench`: a download and a series of fresh
 //! connections to a server on a [`Lab`] network, once from a sandbox through relay and proxy,
-//! once from a plain container on the same network. Both sides run the same client script, so
-//! the difference is the proxy path. The two sides alternate, round after round, and the ratio
+//! once from a plain container on the same network with the sandbox's CPU quota. Both sides run
+//! the same client script, so the difference is the proxy path. The two sides alternate, round after round, and the ratio
 //! is the median of each round's ratio: on a shared machine, load that comes and goes then
 //! weighs on both sides alike.
 
@@ -83,6 +83,9 @@ pub async fn run(
     options: &BenchOptions,
 ) -> Result<BenchReport> {
     let mut lab = Lab::create(sandbox.docker(), sandbox.instance(), &sandbox.image().tag).await?;
+    // The direct client gets the CPU quota of the profile the sandbox runs with (the bench
+    // runs with the default one): only the path should differ.
+    lab.client_cpus = Some(sandbox.policy().profile(None)?.1.cpus);
     let measured = measure(sandbox, session, &mut lab, options).await;
     let removed = lab.remove().await;
     let report = measured?;

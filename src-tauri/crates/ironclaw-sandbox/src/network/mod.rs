@@ -92,6 +92,9 @@ struct Run {
     always_loaded: bool,
 }
 
+/// How long a freshly started relay may take to start listening.
+const RELAY_READY: std::time::Duration = std::time::Duration::from_secs(10);
+
 pub struct Egress {
     docker: Docker,
     instance: String,
@@ -103,6 +106,8 @@ pub struct Egress {
     /// The relay runs as the sandboxes' user, which owns `socket_dir`.
     relay_user: UserMapping,
     state: Arc<state::State>,
+    /// Bumped by the proxy whenever a relay says it is listening.
+    hello: tokio::sync::watch::Sender<u64>,
     run: tokio::sync::Mutex<Run>,
     modes: Mutex<HashMap<String, NetworkMode>>,
 }
@@ -125,6 +130,7 @@ impl Egress {
             docker,
             image,
             config,
+            hello: tokio::sync::watch::Sender::new(0),
             run: tokio::sync::Mutex::default(),
             modes: Mutex::default(),
         }
@@ -212,7 +218,7 @@ impl Egress {
             Some(p) => {
                 // Cheap insurance: a relay that was stopped or removed behind our back (or by a
                 // Docker restart) comes back before a sandbox depends on it.
-                relay::ensure(&self.docker, &self.relay_spec(&p.sandboxes)).await?;
+                self.ensure_relay(&p.sandboxes).await?;
                 p.attachment.clone()
             }
             None => {
@@ -251,22 +257,36 @@ impl Egress {
         }
     }
 
+    /// The relay, running and listening: one that had to be started is waited for (its hello),
+    /// so a sandbox started right after never finds the proxy address closed.
+    async fn ensure_relay(&self, sandboxes: &engine::Net) -> Result<()> {
+        let mut hello = self.hello.subscribe();
+        hello.borrow_and_update();
+        if relay::ensure(&self.docker, &self.relay_spec(sandboxes)).await?
+            && tokio::time::timeout(RELAY_READY, hello.changed())
+                .await
+                .is_err()
+        {
+            tracing::warn!("network: the egress relay did not report ready in time; going on");
+        }
+        Ok(())
+    }
+
     async fn start_inner(&self) -> Result<Running> {
         let sandboxes = engine::sandboxes_network(&self.docker, &self.instance).await?;
         let listener = listen(&self.socket_dir, self.relay_user)?;
-        relay::ensure(&self.docker, &self.relay_spec(&sandboxes)).await?;
         let proxy = Arc::new(proxy::Proxy {
             state: self.state.clone(),
             sandboxes: sandboxes.clone(),
             relay_uid: self.relay_user.uid,
+            hello: self.hello.clone(),
             peers: Arc::new(DockerPeers {
                 docker: self.docker.clone(),
                 network: sandboxes.name.clone(),
                 instance: self.instance.clone(),
             }),
         });
-        tracing::info!(socket = %self.socket_dir.display(), network = %sandboxes.name, "network: egress proxy started");
-        Ok(Running {
+        let running = Running {
             task: tokio::spawn(proxy.serve(listener)),
             attachment: Attachment {
                 proxy_url: format!("http://{}:{}", sandboxes.relay_ip(), relay::RELAY_PORT),
@@ -275,8 +295,12 @@ impl Egress {
                 pip_index_url: self.config.pip_index_url.clone(),
                 npm_registry: self.config.npm_registry.clone(),
             },
-            sandboxes,
-        })
+            sandboxes: sandboxes.clone(),
+        };
+        // After the proxy runs: the relay's hello must find someone to answer it.
+        self.ensure_relay(&sandboxes).await?;
+        tracing::info!(socket = %self.socket_dir.display(), network = %sandboxes.name, "network: egress proxy started");
+        Ok(running)
     }
 
     /// Attaches a container made for allowlist mode (if detached) and tells the proxy its

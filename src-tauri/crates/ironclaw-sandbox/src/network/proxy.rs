@@ -39,6 +39,8 @@ pub(crate) struct Proxy {
     pub sandboxes: Net,
     /// The relay's user: the only one allowed to hand connections over.
     pub relay_uid: u32,
+    /// Counts the relay's hellos (connections without a descriptor, sent once it listens).
+    pub hello: tokio::sync::watch::Sender<u64>,
     pub peers: Arc<dyn PeerLookup>,
 }
 
@@ -75,6 +77,7 @@ impl Proxy {
             return Ok(());
         }
         let Some(fd) = receive_fd(&relay).await? else {
+            self.hello.send_modify(|n| *n = n.wrapping_add(1));
             return Ok(());
         };
         drop(relay);

@@ -49,6 +49,15 @@ def main():
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     srv.bind((LISTEN_IP, LISTEN_PORT))
     srv.listen(1024)
+    # Tell the proxy we are listening (a connection that carries no descriptor): whoever
+    # started us waits for this before a sandbox may depend on us.
+    try:
+        hello = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        hello.settimeout(5)
+        hello.connect(PROXY_SOCKET)
+        hello.close()
+    except OSError:
+        pass
     while True:
         client, _ = srv.accept()
         with client:

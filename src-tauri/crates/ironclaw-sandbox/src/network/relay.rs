@@ -8,8 +8,9 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use bollard::models::{
-    ContainerCreateBody, EndpointIpamConfig, EndpointSettings, HostConfig, HostConfigLogConfig,
-    Mount, MountBindOptions, MountBindOptionsPropagationEnum, MountType, NetworkingConfig,
+    ContainerCreateBody, ContainerSummaryStateEnum, EndpointIpamConfig, EndpointSettings,
+    HostConfig, HostConfigLogConfig, Mount, MountBindOptions, MountBindOptionsPropagationEnum,
+    MountType, NetworkingConfig,
 };
 use bollard::query_parameters::{CreateContainerOptionsBuilder, ListContainersOptionsBuilder};
 use bollard::Docker;
@@ -53,8 +54,8 @@ impl RelaySpec<'_> {
     }
 }
 
-/// The relay container, if one exists: its id and what it was made from.
-pub async fn find(docker: &Docker, instance: &str) -> Result<Option<(String, String)>> {
+/// The relay container, if one exists: its id, what it was made from, and whether it runs.
+pub async fn find(docker: &Docker, instance: &str) -> Result<Option<(String, String, bool)>> {
     let options = ListContainersOptionsBuilder::default()
         .all(true)
         .filters(&role_filter(instance, ROLE_RELAY))
@@ -66,24 +67,27 @@ pub async fn find(docker: &Docker, instance: &str) -> Result<Option<(String, Str
     Ok(found.into_iter().next().and_then(|c| {
         let labels = c.labels.unwrap_or_default();
         let hash = labels.get(LABEL_RELAY).cloned().unwrap_or_default();
-        Some((c.id?, hash))
+        let running = c.state == Some(ContainerSummaryStateEnum::RUNNING);
+        Some((c.id?, hash, running))
     }))
 }
 
-/// A relay made from `spec`, running; replaces one made from anything else.
-pub async fn ensure(docker: &Docker, spec: &RelaySpec<'_>) -> Result<()> {
+/// A relay made from `spec`, running; replaces one made from anything else. Returns whether it
+/// had to be started (then it is not listening yet: it says hello to the proxy when it is).
+pub async fn ensure(docker: &Docker, spec: &RelaySpec<'_>) -> Result<bool> {
     let span = tracing::info_span!("docker.egress_relay", instance = spec.instance);
     async {
-        let id = match find(docker, spec.instance).await? {
-            Some((id, hash)) if hash == spec.hash() => id,
+        let (id, running) = match find(docker, spec.instance).await? {
+            Some((id, hash, running)) if hash == spec.hash() => (id, running),
             other => {
-                if let Some((id, _)) = other {
+                if let Some((id, _, _)) = other {
                     crate::container::remove(docker, &id).await?;
                 }
-                create(docker, spec).await?
+                (create(docker, spec).await?, false)
             }
         };
-        crate::container::start(docker, &id).await
+        crate::container::start(docker, &id).await?;
+        Ok(!running)
     }
     .instrument(span)
     .await
@@ -173,7 +177,7 @@ async fn create(docker: &Docker, spec: &RelaySpec<'_>) -> Result<String> {
 }
 
 pub async fn remove(docker: &Docker, instance: &str) -> Result<()> {
-    if let Some((id, _)) = find(docker, instance).await? {
+    if let Some((id, _, _)) = find(docker, instance).await? {
         crate::container::remove(docker, &id).await?;
     }
     Ok(())
