@@ -295,3 +295,107 @@ async fn connect_any(addrs: &[IpAddr], port: u16) -> std::io::Result<TcpStream> 
     }
     Err(last)
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use std::io::{IoSlice, Read};
+
+    use nix::sys::socket::{sendmsg, ControlMessage, MsgFlags};
+
+    use super::*;
+
+    struct NoPeers;
+
+    impl PeerLookup for NoPeers {
+        fn lookup(
+            &self,
+            _: IpAddr,
+        ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Option<String>> + Send + '_>>
+        {
+            Box::pin(async { None })
+        }
+    }
+
+    /// A connected loopback pair: (the "sandbox" end, the end the relay would hand over).
+    fn tcp_pair() -> (std::net::TcpStream, std::net::TcpStream) {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let c = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        (c, l.accept().unwrap().0)
+    }
+
+    fn hand_over(from: &std::os::unix::net::UnixStream, socket: &std::net::TcpStream) {
+        let fds = [socket.as_raw_fd()];
+        sendmsg::<()>(
+            from.as_raw_fd(),
+            &[IoSlice::new(b"c")],
+            &[ControlMessage::ScmRights(&fds)],
+            MsgFlags::empty(),
+            None,
+        )
+        .unwrap();
+    }
+
+    fn proxy(relay_uid: u32) -> Proxy {
+        Proxy {
+            state: Arc::new(State::new(Vec::new())),
+            sandboxes: Net {
+                id: "n".into(),
+                name: "egress".into(),
+                subnet: "172.31.0.0".parse().unwrap(),
+                prefix: 16,
+                gateway: Some("172.31.0.1".parse().unwrap()),
+            },
+            relay_uid,
+            hello: tokio::sync::watch::Sender::new(0),
+            peers: Arc::new(NoPeers),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_handed_over_socket_arrives_as_the_same_connection() {
+        let (relay, proxy_end) = std::os::unix::net::UnixStream::pair().unwrap();
+        let (sandbox, accepted) = tcp_pair();
+        hand_over(&relay, &accepted);
+        drop(accepted); // the descriptor in flight keeps the connection open
+        proxy_end.set_nonblocking(true).unwrap();
+        let fd = receive_fd(&UnixStream::from_std(proxy_end).unwrap())
+            .await
+            .unwrap()
+            .unwrap();
+        let got = std::net::TcpStream::from(fd);
+        assert_eq!(got.peer_addr().unwrap(), sandbox.local_addr().unwrap());
+        // A connection that carries no descriptor is the relay's hello.
+        let (relay, proxy_end) = std::os::unix::net::UnixStream::pair().unwrap();
+        drop(relay);
+        proxy_end.set_nonblocking(true).unwrap();
+        let none = receive_fd(&UnixStream::from_std(proxy_end).unwrap()).await;
+        assert!(none.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn hand_overs_from_another_user_or_outside_the_sandbox_network_are_dropped() {
+        let me = nix::unistd::geteuid().as_raw();
+        for relay_uid in [me.wrapping_add(1), me] {
+            let p = proxy(relay_uid);
+            let (relay, proxy_end) = std::os::unix::net::UnixStream::pair().unwrap();
+            let (mut sandbox, accepted) = tcp_pair();
+            hand_over(&relay, &accepted);
+            drop(accepted);
+            proxy_end.set_nonblocking(true).unwrap();
+            // Another user: refused before the descriptor is even taken. Our own user, but a
+            // peer (127.0.0.1) outside the sandboxes' network: refused after.
+            p.take_over(UnixStream::from_std(proxy_end).unwrap())
+                .await
+                .unwrap();
+            drop(relay);
+            let mut buf = Vec::new();
+            sandbox
+                .set_read_timeout(Some(Duration::from_secs(5)))
+                .unwrap();
+            sandbox.read_to_end(&mut buf).unwrap();
+            assert!(buf.is_empty(), "the proxy answered: {buf:?}");
+            assert_eq!(*p.hello.borrow(), 0, "a refused hand-over is no hello");
+        }
+    }
+}
