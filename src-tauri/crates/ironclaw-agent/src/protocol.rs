@@ -39,6 +39,29 @@ pub enum Op {
     RevokeRule {
         code_hash: CodeHash,
     },
+    /// The answer to an [`AgentEvent::NetworkBlocked`]: only a host that was refused in this
+    /// conversation and not answered yet can be decided.
+    #[serde(rename_all = "camelCase")]
+    DecideHost {
+        /// `host:port` exactly as the event named it.
+        target: String,
+        decision: HostDecision,
+        decided_by: DecidedBy,
+    },
+}
+
+/// What a person can answer when the network policy refused a host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum HostDecision {
+    /// The conversation's next execution may reach it.
+    AllowOnce,
+    /// Every execution of this conversation, while IronClaw runs.
+    AllowForSession,
+    /// Every session, from now on (kept in `network.yaml`).
+    AllowAlways,
+    /// Stays refused; later refusals of it are not asked about again.
+    Deny,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -162,6 +185,25 @@ pub enum AgentEvent {
     /// Something went wrong outside a turn, or a turn could not start.
     Error {
         message: String,
+    },
+    /// Code in the sandbox tried to reach a host the network policy does not admit; it got
+    /// "blocked by IronClaw network policy". Unless `alreadyDenied`, answer with
+    /// [`Op::DecideHost`].
+    #[serde(rename_all = "camelCase")]
+    NetworkBlocked {
+        execution_id: ExecutionId,
+        /// `host:port`.
+        target: String,
+        reason: String,
+        /// The person already said no to this host in this conversation.
+        already_denied: bool,
+    },
+    /// A [`Op::DecideHost`] was applied.
+    #[serde(rename_all = "camelCase")]
+    NetworkDecided {
+        target: String,
+        decision: HostDecision,
+        decided_by: DecidedBy,
     },
 }
 

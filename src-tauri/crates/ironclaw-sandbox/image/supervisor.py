@@ -25,6 +25,10 @@ import sys
 import termios
 import time
 
+# -I keeps the script's folder off sys.path; our own modules live next to it.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import nosuid  # noqa: E402
+
 MAGIC = b"\xc1\xa7"
 STDOUT, STDERR, EVENT = 1, 2, 3
 HEADER = struct.Struct(">2sBII")
@@ -630,6 +634,8 @@ class Supervisor:
             except (OSError, RuntimeError) as exc:
                 event(seq, "rejected", reason="interpreter_failed", message=str(exc))
                 return
+        # Anything a cell's leftover thread started while we were idle is not this run's.
+        self.sweep_idle()
         # Completions left over from an interrupted cell must not end this one.
         worker.take_done()
         worker.done_buf = b""
@@ -834,6 +840,16 @@ class Supervisor:
         for w in self.workers.values():
             if w.alive:
                 w.drain(lambda kind, data: send(kind, 0, data))
+        self.sweep_idle()
+
+    def sweep_idle(self):
+        """Threads are not processes: one a cell left in the interpreter may start processes
+        after its execution ended. They are killed as soon as we see them while idle (and
+        before the next execution starts, so it is not blamed for them), and reported as seq 0."""
+        killed = kill_strays(self.worker_pids())
+        if killed:
+            note = "[IronClaw] stopped processes started after their execution ended: %s\n"
+            send(STDERR, 0, (note % ", ".join(killed)).encode())
 
     def read_stdin(self):
         try:
@@ -882,6 +898,10 @@ def main():
         libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     except (OSError, AttributeError):
         pass
+    try:
+        nosuid.install()
+    except (OSError, AttributeError, ValueError) as exc:
+        sys.stderr.write("ironclaw supervisor: cannot forbid setuid/setgid files: %s\n" % exc)
     os.makedirs(RUN_DIR, exist_ok=True)
     try:
         write_identity()

@@ -70,6 +70,7 @@ impl Sandbox {
     pub fn new(docker: Docker, paths: Paths, policy: Policy) -> Self {
         let instance = paths.instance_id();
         let image = image::spec();
+        let user = user_mapping();
         Self {
             egress: Egress::new(
                 docker.clone(),
@@ -77,11 +78,12 @@ impl Sandbox {
                 &instance,
                 image.clone(),
                 policy.network.clone(),
+                user,
             ),
             instance,
             registry: Registry::new(paths.clone()),
             image,
-            user: user_mapping(),
+            user,
             docker,
             paths,
             policy,
@@ -140,12 +142,19 @@ impl Sandbox {
         // One execution at a time per session in this process; the supervisor enforces the
         // same across processes.
         let mut warm = slot.lock().await;
-        let record = self.registry.get_or_create(
+        let mut record = self.registry.get_or_create(
             name,
             options.workspace.as_deref(),
             options.profile.as_deref(),
             self.user,
         )?;
+        if let Some(mode) = self.egress.chosen(name.as_str()) {
+            // Chosen before the session existed: now it has a record to keep it in.
+            if record.network != Some(mode) {
+                record.network = Some(mode);
+                self.registry.save(&record)?;
+            }
+        }
         let (_, profile) = self.policy.profile(record.profile.as_deref())?;
         let timeout = request.timeout.unwrap_or(profile.timeout);
         let (container_id, conn, started, mode) = self.warm_up(&record, &mut warm).await?;
@@ -202,7 +211,9 @@ impl Sandbox {
     ) -> Result<(String, Arc<Connection>, bool, NetworkMode)> {
         let (profile_name, profile) = self.policy.profile(record.profile.as_deref())?;
         let session = record.name.as_str();
-        let mode = self.egress.mode(session, profile.network);
+        let mode = self
+            .egress
+            .mode(session, record.network.unwrap_or(profile.network));
         if let (Some(id), Some(conn)) = (&warm.container_id, &warm.conn) {
             if !conn.is_closed()
                 && warm.profile.as_deref() == Some(profile_name)

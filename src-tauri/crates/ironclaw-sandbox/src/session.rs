@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::container::UserMapping;
 use crate::error::{Error, Result};
 use crate::paths::{ensure_dir, Paths};
+use crate::policy::NetworkMode;
 
 /// The identity code runs as when the host user is root. Fixed, unprivileged, and far from
 /// the ranges distributions hand out to people, so it never collides with a real account.
@@ -72,6 +73,10 @@ pub struct SessionRecord {
     /// Profile name; `None` follows the policy's default.
     #[serde(default)]
     pub profile: Option<String>,
+    /// The network mode chosen for this session with `set_network`; `None` follows the
+    /// profile. Kept here so a restart of IronClaw keeps what the person chose.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<NetworkMode>,
     pub created_unix: u64,
 }
 
@@ -123,6 +128,7 @@ impl Registry {
                         .map(Path::to_path_buf)
                         .unwrap_or_else(|| self.paths.workspaces_dir().join(name.as_str())),
                     profile: profile.map(str::to_string),
+                    network: None,
                     created_unix: SystemTime::now()
                         .duration_since(UNIX_EPOCH)
                         .map(|d| d.as_secs())
@@ -278,6 +284,11 @@ mod tests {
             .map(|r| r.name.to_string())
             .collect();
         assert_eq!(names, ["a", "b"]);
+        let mut with_mode = again.clone();
+        with_mode.network = Some(NetworkMode::Allowlist);
+        reg.save(&with_mode).unwrap();
+        let reread = reg.get(&SessionName::new("a").unwrap()).unwrap().unwrap();
+        assert_eq!(reread.network, Some(NetworkMode::Allowlist));
         reg.remove(&SessionName::new("a").unwrap()).unwrap();
         assert!(reg.get(&SessionName::new("a").unwrap()).unwrap().is_none());
     }

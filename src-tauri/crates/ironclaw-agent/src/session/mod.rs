@@ -4,6 +4,7 @@
 //! carrying the right approval id and code hash (or the session's explicit policy/rules).
 
 mod decide;
+mod network;
 mod run_code;
 mod transcript;
 mod turn;
@@ -87,6 +88,8 @@ pub(crate) struct Inner {
     /// Whether code ran in this conversation before: only then is a restarted sandbox news
     /// worth telling the model (its earlier variables are gone).
     pub ran_before: std::sync::atomic::AtomicBool,
+    /// Refused hosts waiting for an answer, and those the person denied.
+    pub blocked_hosts: Mutex<network::BlockedHosts>,
 }
 
 impl Inner {
@@ -140,6 +143,7 @@ pub fn start(
         waiters: Mutex::default(),
         transcript: tokio::sync::Mutex::new(transcript),
         ran_before: ran_before.into(),
+        blocked_hosts: Mutex::default(),
     });
     tokio::spawn(actor(inner, ops_rx));
     Ok((
@@ -200,6 +204,10 @@ async fn actor(inner: Arc<Inner>, mut ops: mpsc::UnboundedReceiver<Op>) {
                     }
                     Op::SetPolicy { policy } => decide::set_policy(&inner, policy),
                     Op::RevokeRule { code_hash } => decide::revoke_rule(&inner, &code_hash),
+                    Op::DecideHost { target, decision, decided_by } => {
+                        // Off the actor: "always" writes a file; other ops need not wait.
+                        tokio::spawn(network::decide(inner.clone(), target, decision, decided_by));
+                    }
                 }
             }
             _ = finished => { running = None; }

@@ -218,6 +218,7 @@ async fn execute(
         });
     };
     let request = ExecRequest::new(language, ticket.code.clone());
+    let watch = super::network::watch(inner, execution_id);
     let result = inner
         .deps
         .sandbox
@@ -229,6 +230,8 @@ async fn execute(
             cancel,
         )
         .await;
+    let activity = result.as_ref().ok().and_then(|r| r.network.as_ref());
+    watch.finish(inner, execution_id, activity).await;
     let ran_before = inner
         .ran_before
         .swap(true, std::sync::atomic::Ordering::AcqRel);
@@ -342,6 +345,14 @@ fn result_note(ticket: &Ticket, r: &ExecResult, budget: usize, ran_before: bool)
         note.push_str(
             "\nNote: the sandbox was (re)started for this run, so earlier variables are gone.",
         );
+    }
+    if let Some(net) = r.network.as_ref().filter(|n| !n.denied.is_empty()) {
+        note.push_str(&format!(
+            "\nIronClaw's network policy blocked: {}. The user has been asked whether to allow \
+             it; do not try to get around the policy. If it is needed, say so and wait for the \
+             user.",
+            net.denied.join(", ")
+        ));
     }
     for (name, text) in [("stdout", &r.stdout), ("stderr", &r.stderr)] {
         if !text.is_empty() {

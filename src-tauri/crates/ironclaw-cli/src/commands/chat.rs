@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use clap::Args;
 use ironclaw_agent::approval::{ApprovalPolicy, Decision};
-use ironclaw_agent::protocol::{AgentEvent, ApprovalRequest, OutputStream, TurnStatus};
+use ironclaw_agent::protocol::{
+    AgentEvent, ApprovalRequest, HostDecision, OutputStream, TurnStatus,
+};
 use ironclaw_agent::{Op, SessionConfig};
 use ironclaw_llm::{ProviderConfig, ProviderKind};
 use ironclaw_store::{ConversationId, DecidedBy, RiskLevel};
@@ -34,6 +36,10 @@ pub struct ChatArgs {
     /// Sandbox profile for this conversation.
     #[arg(long)]
     profile: Option<String>,
+    /// Network for this conversation's sandbox (remembered): off, allowlist, or
+    /// allowlist:HOST[,HOST...] to also allow these hosts while this chat runs.
+    #[arg(long, value_name = "MODE")]
+    network: Option<ironclaw_sandbox::network::NetworkChoice>,
     /// Deny every execution without asking (for scripts and CI).
     #[arg(long)]
     deny_all: bool,
@@ -127,6 +133,10 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
             deps.history.create_conversation("New chat", policy)?.id
         }
     };
+    if let Some(choice) = &args.network {
+        let name = ironclaw_sandbox::session::SessionName::new(conversation.to_string())?;
+        super::apply_network(&deps.sandbox, &name, choice).await?;
+    }
     let mut session_config = SessionConfig::new(resolved.model.clone());
     session_config.max_steps = args.max_steps;
     session_config.profile = args.profile.clone();
@@ -279,8 +289,25 @@ fn slash(
                 None => eprintln!("no rule whose hash starts with {prefix} (see /rules)"),
             }
         }
+        "allow" | "deny" if !arg.is_empty() => {
+            let mut words = arg.split_whitespace();
+            let target = words.next().unwrap_or_default().to_string();
+            let decision = match (name, words.next()) {
+                ("deny", None) => HostDecision::Deny,
+                ("allow", None | Some("once")) => HostDecision::AllowOnce,
+                ("allow", Some("session")) => HostDecision::AllowForSession,
+                ("allow", Some("always")) => HostDecision::AllowAlways,
+                _ => anyhow::bail!("use /allow HOST:PORT [once|session|always] or /deny HOST:PORT"),
+            };
+            session.send(Op::DecideHost {
+                target,
+                decision,
+                decided_by: DecidedBy::Cli,
+            })?;
+        }
         _ => eprintln!(
-            "commands: /policy [ask-always|ask-unless-safe|never-ask], /rules, /revoke HASH-PREFIX"
+            "commands: /policy [ask-always|ask-unless-safe|never-ask], /rules, /revoke HASH-PREFIX, \
+             /allow HOST:PORT [once|session|always], /deny HOST:PORT"
         ),
     }
     Ok(())
@@ -389,6 +416,26 @@ fn render(event: AgentEvent) {
             );
         }
         AgentEvent::Error { message } => eprintln!("error: {message}"),
+        AgentEvent::NetworkBlocked {
+            target,
+            reason,
+            already_denied,
+            ..
+        } => {
+            let target = inert(&target);
+            if already_denied {
+                eprintln!("network: {target} blocked again (you denied it)");
+            } else {
+                eprintln!(
+                    "network: {target} was blocked by IronClaw's network policy ({}). \
+                     Allow it with /allow {target} [once|session|always], or /deny {target}",
+                    inert(&reason)
+                );
+            }
+        }
+        AgentEvent::NetworkDecided {
+            target, decision, ..
+        } => eprintln!("network: {}: {decision:?}", inert(&target)),
         AgentEvent::TurnStarted { .. }
         | AgentEvent::AssistantMessage { .. }
         | AgentEvent::ApprovalResolved { .. }

@@ -5,6 +5,7 @@ use std::time::Duration;
 use clap::Args;
 use ironclaw_sandbox::exec::{ExecEvent, ExecRequest, Language};
 use ironclaw_sandbox::image::{self, BuildOptions};
+use ironclaw_sandbox::network::NetworkChoice;
 use ironclaw_sandbox::session::SessionName;
 use ironclaw_sandbox::SessionOptions;
 use tokio_util::sync::CancellationToken;
@@ -28,6 +29,10 @@ pub struct ExecArgs {
     /// Use this host folder as the session's /workspace (only when the session is created).
     #[arg(long)]
     workspace: Option<std::path::PathBuf>,
+    /// Network for the session (remembered): off, allowlist, or allowlist:HOST[,HOST...] to
+    /// also allow these hosts for this run (`name`, `*.domain`, optionally `:port`).
+    #[arg(long, value_name = "MODE")]
+    network: Option<NetworkChoice>,
     /// Print one JSON object with the result instead of streaming output.
     #[arg(long)]
     json: bool,
@@ -103,6 +108,9 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
         profile: args.profile,
         workspace,
     };
+    if let Some(choice) = &args.network {
+        super::apply_network(&sandbox, &name, choice).await?;
+    }
     let result = sandbox
         .exec(&name, &options, &request, &mut on_event, &cancel)
         .await;

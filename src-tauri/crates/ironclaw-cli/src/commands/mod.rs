@@ -16,3 +16,23 @@ pub async fn open() -> anyhow::Result<(Sandbox, docker::Engine)> {
     let engine = docker::connect().await?;
     Ok((Sandbox::new(engine.docker.clone(), paths, policy), engine))
 }
+
+/// `--network`: applies the choice to the session and says what it did to a running sandbox.
+pub async fn apply_network(
+    sandbox: &Sandbox,
+    name: &ironclaw_sandbox::session::SessionName,
+    choice: &ironclaw_sandbox::network::NetworkChoice,
+) -> anyhow::Result<()> {
+    use ironclaw_sandbox::network::NetworkSwitch;
+    let switch = sandbox
+        .apply_network(name, choice)
+        .await
+        .map_err(|e| anyhow::anyhow!("--network {choice}: {e}"))?;
+    if switch == NetworkSwitch::Restarted {
+        eprintln!(
+            "ironclaw: network {choice}: the sandbox restarts to join the network (the workspace \
+             is kept; interpreter state is not)"
+        );
+    }
+    Ok(())
+}

@@ -23,6 +23,7 @@ const FILES: &[(&str, &[u8])] = &[
     ("Dockerfile", include_bytes!("../../image/Dockerfile")),
     ("supervisor.py", include_bytes!("../../image/supervisor.py")),
     ("pyworker.py", include_bytes!("../../image/pyworker.py")),
+    ("nosuid.py", include_bytes!("../../image/nosuid.py")),
 ];
 
 /// The embedded build context.

@@ -1,7 +1,9 @@
 //! What the egress proxy costs, for `ironclaw bench`: a download and a series of fresh
 //! connections to a server on a [`Lab`] network, once from a sandbox through relay and proxy,
-//! once from a plain container on the same network. Both sides run the same client script, so
-//! the difference is the proxy path.
+//! once from a plain container on the same network with the sandbox's CPU quota. Both sides run
+//! the same client script, so the difference is the proxy path. The two sides alternate, round after round, and the ratio
+//! is the median of each round's ratio: on a shared machine, load that comes and goes then
+//! weighs on both sides alike.
 
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
@@ -23,7 +25,7 @@ pub const ADDED_LATENCY_TARGET_MS: f64 = 2.0;
 pub struct BenchOptions {
     /// Size of the download.
     pub download_mib: u64,
-    /// Downloads per side (the median counts).
+    /// Rounds; each downloads once per side (the median counts).
     pub runs: u32,
     /// Fresh-connection requests per side (the median counts).
     pub requests: u32,
@@ -33,7 +35,7 @@ impl Default for BenchOptions {
     fn default() -> Self {
         Self {
             download_mib: 100,
-            runs: 3,
+            runs: 5,
             requests: 50,
         }
     }
@@ -44,7 +46,7 @@ pub struct BenchReport {
     pub download_mib: u64,
     pub direct_mib_s: f64,
     pub proxied_mib_s: f64,
-    /// `proxied / direct`; the target is [`THROUGHPUT_TARGET`].
+    /// Median over rounds of `proxied / direct`; the target is [`THROUGHPUT_TARGET`].
     pub throughput_ratio: f64,
     /// Median time of one small request on a fresh connection.
     pub direct_request_ms: f64,
@@ -52,9 +54,21 @@ pub struct BenchReport {
     /// `proxied - direct`; the target is [`ADDED_LATENCY_TARGET_MS`].
     pub added_latency_ms: f64,
     pub requests: u32,
+    /// Every measurement behind the medians above, in round order.
+    pub samples: BenchSamples,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct BenchSamples {
+    pub direct_mib_s: Vec<f64>,
+    pub proxied_mib_s: Vec<f64>,
+    /// Each round's `proxied / direct`.
+    pub ratios: Vec<f64>,
+    pub direct_request_ms: Vec<f64>,
+    pub proxied_request_ms: Vec<f64>,
+}
+
+#[derive(Deserialize, Default)]
 struct Samples {
     mib_s: Vec<f64>,
     req_ms: Vec<f64>,
@@ -69,6 +83,9 @@ pub async fn run(
     options: &BenchOptions,
 ) -> Result<BenchReport> {
     let mut lab = Lab::create(sandbox.docker(), sandbox.instance(), &sandbox.image().tag).await?;
+    // The direct client gets the CPU quota of the profile the sandbox runs with (the bench
+    // runs with the default one): only the path should differ.
+    lab.client_cpus = Some(sandbox.policy().profile(None)?.1.cpus);
     let measured = measure(sandbox, session, &mut lab, options).await;
     let removed = lab.remove().await;
     let report = measured?;
@@ -89,37 +106,61 @@ async fn measure(
         .allow_host(session, &target, AllowScope::Session)
         .await?;
     sandbox.set_network(session, NetworkMode::Allowlist).await?;
-    let script = client_script(&server, options);
+    let rounds = options.runs.max(1);
+    let script = client_script(&server, options.requests.max(1).div_ceil(rounds));
     let request = ExecRequest::new(Language::Python, script.clone());
-    let result = sandbox
-        .exec(
-            session,
-            &SessionOptions::default(),
-            &request,
-            &mut |_| {},
-            &CancellationToken::new(),
-        )
-        .await?;
-    if result.exit_code != 0 {
-        return Err(Error::Network(format!(
-            "the proxied benchmark client failed: {}{}",
-            result.stdout, result.stderr
-        )));
+    let (mut direct, mut proxied, mut ratios) = (Samples::default(), Samples::default(), vec![]);
+    for _ in 0..rounds {
+        let result = sandbox
+            .exec(
+                session,
+                &SessionOptions::default(),
+                &request,
+                &mut |_| {},
+                &CancellationToken::new(),
+            )
+            .await?;
+        if result.exit_code != 0 {
+            return Err(Error::Network(format!(
+                "the proxied benchmark client failed: {}{}",
+                result.stdout, result.stderr
+            )));
+        }
+        let p = parse(&result.stdout)?;
+        let d = parse(&lab.run_client(&script).await?)?;
+        let (p_rate, d_rate) = (median(&p.mib_s), median(&d.mib_s));
+        if d_rate > 0.0 {
+            ratios.push(p_rate / d_rate);
+        }
+        direct.extend(d);
+        proxied.extend(p);
     }
-    let proxied = parse(&result.stdout)?;
-    let direct = parse(&lab.run_client(&script).await?)?;
     let (d_rate, p_rate) = (median(&direct.mib_s), median(&proxied.mib_s));
     let (d_ms, p_ms) = (median(&direct.req_ms), median(&proxied.req_ms));
     Ok(BenchReport {
         download_mib: options.download_mib,
         direct_mib_s: d_rate,
         proxied_mib_s: p_rate,
-        throughput_ratio: if d_rate > 0.0 { p_rate / d_rate } else { 0.0 },
+        throughput_ratio: median(&ratios),
         direct_request_ms: d_ms,
         proxied_request_ms: p_ms,
         added_latency_ms: p_ms - d_ms,
         requests: options.requests,
+        samples: BenchSamples {
+            direct_mib_s: direct.mib_s,
+            proxied_mib_s: proxied.mib_s,
+            ratios,
+            direct_request_ms: direct.req_ms,
+            proxied_request_ms: proxied.req_ms,
+        },
     })
+}
+
+impl Samples {
+    fn extend(&mut self, other: Samples) {
+        self.mib_s.extend(other.mib_s);
+        self.req_ms.extend(other.req_ms);
+    }
 }
 
 fn parse(stdout: &str) -> Result<Samples> {
@@ -140,7 +181,7 @@ fn median(values: &[f64]) -> f64 {
 
 /// Raw sockets rather than urllib or curl: the client's own overhead would otherwise dwarf the
 /// milliseconds being measured. Uses the proxy when the environment names one.
-fn client_script(server: &Server, options: &BenchOptions) -> String {
+fn client_script(server: &Server, requests: u32) -> String {
     format!(
         r#"
 import json, os, socket, time, urllib.parse
@@ -167,10 +208,9 @@ def get(path):
 
 get("/index.html")
 rates, lat = [], []
-for _ in range({runs}):
-    t = time.perf_counter()
-    n = get("/blob")
-    rates.append(n / (time.perf_counter() - t) / 1048576)
+t = time.perf_counter()
+n = get("/blob")
+rates.append(n / (time.perf_counter() - t) / 1048576)
 for _ in range({requests}):
     t = time.perf_counter()
     get("/index.html")
@@ -179,8 +219,7 @@ print(json.dumps({{"mib_s": rates, "req_ms": lat}}))
 "#,
         ip = server.ip,
         port = server.port,
-        runs = options.runs.max(1),
-        requests = options.requests.max(1),
+        requests = requests,
     )
 }
 

@@ -6,8 +6,10 @@
 //!   nothing else: not the internet, not the LAN, not a host service bound to 0.0.0.0. Its
 //!   subnet is fixed at creation so the relay can have a static address (`.2`) that sandbox
 //!   containers keep in their proxy settings for life.
-//! * `ironclaw-egress-<instance>-uplink`: the relay and the host (its gateway). Also internal.
 //! * the relay container: see `relay.rs` and `relay.py`.
+//!
+//! Earlier versions also had an `-uplink` network between relay and host; `remove_all` still
+//! removes one left behind.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr};
@@ -24,10 +26,11 @@ use crate::error::{is_conflict, is_not_found, Error, Result};
 
 pub const LABEL_ROLE: &str = "ironclaw.role";
 const ROLE_SANDBOXES: &str = "egress-sandboxes";
+/// Only removed now (see the module comment).
 const ROLE_UPLINK: &str = "egress-uplink";
 pub(super) const ROLE_RELAY: &str = "egress-relay";
 
-/// Applied to both networks and the relay: IPv6 off, nothing to resolve with.
+/// Applied to sandboxes in allowlist mode and to the relay: IPv6 off.
 pub(crate) fn no_ipv6_sysctls() -> HashMap<String, String> {
     HashMap::from([
         (
@@ -134,17 +137,6 @@ pub async fn sandboxes_network(docker: &Docker, instance: &str) -> Result<Net> {
     }
     .instrument(span)
     .await
-}
-
-/// The relay ↔ host network; its gateway address is where the proxy listens.
-pub async fn uplink_network(docker: &Docker, instance: &str) -> Result<Net> {
-    if let Some(net) = find_network(docker, instance, ROLE_UPLINK).await? {
-        return Ok(net);
-    }
-    let name = format!("ironclaw-egress-{instance}-uplink");
-    create_network(docker, &name, instance, ROLE_UPLINK, HashMap::new(), None)
-        .instrument(tracing::info_span!("docker.egress_uplink", instance))
-        .await
 }
 
 async fn create_network(
@@ -361,7 +353,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_containers_on_the_uplink_count_as_the_relay() {
+    fn only_addresses_inside_the_subnet_count_as_sandboxes() {
         let net = Net {
             id: "n".into(),
             name: "up".into(),

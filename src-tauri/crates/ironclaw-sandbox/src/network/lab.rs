@@ -8,7 +8,9 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
 use bollard::models::{ContainerCreateBody, HostConfig, NetworkCreateRequest};
-use bollard::query_parameters::{CreateContainerOptionsBuilder, LogsOptionsBuilder};
+use bollard::query_parameters::{
+    CreateContainerOptionsBuilder, ListContainersOptionsBuilder, LogsOptionsBuilder,
+};
 use bollard::Docker;
 use futures_util::StreamExt;
 use tracing::Instrument;
@@ -32,6 +34,9 @@ pub struct Lab {
     image: String,
     pub network: String,
     containers: Vec<String>,
+    /// CPU quota for client containers (in CPUs), so a "direct" client can run under the same
+    /// limit as the sandbox it is compared with.
+    pub client_cpus: Option<f64>,
 }
 
 impl Lab {
@@ -56,6 +61,7 @@ impl Lab {
             image: image_tag.to_string(),
             network: name,
             containers: Vec::new(),
+            client_cpus: None,
         })
     }
 
@@ -88,7 +94,7 @@ s.serve_forever()'"
 
     async fn server(&mut self, script: &str, port: u16) -> Result<Server> {
         let id = self
-            .start(vec!["sh".into(), "-c".into(), script.into()])
+            .start(vec!["sh".into(), "-c".into(), script.into()], None)
             .await?;
         let ip = match container_ip(&self.docker, &id, &self.network).await? {
             Some(std::net::IpAddr::V4(ip)) => ip,
@@ -114,7 +120,10 @@ s.serve_forever()'"
     /// behind the proxy) and returns its stdout.
     pub async fn run_client(&mut self, script: &str) -> Result<String> {
         let id = self
-            .start(vec!["python3".into(), "-c".into(), script.into()])
+            .start(
+                vec!["python3".into(), "-c".into(), script.into()],
+                self.client_cpus,
+            )
             .await?;
         let mut wait = self.docker.wait_container(&id, None);
         while let Some(item) = wait.next().await {
@@ -145,7 +154,7 @@ s.serve_forever()'"
         String::from_utf8_lossy(&out).into_owned()
     }
 
-    async fn start(&mut self, cmd: Vec<String>) -> Result<String> {
+    async fn start(&mut self, cmd: Vec<String>, cpus: Option<f64>) -> Result<String> {
         let name = format!("ironclaw-lab-{}-{}", self.instance, rand::random::<u32>());
         let body = ContainerCreateBody {
             image: Some(self.image.clone()),
@@ -158,6 +167,7 @@ s.serve_forever()'"
                 security_opt: Some(vec!["no-new-privileges:true".into()]),
                 tmpfs: Some(HashMap::from([("/tmp".into(), "size=256m".into())])),
                 readonly_rootfs: Some(true),
+                nano_cpus: cpus.map(|c| (c * 1e9) as i64),
                 ..Default::default()
             }),
             ..Default::default()
@@ -195,7 +205,19 @@ fn labels(instance: &str) -> HashMap<String, String> {
     ])
 }
 
-/// Removes every lab network of `instance` (after a run that could not clean up itself).
+/// Removes every lab container and network of `instance` (after a run that could not clean up
+/// itself, e.g. one interrupted mid-way).
 pub async fn remove_all(docker: &Docker, instance: &str) -> Result<()> {
+    let options = ListContainersOptionsBuilder::default()
+        .all(true)
+        .filters(&super::engine::role_filter(instance, ROLE_LAB))
+        .build();
+    let found = docker
+        .list_containers(Some(options))
+        .await
+        .map_err(|e| Error::docker("listing lab containers", e))?;
+    for id in found.into_iter().filter_map(|c| c.id) {
+        crate::container::remove(docker, &id).await?;
+    }
     super::engine::remove_networks_with_role(docker, instance, ROLE_LAB).await
 }

@@ -1,16 +1,20 @@
 //! Allowlist network mode: sandboxes that may reach listed hosts, and nothing else.
 //!
 //! ```text
-//!  sandbox ──► relay container ──► IronClaw proxy (this process, on the host) ──► listed host
-//!  (egress net: internal,        (uplink net: internal;    decides, resolves on the host,
-//!   no host address on it)        host = its gateway)       records, answers 403 otherwise
+//!  sandbox ──TCP──► relay container ══ socket handed over (Unix socket, SCM_RIGHTS) ══►
+//!  (egress net: internal,  accepts, passes the       IronClaw proxy (this process, on the
+//!   no host address on it) connection on, done       host): reads the request from the
+//!                                                    sandbox's own socket, decides, resolves
+//!                                                    on the host, connects ──► listed host
 //! ```
 //!
-//! Why the detour through a relay: a container on an internal Docker network can still reach
-//! every host service bound to 0.0.0.0 through the network's gateway address, and nothing short
-//! of root-owned firewall rules stops that. So the sandboxes' network has no host address at all
-//! (`inhibit_ipv4`); the relay is the only thing there besides the sandboxes, and the only thing
-//! that can reach the proxy. The relay tells the proxy which sandbox each connection is from.
+//! Why a relay: a container on an internal Docker network can still reach every host service
+//! bound to 0.0.0.0 through the network's gateway address, and nothing short of root-owned
+//! firewall rules stops that. So the sandboxes' network has no host address at all
+//! (`inhibit_ipv4`); the relay is the only thing there besides the sandboxes, and the only
+//! thing that can reach the proxy: through a Unix socket in a folder mounted into it alone.
+//! Handing over the socket (rather than pumping bytes through the relay) keeps the data path
+//! at one hop, and the proxy learns the sandbox's address from the socket itself.
 //!
 //! [`Egress`] owns all of it for one [`crate::Sandbox`]: it starts the networks, relay and proxy
 //! for the first session that needs them, stops proxy and relay after the last, keeps the live
@@ -19,31 +23,35 @@
 pub mod allowlist;
 mod attachment;
 pub mod bench;
+mod choice;
 pub mod engine;
 mod http;
 pub mod lab;
 mod persist;
 mod proxy;
+mod pump;
 mod relay;
 mod state;
 
 use std::collections::{BTreeSet, HashMap};
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::path::PathBuf;
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use bollard::Docker;
 use serde::Serialize;
-use tokio::net::TcpListener;
+use tokio::net::UnixListener;
 use tokio::sync::broadcast;
 use tracing::Instrument;
 
+use crate::container::UserMapping;
 use crate::error::{Error, Result};
 use crate::image::ImageSpec;
 use crate::paths::Paths;
 use crate::policy::{NetworkMode, NetworkPolicy};
 pub use allowlist::{Host, HostPattern, PortSpec, Rule};
 pub use attachment::Attachment;
+pub use choice::NetworkChoice;
 pub use state::{AllowScope, NetworkActivity, NetworkEvent, Resolver};
 
 /// The policy message for a refused `host:port`, as the 403 body carries it.
@@ -69,8 +77,6 @@ struct Running {
     task: tokio::task::JoinHandle<()>,
     attachment: Attachment,
     sandboxes: engine::Net,
-    uplink: engine::Net,
-    listening: SocketAddr,
 }
 
 impl Drop for Running {
@@ -86,13 +92,22 @@ struct Run {
     always_loaded: bool,
 }
 
+/// How long a freshly started relay may take to start listening.
+const RELAY_READY: std::time::Duration = std::time::Duration::from_secs(10);
+
 pub struct Egress {
     docker: Docker,
     instance: String,
     image: ImageSpec,
     config: NetworkPolicy,
     always_file: PathBuf,
+    /// Where the proxy's Unix socket lives; the relay gets this folder mounted.
+    socket_dir: PathBuf,
+    /// The relay runs as the sandboxes' user, which owns `socket_dir`.
+    relay_user: UserMapping,
     state: Arc<state::State>,
+    /// Bumped by the proxy whenever a relay says it is listening.
+    hello: tokio::sync::watch::Sender<u64>,
     run: tokio::sync::Mutex<Run>,
     modes: Mutex<HashMap<String, NetworkMode>>,
 }
@@ -104,14 +119,18 @@ impl Egress {
         instance: &str,
         image: ImageSpec,
         config: NetworkPolicy,
+        relay_user: UserMapping,
     ) -> Self {
         Self {
             state: Arc::new(state::State::new(config.allowlist.clone())),
             always_file: persist::path(paths),
+            socket_dir: paths.data_dir.join("egress"),
+            relay_user,
             instance: instance.to_string(),
             docker,
             image,
             config,
+            hello: tokio::sync::watch::Sender::new(0),
             run: tokio::sync::Mutex::default(),
             modes: Mutex::default(),
         }
@@ -146,6 +165,11 @@ impl Egress {
             .ok()
             .and_then(|m| m.get(session).copied())
             .unwrap_or(profile)
+    }
+
+    /// What `set_network` chose for `session` in this process, if anything.
+    pub(crate) fn chosen(&self, session: &str) -> Option<NetworkMode> {
+        self.modes.lock().ok().and_then(|m| m.get(session).copied())
     }
 
     pub(crate) fn set_mode(&self, session: &str, mode: NetworkMode) {
@@ -194,15 +218,7 @@ impl Egress {
             Some(p) => {
                 // Cheap insurance: a relay that was stopped or removed behind our back (or by a
                 // Docker restart) comes back before a sandbox depends on it.
-                relay::ensure(
-                    &self.docker,
-                    &self.instance,
-                    &self.image,
-                    &p.sandboxes,
-                    &p.uplink,
-                    p.listening,
-                )
-                .await?;
+                self.ensure_relay(&p.sandboxes).await?;
                 p.attachment.clone()
             }
             None => {
@@ -231,44 +247,46 @@ impl Egress {
         self.start_inner().instrument(span).await
     }
 
+    fn relay_spec<'a>(&'a self, sandboxes: &'a engine::Net) -> relay::RelaySpec<'a> {
+        relay::RelaySpec {
+            instance: &self.instance,
+            image: &self.image,
+            sandboxes,
+            socket_dir: &self.socket_dir,
+            user: self.relay_user,
+        }
+    }
+
+    /// The relay, running and listening: one that had to be started is waited for (its hello),
+    /// so a sandbox started right after never finds the proxy address closed.
+    async fn ensure_relay(&self, sandboxes: &engine::Net) -> Result<()> {
+        let mut hello = self.hello.subscribe();
+        hello.borrow_and_update();
+        if relay::ensure(&self.docker, &self.relay_spec(sandboxes)).await?
+            && tokio::time::timeout(RELAY_READY, hello.changed())
+                .await
+                .is_err()
+        {
+            tracing::warn!("network: the egress relay did not report ready in time; going on");
+        }
+        Ok(())
+    }
+
     async fn start_inner(&self) -> Result<Running> {
         let sandboxes = engine::sandboxes_network(&self.docker, &self.instance).await?;
-        let uplink = engine::uplink_network(&self.docker, &self.instance).await?;
-        let gateway = uplink.gateway.ok_or_else(|| {
-            Error::Network(format!(
-                "the Docker network {} has no gateway address",
-                uplink.name
-            ))
-        })?;
-        let preferred = relay::find(&self.docker, &self.instance)
-            .await?
-            .and_then(|(_, upstream, _)| upstream)
-            .filter(|u| u.ip() == IpAddr::V4(gateway))
-            .map(|u| u.port());
-        let listener = bind(gateway, preferred).await?;
-        let local = listener
-            .local_addr()
-            .map_err(|e| Error::Network(format!("the proxy socket has no address: {e}")))?;
-        let relay = relay::ensure(
-            &self.docker,
-            &self.instance,
-            &self.image,
-            &sandboxes,
-            &uplink,
-            local,
-        )
-        .await?;
+        let listener = listen(&self.socket_dir, self.relay_user)?;
         let proxy = Arc::new(proxy::Proxy {
             state: self.state.clone(),
-            uplink: uplink.clone(),
+            sandboxes: sandboxes.clone(),
+            relay_uid: self.relay_user.uid,
+            hello: self.hello.clone(),
             peers: Arc::new(DockerPeers {
                 docker: self.docker.clone(),
                 network: sandboxes.name.clone(),
                 instance: self.instance.clone(),
             }),
         });
-        tracing::info!(%local, %relay, network = %sandboxes.name, "network: egress proxy started");
-        Ok(Running {
+        let running = Running {
             task: tokio::spawn(proxy.serve(listener)),
             attachment: Attachment {
                 proxy_url: format!("http://{}:{}", sandboxes.relay_ip(), relay::RELAY_PORT),
@@ -277,10 +295,12 @@ impl Egress {
                 pip_index_url: self.config.pip_index_url.clone(),
                 npm_registry: self.config.npm_registry.clone(),
             },
-            sandboxes,
-            uplink,
-            listening: local,
-        })
+            sandboxes: sandboxes.clone(),
+        };
+        // After the proxy runs: the relay's hello must find someone to answer it.
+        self.ensure_relay(&sandboxes).await?;
+        tracing::info!(socket = %self.socket_dir.display(), network = %sandboxes.name, "network: egress proxy started");
+        Ok(running)
     }
 
     /// Attaches a container made for allowlist mode (if detached) and tells the proxy its
@@ -336,23 +356,46 @@ impl Egress {
     }
 }
 
-/// Binds the proxy on the uplink gateway: the port the relay already knows if it is free,
-/// else any.
-async fn bind(gateway: Ipv4Addr, preferred: Option<u16>) -> Result<TcpListener> {
-    if let Some(port) = preferred {
-        if let Ok(l) = TcpListener::bind(SocketAddr::from((gateway, port))).await {
-            return Ok(l);
-        }
+/// The proxy's Unix socket in `dir` (replacing a stale one a killed process left), reachable
+/// only by the relay's user: the folder is theirs and private, and the proxy checks the
+/// caller's uid on every hand-over as well.
+fn listen(dir: &Path, user: UserMapping) -> Result<UnixListener> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(relay::SOCKET_NAME);
+    // sockaddr_un holds 108 bytes including the terminating NUL.
+    if path.as_os_str().len() > 107 {
+        return Err(Error::Network(format!(
+            "the egress proxy's socket path {} is too long for a Unix socket; use a shorter \
+             IRONCLAW data folder",
+            path.display()
+        )));
     }
-    TcpListener::bind(SocketAddr::from((gateway, 0)))
-        .await
-        .map_err(|e| {
-            Error::Network(format!(
-                "cannot listen on {gateway}, the host side of IronClaw's egress network ({e}). \
-             Allowlist mode needs the Docker engine on this machine (not a remote engine or a \
-             Docker Desktop VM); use `network: none` there"
-            ))
-        })
+    crate::paths::ensure_dir(dir)?;
+    let io = |what: &'static str, e| Error::io(what, dir, e);
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+        .map_err(|e| io("cannot protect", e))?;
+    if user.substituted_for_root {
+        std::os::unix::fs::chown(dir, Some(user.uid), Some(user.gid))
+            .map_err(|e| io("cannot hand to the relay user", e))?;
+    }
+    match std::fs::remove_file(&path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(Error::io("cannot replace", &path, e)),
+    }
+    let listener = UnixListener::bind(&path).map_err(|e| {
+        Error::Network(format!(
+            "cannot create the egress proxy's socket {} ({e})",
+            path.display()
+        ))
+    })?;
+    if user.substituted_for_root {
+        std::os::unix::fs::chown(&path, Some(user.uid), Some(user.gid))
+            .map_err(|e| Error::io("cannot hand to the relay user", &path, e))?;
+    }
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+        .map_err(|e| Error::io("cannot protect", &path, e))?;
+    Ok(listener)
 }
 
 struct DockerPeers {

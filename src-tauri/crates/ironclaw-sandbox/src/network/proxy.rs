@@ -1,18 +1,20 @@
-//! The egress proxy: one tokio task accepting connections from the relay container, one task per
-//! connection. Each connection carries a PROXY-protocol line from the relay (which sandbox
-//! address it came from), then one HTTP request: CONNECT or an absolute-form forward.
+//! The egress proxy: one tokio task accepting hand-overs from the relay container on a Unix
+//! socket, one task per connection. The relay passes each sandbox connection's socket itself
+//! (SCM_RIGHTS), so the proxy reads the sandbox's address from the socket (nothing the sandbox
+//! could forge) and serves one HTTP request on it directly: CONNECT or an absolute-form forward.
 //!
 //! Order of checks for every request: who is asking (a known sandbox of this instance) → is
 //! `host:port` on the list → resolve on the host → is every address public or itself listed →
 //! connect. The answer to a refusal is a 403 whose body and reason phrase carry the policy
 //! message; redirects are the client's business (we forward responses, never follow them).
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, Interest};
+use tokio::net::{TcpStream, UnixListener, UnixStream};
 use tracing::Instrument;
 
 use super::allowlist::Host;
@@ -30,26 +32,27 @@ pub(crate) trait PeerLookup: Send + Sync + 'static {
 
 const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-/// Large buffers: a download through the proxy should cost about what it costs without it.
-const COPY_BUFFER: usize = 256 * 1024;
 
 pub(crate) struct Proxy {
     pub state: Arc<State>,
-    /// The uplink network. Only the relay lives there, so any address on it but the host's own
-    /// (the gateway) is the relay, even after Docker gave a recreated relay a new address.
-    pub uplink: Net,
+    /// The sandboxes' network: a handed-over connection must come from a sandbox on it.
+    pub sandboxes: Net,
+    /// The relay's user: the only one allowed to hand connections over.
+    pub relay_uid: u32,
+    /// Counts the relay's hellos (connections without a descriptor, sent once it listens).
+    pub hello: tokio::sync::watch::Sender<u64>,
     pub peers: Arc<dyn PeerLookup>,
 }
 
 impl Proxy {
-    pub async fn serve(self: Arc<Self>, listener: TcpListener) {
+    pub async fn serve(self: Arc<Self>, listener: UnixListener) {
         loop {
             match listener.accept().await {
-                Ok((stream, peer)) => {
+                Ok((stream, _)) => {
                     let this = self.clone();
                     tokio::spawn(async move {
-                        if let Err(e) = this.handle(stream, peer).await {
-                            tracing::debug!(%peer, error = %e, "proxy connection ended with an error");
+                        if let Err(e) = this.take_over(stream).await {
+                            tracing::debug!(error = %e, "proxy connection ended with an error");
                         }
                     });
                 }
@@ -62,28 +65,49 @@ impl Proxy {
         }
     }
 
-    async fn handle(&self, mut client: TcpStream, peer: SocketAddr) -> std::io::Result<()> {
-        if !self.uplink.holds(peer.ip()) {
-            // Not our relay: nothing else should be able to reach this address; say nothing.
-            tracing::warn!(%peer, "proxy: connection from an unexpected address refused");
+    /// One hand-over from the relay: checks who sent it and what it is, then serves it.
+    async fn take_over(&self, relay: UnixStream) -> std::io::Result<()> {
+        let cred = relay.peer_cred()?;
+        if cred.uid() != self.relay_uid {
+            // Only the relay's user may hand connections in; say nothing to anyone else.
+            tracing::warn!(
+                uid = cred.uid(),
+                "proxy: hand-over from an unexpected user refused"
+            );
             return Ok(());
         }
+        let Some(fd) = receive_fd(&relay).await? else {
+            self.hello.send_modify(|n| *n = n.wrapping_add(1));
+            return Ok(());
+        };
+        drop(relay);
+        let std = std::net::TcpStream::from(fd);
+        std.set_nonblocking(true)?;
+        let client = TcpStream::from_std(std)?;
+        let peer = client.peer_addr()?.ip().to_canonical();
+        if !self.sandboxes.holds(peer) || peer == IpAddr::V4(self.sandboxes.relay_ip()) {
+            tracing::warn!(%peer, "proxy: a connection from outside the sandboxes' network was refused");
+            return Ok(());
+        }
+        self.handle(client, peer).await
+    }
+
+    async fn handle(&self, mut client: TcpStream, source: IpAddr) -> std::io::Result<()> {
         client.set_nodelay(true)?;
         let mut buf = Vec::with_capacity(4096);
         let read = tokio::time::timeout(HEAD_TIMEOUT, read_head(&mut client, &mut buf)).await;
-        let (source, head_end) = match read {
-            Ok(Ok(Some(v))) => v,
+        let head_end = match read {
+            Ok(Ok(Some(end))) => end,
             Ok(Ok(None)) => return Ok(()),
             Ok(Err(e)) => return Err(e),
             Err(_) => return reply(&mut client, 408, "request head timed out", "timed out").await,
         };
-        let proxy_line_end = buf.iter().position(|&b| b == b'\n').map_or(0, |i| i + 1);
         let Some(session) = self.session_of(source).await else {
             let msg =
                 "IronClaw proxy: this sandbox is not on the network policy's list of sessions";
             return reply(&mut client, 403, msg, msg).await;
         };
-        let request = match http::parse(&buf[proxy_line_end..head_end]) {
+        let request = match http::parse(&buf[..head_end]) {
             Ok(r) => r,
             Err(msg) => {
                 return reply(&mut client, 400, &msg, &format!("IronClaw proxy: {msg}")).await
@@ -157,14 +181,7 @@ impl Proxy {
         if !rest.is_empty() {
             upstream.write_all(&rest).await?;
         }
-        tokio::io::copy_bidirectional_with_sizes(
-            &mut client,
-            &mut upstream,
-            COPY_BUFFER,
-            COPY_BUFFER,
-        )
-        .await
-        .map(|_| ())
+        super::pump::bidirectional(&client, &upstream).await
     }
 
     async fn deny(
@@ -201,50 +218,63 @@ async fn reply(
     client.shutdown().await
 }
 
-/// Reads the relay's PROXY line and the request head. Returns the sandbox's address and where
-/// the head ends in `buf`, or `None` when the client went away first.
-async fn read_head(
-    client: &mut TcpStream,
-    buf: &mut Vec<u8>,
-) -> std::io::Result<Option<(IpAddr, usize)>> {
+/// Reads the request head. Returns where it ends in `buf`, or `None` when the client went
+/// away first.
+async fn read_head(client: &mut TcpStream, buf: &mut Vec<u8>) -> std::io::Result<Option<usize>> {
     let mut chunk = [0u8; 4096];
-    let mut source = None;
     loop {
         let n = client.read(&mut chunk).await?;
         if n == 0 {
             return Ok(None);
         }
         buf.extend_from_slice(&chunk[..n]);
-        if source.is_none() {
-            let Some(nl) = buf.iter().position(|&b| b == b'\n') else {
-                if buf.len() > 108 {
-                    return Err(bad("missing PROXY line from the relay"));
-                }
-                continue;
-            };
-            source = Some(parse_proxy_line(&buf[..nl])?);
+        if let Some(end) = http::head_end(buf) {
+            return Ok(Some(end));
         }
-        let start = buf.iter().position(|&b| b == b'\n').map_or(0, |i| i + 1);
-        if let Some(end) = http::head_end(&buf[start..]) {
-            return Ok(source.map(|ip| (ip, start + end)));
-        }
-        if buf.len() - start > http::MAX_HEAD {
+        if buf.len() > http::MAX_HEAD {
             return Err(bad("request head too large"));
         }
     }
 }
 
-/// `PROXY TCP4 <src> <dst> <sport> <dport>\r` (HAProxy PROXY protocol v1, which the relay
-/// writes before any byte from the sandbox).
-fn parse_proxy_line(line: &[u8]) -> std::io::Result<IpAddr> {
-    let text = std::str::from_utf8(line).map_err(|_| bad("PROXY line is not text"))?;
-    let mut parts = text.trim_end().split(' ');
-    match (parts.next(), parts.next(), parts.next()) {
-        (Some("PROXY"), Some("TCP4" | "TCP6"), Some(src)) => {
-            src.parse().map_err(|_| bad("PROXY line has a bad address"))
+/// Waits for the relay's one message and takes the descriptor it carries.
+async fn receive_fd(relay: &UnixStream) -> std::io::Result<Option<OwnedFd>> {
+    loop {
+        relay.readable().await?;
+        match relay.try_io(Interest::READABLE, || recv_fd(relay.as_raw_fd())) {
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+            other => return other,
         }
-        _ => Err(bad("malformed PROXY line")),
     }
+}
+
+fn recv_fd(socket: RawFd) -> std::io::Result<Option<OwnedFd>> {
+    use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags};
+    let mut byte = [0u8; 1];
+    let mut iov = [std::io::IoSliceMut::new(&mut byte)];
+    let mut space = nix::cmsg_space!([RawFd; 1]);
+    let msg = recvmsg::<()>(
+        socket,
+        &mut iov,
+        Some(&mut space),
+        MsgFlags::MSG_CMSG_CLOEXEC | MsgFlags::MSG_DONTWAIT,
+    )
+    .map_err(std::io::Error::from)?;
+    let mut received: Vec<OwnedFd> = Vec::new();
+    for cmsg in msg.cmsgs().map_err(std::io::Error::from)? {
+        if let ControlMessageOwned::ScmRights(fds) = cmsg {
+            received.extend(fds.into_iter().map(owned));
+        }
+    }
+    // Exactly one descriptor is the protocol; extra ones are closed as `received` drops.
+    Ok(received.into_iter().next())
+}
+
+#[allow(unsafe_code)]
+fn owned(fd: RawFd) -> OwnedFd {
+    // SAFETY: the kernel has just installed `fd` in our table for this SCM_RIGHTS message;
+    // nothing else in this process knows it, so this is its only owner.
+    unsafe { OwnedFd::from_raw_fd(fd) }
 }
 
 fn bad(msg: &str) -> std::io::Error {
@@ -269,12 +299,103 @@ async fn connect_any(addrs: &[IpAddr], port: u16) -> std::io::Result<TcpStream> 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
+    use std::io::{IoSlice, Read};
+
+    use nix::sys::socket::{sendmsg, ControlMessage, MsgFlags};
+
     use super::*;
 
-    #[test]
-    fn proxy_lines_give_the_sandbox_address() {
-        let ip = parse_proxy_line(b"PROXY TCP4 172.20.128.3 172.20.0.2 40000 3128\r").unwrap();
-        assert_eq!(ip, "172.20.128.3".parse::<IpAddr>().unwrap());
-        assert!(parse_proxy_line(b"GET / HTTP/1.1\r").is_err());
+    struct NoPeers;
+
+    impl PeerLookup for NoPeers {
+        fn lookup(
+            &self,
+            _: IpAddr,
+        ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Option<String>> + Send + '_>>
+        {
+            Box::pin(async { None })
+        }
+    }
+
+    /// A connected loopback pair: (the "sandbox" end, the end the relay would hand over).
+    fn tcp_pair() -> (std::net::TcpStream, std::net::TcpStream) {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let c = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        (c, l.accept().unwrap().0)
+    }
+
+    fn hand_over(from: &std::os::unix::net::UnixStream, socket: &std::net::TcpStream) {
+        let fds = [socket.as_raw_fd()];
+        sendmsg::<()>(
+            from.as_raw_fd(),
+            &[IoSlice::new(b"c")],
+            &[ControlMessage::ScmRights(&fds)],
+            MsgFlags::empty(),
+            None,
+        )
+        .unwrap();
+    }
+
+    fn proxy(relay_uid: u32) -> Proxy {
+        Proxy {
+            state: Arc::new(State::new(Vec::new())),
+            sandboxes: Net {
+                id: "n".into(),
+                name: "egress".into(),
+                subnet: "172.31.0.0".parse().unwrap(),
+                prefix: 16,
+                gateway: Some("172.31.0.1".parse().unwrap()),
+            },
+            relay_uid,
+            hello: tokio::sync::watch::Sender::new(0),
+            peers: Arc::new(NoPeers),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_handed_over_socket_arrives_as_the_same_connection() {
+        let (relay, proxy_end) = std::os::unix::net::UnixStream::pair().unwrap();
+        let (sandbox, accepted) = tcp_pair();
+        hand_over(&relay, &accepted);
+        drop(accepted); // the descriptor in flight keeps the connection open
+        proxy_end.set_nonblocking(true).unwrap();
+        let fd = receive_fd(&UnixStream::from_std(proxy_end).unwrap())
+            .await
+            .unwrap()
+            .unwrap();
+        let got = std::net::TcpStream::from(fd);
+        assert_eq!(got.peer_addr().unwrap(), sandbox.local_addr().unwrap());
+        // A connection that carries no descriptor is the relay's hello.
+        let (relay, proxy_end) = std::os::unix::net::UnixStream::pair().unwrap();
+        drop(relay);
+        proxy_end.set_nonblocking(true).unwrap();
+        let none = receive_fd(&UnixStream::from_std(proxy_end).unwrap()).await;
+        assert!(none.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn hand_overs_from_another_user_or_outside_the_sandbox_network_are_dropped() {
+        let me = nix::unistd::geteuid().as_raw();
+        for relay_uid in [me.wrapping_add(1), me] {
+            let p = proxy(relay_uid);
+            let (relay, proxy_end) = std::os::unix::net::UnixStream::pair().unwrap();
+            let (mut sandbox, accepted) = tcp_pair();
+            hand_over(&relay, &accepted);
+            drop(accepted);
+            proxy_end.set_nonblocking(true).unwrap();
+            // Another user: refused before the descriptor is even taken. Our own user, but a
+            // peer (127.0.0.1) outside the sandboxes' network: refused after.
+            p.take_over(UnixStream::from_std(proxy_end).unwrap())
+                .await
+                .unwrap();
+            drop(relay);
+            let mut buf = Vec::new();
+            sandbox
+                .set_read_timeout(Some(Duration::from_secs(5)))
+                .unwrap();
+            sandbox.read_to_end(&mut buf).unwrap();
+            assert!(buf.is_empty(), "the proxy answered: {buf:?}");
+            assert_eq!(*p.hello.borrow(), 0, "a refused hand-over is no hello");
+        }
     }
 }

@@ -1,46 +1,61 @@
 //! The relay container: the one thing besides the sandboxes on their network, and the only way
 //! from there to the proxy. It runs `relay.py` from the sandbox image, with a sandbox's
 //! hardening, at a fixed address (`.2` of the sandboxes' subnet) that sandboxes keep in their
-//! proxy settings; it is recreated when the proxy's port, the image or the script change.
+//! proxy settings, with the proxy's socket folder mounted; it is recreated when that folder,
+//! its user, the image or the script change.
 
 use std::collections::HashMap;
-use std::net::{IpAddr, SocketAddr};
+use std::path::Path;
 
 use bollard::models::{
-    ContainerCreateBody, EndpointIpamConfig, EndpointSettings, HostConfig, HostConfigLogConfig,
-    NetworkingConfig,
+    ContainerCreateBody, ContainerSummaryStateEnum, EndpointIpamConfig, EndpointSettings,
+    HostConfig, HostConfigLogConfig, Mount, MountBindOptions, MountBindOptionsPropagationEnum,
+    MountType, NetworkingConfig,
 };
 use bollard::query_parameters::{CreateContainerOptionsBuilder, ListContainersOptionsBuilder};
 use bollard::Docker;
 use tracing::Instrument;
 
-use super::engine::{connect, container_ip, labels, no_ipv6_sysctls, role_filter, Net, ROLE_RELAY};
-use crate::container::LABEL_IMAGE_HASH;
+use super::engine::{labels, no_ipv6_sysctls, role_filter, Net, ROLE_RELAY};
+use crate::container::{UserMapping, LABEL_IMAGE_HASH};
 use crate::error::{is_not_found, Error, Result};
 use crate::image::ImageSpec;
 
-/// On the relay: the proxy address it forwards to.
-const LABEL_UPSTREAM: &str = "ironclaw.proxy-upstream";
-/// On the relay: what it runs (sandbox image hash + relay script hash); a change recreates it.
+/// On the relay: what it runs (sandbox image, relay script, socket folder, user); a change
+/// recreates it.
 const LABEL_RELAY: &str = "ironclaw.relay";
 /// The port the relay listens on, on the sandboxes' network.
 pub const RELAY_PORT: u16 = 3128;
+/// The proxy's socket, in the folder the relay gets mounted.
+pub const SOCKET_NAME: &str = "proxy.sock";
+/// Where that folder appears inside the relay.
+const SOCKET_MOUNT: &str = "/run/ironclaw-egress";
 const RELAY_SCRIPT: &str = include_str!("relay.py");
 
-fn relay_hash(image: &ImageSpec) -> String {
-    use sha2::{Digest, Sha256};
-    let digest = Sha256::new()
-        .chain_update(image.hash.as_bytes())
-        .chain_update(RELAY_SCRIPT.as_bytes())
-        .finalize();
-    hex::encode(&digest[..8])
+/// What the relay container is made from.
+pub struct RelaySpec<'a> {
+    pub instance: &'a str,
+    pub image: &'a ImageSpec,
+    pub sandboxes: &'a Net,
+    pub socket_dir: &'a Path,
+    pub user: UserMapping,
 }
 
-/// The relay container, if one exists: its id and the proxy address it forwards to.
-pub async fn find(
-    docker: &Docker,
-    instance: &str,
-) -> Result<Option<(String, Option<SocketAddr>, String)>> {
+impl RelaySpec<'_> {
+    fn hash(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let digest = Sha256::new()
+            .chain_update(self.image.hash.as_bytes())
+            .chain_update(RELAY_SCRIPT.as_bytes())
+            .chain_update(self.socket_dir.as_os_str().as_encoded_bytes())
+            .chain_update(format!("\0{}:{}", self.user.uid, self.user.gid).as_bytes())
+            .finalize();
+        hex::encode(&digest[..8])
+    }
+}
+
+/// The relay container, if one exists: its id, what it was made from, and whether it runs.
+pub async fn find(docker: &Docker, instance: &str) -> Result<Option<(String, String, bool)>> {
     let options = ListContainersOptionsBuilder::default()
         .all(true)
         .filters(&role_filter(instance, ROLE_RELAY))
@@ -51,61 +66,55 @@ pub async fn find(
         .map_err(|e| Error::docker("listing the egress relay", e))?;
     Ok(found.into_iter().next().and_then(|c| {
         let labels = c.labels.unwrap_or_default();
-        let upstream = labels.get(LABEL_UPSTREAM).and_then(|u| u.parse().ok());
         let hash = labels.get(LABEL_RELAY).cloned().unwrap_or_default();
-        Some((c.id?, upstream, hash))
+        let running = c.state == Some(ContainerSummaryStateEnum::RUNNING);
+        Some((c.id?, hash, running))
     }))
 }
 
-/// A relay forwarding to `upstream`, running; replaces one that forwards elsewhere. Returns its
-/// address on the uplink network (the only client the proxy accepts).
-pub async fn ensure(
-    docker: &Docker,
-    instance: &str,
-    image: &ImageSpec,
-    sandboxes: &Net,
-    uplink: &Net,
-    upstream: SocketAddr,
-) -> Result<IpAddr> {
-    let span = tracing::info_span!("docker.egress_relay", instance, %upstream);
+/// A relay made from `spec`, running; replaces one made from anything else. Returns whether it
+/// had to be started (then it is not listening yet: it says hello to the proxy when it is).
+pub async fn ensure(docker: &Docker, spec: &RelaySpec<'_>) -> Result<bool> {
+    let span = tracing::info_span!("docker.egress_relay", instance = spec.instance);
     async {
-        let existing = find(docker, instance).await?;
-        let id = match existing {
-            Some((id, Some(u), hash)) if u == upstream && hash == relay_hash(image) => id,
+        let (id, running) = match find(docker, spec.instance).await? {
+            Some((id, hash, running)) if hash == spec.hash() => (id, running),
             other => {
                 if let Some((id, _, _)) = other {
                     crate::container::remove(docker, &id).await?;
                 }
-                create(docker, instance, image, sandboxes, uplink, upstream).await?
+                (create(docker, spec).await?, false)
             }
         };
         crate::container::start(docker, &id).await?;
-        let ip = container_ip(docker, &id, &uplink.name).await?;
-        ip.ok_or_else(|| {
-            Error::Protocol("the egress relay has no address on its uplink network".into())
-        })
+        Ok(!running)
     }
     .instrument(span)
     .await
 }
 
-async fn create(
-    docker: &Docker,
-    instance: &str,
-    image: &ImageSpec,
-    sandboxes: &Net,
-    uplink: &Net,
-    upstream: SocketAddr,
-) -> Result<String> {
+async fn create(docker: &Docker, spec: &RelaySpec<'_>) -> Result<String> {
+    let (instance, image, sandboxes) = (spec.instance, spec.image, spec.sandboxes);
     let mut labels = labels(instance, ROLE_RELAY);
-    labels.insert(LABEL_UPSTREAM.to_string(), upstream.to_string());
     labels.insert(LABEL_IMAGE_HASH.to_string(), image.hash.clone());
-    labels.insert(LABEL_RELAY.to_string(), relay_hash(image));
+    labels.insert(LABEL_RELAY.to_string(), spec.hash());
     let relay_ip = sandboxes.relay_ip().to_string();
     let memory = 128 << 20;
     // The same hardening as a sandbox: this container handles bytes from untrusted code.
     let host_config = HostConfig {
         network_mode: Some(sandboxes.name.clone()),
+        // Read-only: connecting to a Unix socket needs no write access to its file system.
+        mounts: Some(vec![Mount {
+            target: Some(SOCKET_MOUNT.to_string()),
+            source: Some(spec.socket_dir.display().to_string()),
+            typ: Some(MountType::BIND),
+            read_only: Some(true),
+            bind_options: Some(MountBindOptions {
+                propagation: Some(MountBindOptionsPropagationEnum::RPRIVATE),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }]),
         readonly_rootfs: Some(true),
         cap_drop: Some(vec!["ALL".to_string()]),
         security_opt: Some(vec!["no-new-privileges:true".to_string()]),
@@ -126,7 +135,7 @@ async fn create(
     };
     let body = ContainerCreateBody {
         image: Some(image.tag.clone()),
-        user: Some("65534:65534".to_string()),
+        user: Some(format!("{}:{}", spec.user.uid, spec.user.gid)),
         cmd: Some(vec![
             "python3".into(),
             "-I".into(),
@@ -134,8 +143,7 @@ async fn create(
             RELAY_SCRIPT.into(),
             relay_ip.clone(),
             RELAY_PORT.to_string(),
-            upstream.ip().to_string(),
-            upstream.port().to_string(),
+            format!("{SOCKET_MOUNT}/{SOCKET_NAME}"),
         ]),
         labels: Some(labels),
         hostname: Some("ironclaw-relay".to_string()),
@@ -165,7 +173,6 @@ async fn create(
         }
         Err(e) => return Err(Error::docker("creating the egress relay container", e)),
     };
-    connect(docker, &uplink.name, &id).await?;
     Ok(id)
 }
 

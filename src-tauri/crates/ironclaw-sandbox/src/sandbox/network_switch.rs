@@ -6,7 +6,7 @@ use tracing::Instrument;
 use super::{Sandbox, Warm};
 use crate::container::{self, ContainerInfo, State};
 use crate::error::Result;
-use crate::network::{AllowScope, Attachment, NetworkSwitch};
+use crate::network::{AllowScope, Attachment, NetworkChoice, NetworkSwitch};
 use crate::policy::NetworkMode;
 use crate::session::SessionName;
 
@@ -25,6 +25,7 @@ impl Sandbox {
         async {
             let slot = self.slot(name).await;
             let mut warm = slot.lock().await;
+            self.remember_network(name, mode)?;
             self.egress.set_mode(name.as_str(), mode);
             let found = container::find(&self.docker, &self.instance, name.as_str()).await?;
             let Some(c) = found.filter(|c| c.state == State::Running) else {
@@ -63,6 +64,43 @@ impl Sandbox {
         }
         .instrument(span)
         .await
+    }
+
+    /// The session's network mode: what `set_network` chose (kept across restarts), else its
+    /// profile's.
+    pub fn network_mode(&self, name: &SessionName) -> Result<NetworkMode> {
+        let record = self.registry.get(name)?;
+        let profile = record.as_ref().and_then(|r| r.profile.as_deref());
+        let (_, p) = self.policy.profile(profile)?;
+        let fallback = record.and_then(|r| r.network).unwrap_or(p.network);
+        Ok(self.egress.mode(name.as_str(), fallback))
+    }
+
+    /// Applies a choice as typed (`off`, `allowlist`, `allowlist:HOST,...`): the mode, and the
+    /// hosts allowed for this session on top of the shared list.
+    pub async fn apply_network(
+        &self,
+        name: &SessionName,
+        choice: &NetworkChoice,
+    ) -> Result<NetworkSwitch> {
+        for host in &choice.hosts {
+            self.allow_host(name, &host.to_string(), AllowScope::Session)
+                .await?;
+        }
+        self.set_network(name, choice.mode).await
+    }
+
+    /// Writes the chosen mode into the session record, so the next IronClaw process starts the
+    /// session the same way. A session without a record yet gets it written by its first
+    /// execution (which knows the workspace and profile to create it with).
+    fn remember_network(&self, name: &SessionName, mode: NetworkMode) -> Result<()> {
+        if let Some(mut record) = self.registry.get(name)? {
+            if record.network != Some(mode) {
+                record.network = Some(mode);
+                self.registry.save(&record)?;
+            }
+        }
+        Ok(())
     }
 
     /// Lets `session` reach `host` (`name`, `*.domain`, optionally `:port`; e.g. an entry of

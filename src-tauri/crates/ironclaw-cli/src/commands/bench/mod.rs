@@ -8,6 +8,8 @@
 //! 4. Agent overhead per tool round trip: a real agent session driven by a scripted model, with
 //!    the model's and the sandbox's own time taken out ([`agent`]).
 //! 5. History search over a large synthetic history ([`search`]).
+//! 6. Allowlist network mode: a download and fresh connections through the egress proxy vs a
+//!    direct connection on the same private lab network ([`network`]).
 //!
 //! Everything runs in a throw-away data directory (its own instance id), so the user's sessions
 //! are never touched; its containers are removed by label at the end, also after an error or
@@ -18,6 +20,7 @@ mod baseline;
 mod corpus;
 mod ironclaw;
 mod machine;
+mod network;
 mod report;
 mod rss;
 mod search;
@@ -74,6 +77,14 @@ pub struct BenchArgs {
     /// Timed history searches [default: 300; --quick: 100].
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     search_queries: Option<u64>,
+    /// MiB downloaded per round in allowlist network mode, through the proxy and directly
+    /// [default: 100; --quick: 16].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    network_mb: Option<u64>,
+    /// Alternating rounds (proxied, then direct) of the network benchmark [default: 5;
+    /// --quick: 2].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    network_rounds: Option<u64>,
     /// Small numbers for a CI smoke run (options given explicitly still win).
     #[arg(long)]
     quick: bool,
@@ -97,6 +108,7 @@ struct Plan {
     stream_warmups: usize,
     agent: agent::Plan,
     search: search::Plan,
+    network: network::Plan,
 }
 
 impl Plan {
@@ -121,6 +133,11 @@ impl Plan {
             search: search::Plan {
                 messages: pick(args.search_messages, 100_000, 10_000),
                 queries: pick(args.search_queries, 300, 100),
+            },
+            network: network::Plan {
+                download_mib: args.network_mb.unwrap_or(if args.quick { 16 } else { 100 }),
+                rounds: pick(args.network_rounds, 5, 2),
+                requests: if args.quick { 10 } else { 50 },
             },
         }
     }
@@ -566,12 +583,19 @@ async fn measure(
     let dir = sandbox.paths().data_dir.join("search-bench");
     let search = search::section(dir, plan.search, Arc::clone(stop)).await;
 
+    // -- 6. allowlist network -----------------------------------------------------------------
+    progress(&format!(
+        "network: {} rounds of a {} MiB download and {} fresh connections, proxied then direct",
+        plan.network.rounds, plan.network.download_mib, plan.network.requests
+    ));
+    let network = network::section(sandbox, plan.network).await;
+
     let mut measured = Measured {
         sections: vec![warm, cold, stream],
         notes: Vec::new(),
         failures: Vec::new(),
     };
-    for outcome in [agent, search] {
+    for outcome in [agent, search, network] {
         measured.sections.push(outcome.section);
         measured.notes.extend(outcome.notes);
         measured.failures.extend(outcome.failure);
@@ -698,8 +722,16 @@ fn notes(
     notes
 }
 
-/// Removes every container of the bench's instance (sessions and labelled baselines).
+/// Removes every container of the bench's instance (sessions, labelled baselines, the egress
+/// relay and lab servers), then its egress and lab networks.
 async fn cleanup(docker: &Docker, instance: &str) -> anyhow::Result<()> {
+    remove_containers(docker, instance).await?;
+    ironclaw_sandbox::network::engine::remove_all(docker, instance).await?;
+    ironclaw_sandbox::network::lab::remove_all(docker, instance).await?;
+    Ok(())
+}
+
+async fn remove_containers(docker: &Docker, instance: &str) -> anyhow::Result<()> {
     // A fresh listing each pass: a docker run baseline may still be removing itself.
     for attempt in 0..3 {
         let left = container::list(docker, instance).await?;
@@ -750,6 +782,8 @@ mod tests {
             agent_rounds: None,
             search_messages: None,
             search_queries: None,
+            network_mb: None,
+            network_rounds: None,
             quick,
             no_cli: false,
             json: false,

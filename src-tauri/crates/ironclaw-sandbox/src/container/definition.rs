@@ -1,83 +1,16 @@
-//! Sandbox containers: how one is made (every hardening flag lives in [`create_body`]) and how
-//! we find ours again — always by label, never by guessing names.
+//! The container definition: every hardening flag a sandbox gets, whatever its profile.
 
 use std::collections::HashMap;
-use std::path::Path;
-use std::time::Duration;
 
 use bollard::models::{
-    ContainerCreateBody, ContainerSummaryStateEnum, HealthConfig, HostConfig, HostConfigLogConfig,
+    ContainerCreateBody, HealthConfig, HostConfig, HostConfigCgroupnsModeEnum, HostConfigLogConfig,
     Mount, MountBindOptions, MountBindOptionsPropagationEnum, MountType, ResourcesUlimits,
 };
-use bollard::query_parameters::{
-    CreateContainerOptionsBuilder, ListContainersOptionsBuilder, RemoveContainerOptionsBuilder,
-    StopContainerOptionsBuilder,
+
+use super::{
+    ContainerSpec, UserMapping, HOME, LABEL_EGRESS, LABEL_IMAGE_HASH, LABEL_INSTANCE,
+    LABEL_NETWORK, LABEL_PROFILE, LABEL_SESSION, LABEL_VERSION, RUN_DIR, WORKSPACE,
 };
-use bollard::Docker;
-use serde::Serialize;
-use tracing::Instrument;
-
-use crate::error::{is_conflict, is_not_found, Error, Result};
-use crate::network::Attachment;
-use crate::policy::{NetworkMode, Profile};
-
-pub const LABEL_SESSION: &str = "ironclaw.session";
-pub const LABEL_VERSION: &str = "ironclaw.version";
-pub const LABEL_INSTANCE: &str = "ironclaw.instance";
-pub const LABEL_IMAGE_HASH: &str = "ironclaw.image-hash";
-pub const LABEL_PROFILE: &str = "ironclaw.profile";
-/// The network mode the container was created for (`none` or `allowlist`). Docker can attach
-/// and detach an allowlist container live, but never give a `none` container a network.
-pub const LABEL_NETWORK: &str = "ironclaw.network";
-/// The egress network (id) an allowlist container was made for; a new network needs a new
-/// container, because the proxy address lives in its environment.
-pub const LABEL_EGRESS: &str = "ironclaw.egress";
-
-/// Where the session's host folder appears inside the container.
-pub const WORKSPACE: &str = "/workspace";
-/// HOME inside the container: a size-capped tmpfs, because the root filesystem is read-only.
-pub const HOME: &str = "/home/sandbox";
-const RUN_DIR: &str = "/run/ironclaw";
-
-/// Who code runs as. Never UID 0: see [`crate::session::user_mapping`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct UserMapping {
-    pub uid: u32,
-    pub gid: u32,
-    /// True when the host user is root and we substituted a fixed unprivileged identity.
-    pub substituted_for_root: bool,
-}
-
-/// Everything needed to create one session's container.
-#[derive(Debug, Clone)]
-pub struct ContainerSpec<'a> {
-    pub session: &'a str,
-    pub instance: &'a str,
-    pub image_tag: &'a str,
-    pub image_hash: &'a str,
-    pub profile_name: &'a str,
-    pub profile: &'a Profile,
-    pub workspace: &'a Path,
-    pub user: UserMapping,
-    pub idle_timeout: Duration,
-    /// `Some` for allowlist mode: the egress network and proxy settings.
-    pub egress: Option<&'a Attachment>,
-}
-
-impl ContainerSpec<'_> {
-    fn network_mode(&self) -> NetworkMode {
-        match self.egress {
-            None => NetworkMode::None,
-            Some(_) => NetworkMode::Allowlist,
-        }
-    }
-}
-
-impl ContainerSpec<'_> {
-    pub fn name(&self) -> String {
-        format!("ironclaw-{}-{}", self.instance, self.session)
-    }
-}
 
 fn tmpfs_opts(bytes: u64, user: UserMapping, mode: &str) -> String {
     // exec is allowed so venvs and `pip install --user` scripts work; nosuid/nodev are not
@@ -161,6 +94,9 @@ pub fn create_body(spec: &ContainerSpec<'_>) -> ContainerCreateBody {
         dns_options,
         sysctls,
         ipc_mode: Some("private".to_string()),
+        // Its own cgroup namespace: /proc/self/cgroup shows `/`, not `/docker/<container id>`
+        // (cgroup v1 engines default to the host's), and limits still read from inside.
+        cgroupns_mode: Some(HostConfigCgroupnsModeEnum::PRIVATE),
         shm_size: Some(64 << 20),
         memory: Some(memory),
         // Equal to memory: no swap, so the memory limit is a real limit.
@@ -223,202 +159,14 @@ pub fn create_body(spec: &ContainerSpec<'_>) -> ContainerCreateBody {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum State {
-    Running,
-    Stopped,
-    Other,
-}
-
-/// One of our containers as Docker lists it.
-#[derive(Debug, Clone, Serialize)]
-pub struct ContainerInfo {
-    pub id: String,
-    pub name: String,
-    pub session: String,
-    pub state: State,
-    pub status: String,
-    pub profile: String,
-    pub image_hash: String,
-    pub version: String,
-    /// [`LABEL_NETWORK`]: `none` (also for containers older than the label) or `allowlist`.
-    pub network: String,
-    /// [`LABEL_EGRESS`]: the egress network id an allowlist container was made for.
-    pub egress: String,
-}
-
-/// All session containers of this IronClaw instance (one data directory), running or not. The
-/// egress relay carries the instance label too, but no session label.
-pub async fn list(docker: &Docker, instance: &str) -> Result<Vec<ContainerInfo>> {
-    list_filtered(
-        docker,
-        vec![
-            format!("{LABEL_INSTANCE}={instance}"),
-            LABEL_SESSION.to_string(),
-        ],
-    )
-    .await
-}
-
-pub async fn find(docker: &Docker, instance: &str, session: &str) -> Result<Option<ContainerInfo>> {
-    let found = list_filtered(
-        docker,
-        vec![
-            format!("{LABEL_INSTANCE}={instance}"),
-            format!("{LABEL_SESSION}={session}"),
-        ],
-    )
-    .await?;
-    Ok(found.into_iter().next())
-}
-
-/// Every container any IronClaw made on this engine (used by tests and `doctor`).
-pub async fn list_all_ironclaw(docker: &Docker) -> Result<Vec<ContainerInfo>> {
-    list_filtered(docker, vec![LABEL_SESSION.to_string()]).await
-}
-
-async fn list_filtered(docker: &Docker, labels: Vec<String>) -> Result<Vec<ContainerInfo>> {
-    let filters = HashMap::from([("label".to_string(), labels)]);
-    let options = ListContainersOptionsBuilder::default()
-        .all(true)
-        .filters(&filters)
-        .build();
-    let found = docker
-        .list_containers(Some(options))
-        .instrument(tracing::debug_span!("docker.list_containers"))
-        .await
-        .map_err(|e| Error::docker("listing sandbox containers", e))?;
-    Ok(found
-        .into_iter()
-        .map(|c| {
-            let labels = c.labels.unwrap_or_default();
-            let label = |k: &str| labels.get(k).cloned().unwrap_or_default();
-            let state = match c.state {
-                Some(ContainerSummaryStateEnum::RUNNING) => State::Running,
-                Some(
-                    ContainerSummaryStateEnum::EXITED
-                    | ContainerSummaryStateEnum::CREATED
-                    | ContainerSummaryStateEnum::DEAD,
-                ) => State::Stopped,
-                _ => State::Other,
-            };
-            ContainerInfo {
-                id: c.id.unwrap_or_default(),
-                name: c
-                    .names
-                    .and_then(|n| n.into_iter().next())
-                    .unwrap_or_default()
-                    .trim_start_matches('/')
-                    .to_string(),
-                session: label(LABEL_SESSION),
-                state,
-                status: c.status.unwrap_or_default(),
-                profile: label(LABEL_PROFILE),
-                image_hash: label(LABEL_IMAGE_HASH),
-                version: label(LABEL_VERSION),
-                network: match label(LABEL_NETWORK) {
-                    n if n.is_empty() => NetworkMode::None.as_str().to_string(),
-                    n => n,
-                },
-                egress: label(LABEL_EGRESS),
-            }
-        })
-        .collect())
-}
-
-pub async fn create(docker: &Docker, spec: &ContainerSpec<'_>) -> Result<String> {
-    let name = spec.name();
-    let span = tracing::info_span!("docker.create_container", session = spec.session, %name);
-    async {
-        let options = CreateContainerOptionsBuilder::default().name(&name).build();
-        let created = docker
-            .create_container(Some(options), create_body(spec))
-            .await;
-        match created {
-            Ok(r) => Ok(r.id),
-            Err(e) if is_conflict(&e) => {
-                // A stale container holds the name (e.g. half-removed after a crash): replace it.
-                remove(docker, &name).await?;
-                let options = CreateContainerOptionsBuilder::default().name(&name).build();
-                docker
-                    .create_container(Some(options), create_body(spec))
-                    .await
-                    .map(|r| r.id)
-                    .map_err(|e| Error::docker("creating the sandbox container", e))
-            }
-            Err(e) if is_not_found(&e) => Err(Error::ImageMissing {
-                tag: spec.image_tag.to_string(),
-            }),
-            Err(e) => Err(classify_create_error(e, spec)),
-        }
-    }
-    .instrument(span)
-    .await
-}
-
-fn classify_create_error(e: bollard::errors::Error, spec: &ContainerSpec<'_>) -> Error {
-    let text = e.to_string();
-    if text.contains("unknown or invalid runtime") {
-        return Error::RuntimeUnavailable {
-            runtime: spec.profile.runtime.as_docker_name().to_string(),
-            available: "see `docker info`".to_string(),
-        };
-    }
-    Error::docker("creating the sandbox container", e)
-}
-
-pub async fn start(docker: &Docker, id: &str) -> Result<()> {
-    match docker
-        .start_container(id, None)
-        .instrument(tracing::info_span!("docker.start_container", id))
-        .await
-    {
-        Ok(()) => Ok(()),
-        // 304: already running, which is what we wanted.
-        Err(bollard::errors::Error::DockerResponseServerError {
-            status_code: 304, ..
-        }) => Ok(()),
-        Err(e) => Err(Error::docker("starting the sandbox container", e)),
-    }
-}
-
-pub async fn stop(docker: &Docker, id: &str) -> Result<()> {
-    let options = StopContainerOptionsBuilder::default().t(2).build();
-    match docker
-        .stop_container(id, Some(options))
-        .instrument(tracing::info_span!("docker.stop_container", id))
-        .await
-    {
-        Ok(()) => Ok(()),
-        Err(bollard::errors::Error::DockerResponseServerError {
-            status_code: 304, ..
-        }) => Ok(()),
-        Err(e) if is_not_found(&e) => Ok(()),
-        Err(e) => Err(Error::docker("stopping the sandbox container", e)),
-    }
-}
-
-/// Force-removes a container; one that is already gone counts as removed.
-pub async fn remove(docker: &Docker, id: &str) -> Result<()> {
-    let options = RemoveContainerOptionsBuilder::default().force(true).build();
-    match docker
-        .remove_container(id, Some(options))
-        .instrument(tracing::info_span!("docker.remove_container", id))
-        .await
-    {
-        Ok(()) => Ok(()),
-        Err(e) if is_not_found(&e) => Ok(()),
-        // 409 "removal already in progress": someone else is doing our job.
-        Err(e) if is_conflict(&e) => Ok(()),
-        Err(e) => Err(Error::docker("removing the sandbox container", e)),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
+    use std::path::Path;
+    use std::time::Duration;
+
     use super::*;
+    use crate::network::Attachment;
     use crate::policy::{Policy, DEFAULT_POLICY_YAML};
 
     fn spec_body(profile: &str) -> ContainerCreateBody {
@@ -472,6 +220,11 @@ mod tests {
                 "{profile}"
             );
             assert_eq!(hc.ipc_mode.as_deref(), Some("private"), "{profile}");
+            assert_eq!(
+                hc.cgroupns_mode,
+                Some(HostConfigCgroupnsModeEnum::PRIVATE),
+                "{profile}"
+            );
             let tmpfs = hc.tmpfs.unwrap();
             for path in ["/tmp", HOME] {
                 let opts = &tmpfs[path];
