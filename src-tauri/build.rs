@@ -17,6 +17,7 @@ const COMMANDS: &[&str] = &[
     "open_conversation",
     "send_message",
     "decide",
+    "decide_host",
     "cancel",
     "set_policy",
     "list_rules",

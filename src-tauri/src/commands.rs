@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use ironclaw_agent::approval::{ApprovalPolicy, Decision};
+use ironclaw_agent::protocol::HostDecision;
 use ironclaw_agent::AgentEvent;
 use ironclaw_desktop::doctor::{DoctorReport, ImageProgress};
 use ironclaw_desktop::types::{
@@ -141,6 +142,16 @@ pub async fn decide(
         .decide(id, approval_id, &code_hash, decision, confirmed)
         .await
         .map_err(msg)
+}
+
+#[tauri::command]
+pub async fn decide_host(
+    desktop: State<'_, Desktop>,
+    id: ConversationId,
+    target: String,
+    decision: HostDecision,
+) -> Res<()> {
+    desktop.decide_host(id, target, decision).await.map_err(msg)
 }
 
 #[tauri::command]

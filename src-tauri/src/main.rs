@@ -71,6 +71,7 @@ fn run(started: Instant) -> Result<(), Box<dyn std::error::Error>> {
             commands::open_conversation,
             commands::send_message,
             commands::decide,
+            commands::decide_host,
             commands::cancel,
             commands::set_policy,
             commands::list_rules,

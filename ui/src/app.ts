@@ -51,6 +51,10 @@ export class App {
       openExternal: (url) => void api.openExternal(url).catch((e) => this.toast(errorText(e))),
       reviewApproval: (id) => this.queue.open(id || undefined),
       toggleWorkspace: () => this.workspace.toggle(),
+      decideHost: (target, decision) => {
+        if (!this.currentId) return;
+        void this.api.decideHost(this.currentId, target, decision).catch((e) => this.toast(errorText(e)));
+      },
     });
     this.queue = new ApprovalQueue((req, decision, confirmed) => this.decide(req, decision, confirmed), {
       changed: (pending, open) => {

@@ -329,3 +329,30 @@ function key(k: string): void {
   const target = document.activeElement ?? document.body;
   target.dispatchEvent(new KeyboardEvent("keydown", { key: k, bubbles: true, cancelable: true }));
 }
+
+describe("network prompts", () => {
+  it("a refused host asks once, and the answer goes to decide_host with that host", async () => {
+    const { api, app } = await startApp();
+    const id = app.conversationId!;
+    const blocked = { type: "networkBlocked", executionId: "exec-1", target: "pypi.example:443", reason: "not on the allowlist", alreadyDenied: false } as const;
+    api.emit(id, blocked);
+    api.emit(id, blocked);
+    await settle();
+    expect(all("network-prompt")).toHaveLength(1);
+    expect(q("network-prompt").dataset["target"]).toBe("pypi.example:443");
+    q<HTMLButtonElement>("network-allowForSession").click();
+    await settle(20);
+    const calls = api.calls.filter((c) => c.name === "decideHost");
+    expect(calls).toHaveLength(1);
+    expect(calls[0]?.args).toEqual([id, "pypi.example:443", "allowForSession"]);
+    expect(q("network-prompt").dataset["decided"]).toBe("allowForSession");
+    expect(all("network-deny")).toHaveLength(0);
+  });
+
+  it("a host the person already denied is not asked about again", async () => {
+    const { api, app } = await startApp();
+    api.emit(app.conversationId!, { type: "networkBlocked", executionId: "exec-1", target: "evil.example:80", reason: "denied", alreadyDenied: true });
+    await settle();
+    expect(all("network-prompt")).toHaveLength(0);
+  });
+});

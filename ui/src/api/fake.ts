@@ -9,6 +9,7 @@ import type { ApprovalRequest } from "../bindings/ApprovalRequest";
 import type { ConversationSummary } from "../bindings/ConversationSummary";
 import type { ConversationView } from "../bindings/ConversationView";
 import type { Decision } from "../bindings/Decision";
+import type { HostDecision } from "../bindings/HostDecision";
 import type { DoctorReport } from "../bindings/DoctorReport";
 import type { ExecutionFilesEvent } from "../bindings/ExecutionFilesEvent";
 import type { FocusApprovalEvent } from "../bindings/FocusApprovalEvent";
@@ -380,6 +381,11 @@ export class FakeBackend implements Api {
       c.files = [file, ...c.files.filter((f) => f.path !== file.path).map((f) => ({ ...f, changedByLastRun: false }))];
       this.emitExecutionFiles({ conversationId: id, executionId, files: [file] });
     }
+  }
+
+  async decideHost(id: string, target: string, decision: HostDecision): Promise<void> {
+    this.log("decideHost", id, target, decision);
+    this.emit(id, { type: "networkDecided", target, decision, decidedBy: "user_dialog" });
   }
 
   async decide(id: string, approvalId: string, codeHash: string, decision: Decision, confirmed: boolean): Promise<void> {

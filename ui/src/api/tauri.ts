@@ -58,6 +58,7 @@ export const tauriApi: Api = {
   sendMessage: (id, text) => invoke<void>("send_message", { id, text }),
   decide: (id, approvalId, codeHash, decision, confirmed) =>
     invoke<void>("decide", { id, approvalId, codeHash, decision, confirmed }),
+  decideHost: (id, target, decision) => invoke<void>("decide_host", { id, target, decision }),
   cancel: (id) => invoke<void>("cancel", { id }),
   setPolicy: (id, policy) => invoke<void>("set_policy", { id, policy }),
   listRules: (id) => invoke<SessionRuleView[]>("list_rules", { id }),

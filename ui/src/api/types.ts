@@ -6,6 +6,7 @@ import type { ApprovalPolicy } from "../bindings/ApprovalPolicy";
 import type { ConversationSummary } from "../bindings/ConversationSummary";
 import type { ConversationView } from "../bindings/ConversationView";
 import type { Decision } from "../bindings/Decision";
+import type { HostDecision } from "../bindings/HostDecision";
 import type { DoctorReport } from "../bindings/DoctorReport";
 import type { ExecutionFilesEvent } from "../bindings/ExecutionFilesEvent";
 import type { FocusApprovalEvent } from "../bindings/FocusApprovalEvent";
@@ -41,6 +42,8 @@ export interface Api {
   openConversation(id: string, onEvent: (e: AgentEvent) => void): Promise<ConversationView>;
   sendMessage(id: string, text: string): Promise<void>;
   decide(id: string, approvalId: string, codeHash: string, decision: Decision, confirmed: boolean): Promise<void>;
+  /** Answers a host the network policy refused; only a refused, unanswered host is accepted. */
+  decideHost(id: string, target: string, decision: HostDecision): Promise<void>;
   cancel(id: string): Promise<void>;
   setPolicy(id: string, policy: ApprovalPolicy): Promise<void>;
   listRules(id: string): Promise<SessionRuleView[]>;

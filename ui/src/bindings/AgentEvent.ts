@@ -5,6 +5,7 @@ import type { ApprovalRequest } from "./ApprovalRequest";
 import type { ConversationId } from "./ConversationId";
 import type { DecidedBy } from "./DecidedBy";
 import type { ExecutionId } from "./ExecutionId";
+import type { HostDecision } from "./HostDecision";
 import type { MessageId } from "./MessageId";
 import type { OutputStream } from "./OutputStream";
 import type { TurnId } from "./TurnId";
@@ -13,4 +14,12 @@ import type { TurnStatus } from "./TurnStatus";
 /**
  * Events out of a session. On the wire: `{"type": "executionOutput", "executionId": …}`.
  */
-export type AgentEvent = { "type": "turnStarted", conversationId: ConversationId, turnId: TurnId, } | { "type": "textDelta", messageId: MessageId, text: string, } | { "type": "assistantMessage", messageId: MessageId, text: string, } | { "type": "approvalRequested" } & ApprovalRequest | { "type": "approvalResolved", approvalId: ApprovalId, approved: boolean, decidedBy: DecidedBy, userEdited: boolean, auto: boolean, reason: string | null, } | { "type": "decisionRejected", approvalId: ApprovalId, message: string, stillPending: boolean, } | { "type": "executionStarted", executionId: ExecutionId, approvalId: ApprovalId, language: string, code: string, } | { "type": "executionOutput", executionId: ExecutionId, stream: OutputStream, text: string, } | { "type": "executionResources", executionId: ExecutionId, cpuPercent: number, memoryBytes: number, pids: number, } | { "type": "executionEnded", executionId: ExecutionId, exitCode: number, durationMs: number, timedOut: boolean, cancelled: boolean, oomKilled: boolean, peakMemoryBytes: number, truncated: boolean, logFile: string | null, } | { "type": "turnEnded", turnId: TurnId, status: TurnStatus, error: string | null, } | { "type": "policyChanged", policy: ApprovalPolicy, flagged: boolean, } | { "type": "error", message: string, };
+export type AgentEvent = { "type": "turnStarted", conversationId: ConversationId, turnId: TurnId, } | { "type": "textDelta", messageId: MessageId, text: string, } | { "type": "assistantMessage", messageId: MessageId, text: string, } | { "type": "approvalRequested" } & ApprovalRequest | { "type": "approvalResolved", approvalId: ApprovalId, approved: boolean, decidedBy: DecidedBy, userEdited: boolean, auto: boolean, reason: string | null, } | { "type": "decisionRejected", approvalId: ApprovalId, message: string, stillPending: boolean, } | { "type": "executionStarted", executionId: ExecutionId, approvalId: ApprovalId, language: string, code: string, } | { "type": "executionOutput", executionId: ExecutionId, stream: OutputStream, text: string, } | { "type": "executionResources", executionId: ExecutionId, cpuPercent: number, memoryBytes: number, pids: number, } | { "type": "executionEnded", executionId: ExecutionId, exitCode: number, durationMs: number, timedOut: boolean, cancelled: boolean, oomKilled: boolean, peakMemoryBytes: number, truncated: boolean, logFile: string | null, } | { "type": "turnEnded", turnId: TurnId, status: TurnStatus, error: string | null, } | { "type": "policyChanged", policy: ApprovalPolicy, flagged: boolean, } | { "type": "error", message: string, } | { "type": "networkBlocked", executionId: ExecutionId, 
+/**
+ * `host:port`.
+ */
+target: string, reason: string, 
+/**
+ * The person already said no to this host in this conversation.
+ */
+alreadyDenied: boolean, } | { "type": "networkDecided", target: string, decision: HostDecision, decidedBy: DecidedBy, };

@@ -6,6 +6,7 @@ import type { ApprovalRequest } from "../bindings/ApprovalRequest";
 import type { ApprovalState } from "../bindings/ApprovalState";
 import type { ConversationView } from "../bindings/ConversationView";
 import type { HistoryItem } from "../bindings/HistoryItem";
+import type { HostDecision } from "../bindings/HostDecision";
 import { errorText } from "../api/types";
 import { formatTime, h } from "../lib/dom";
 import { icon } from "../lib/icons";
@@ -21,6 +22,7 @@ export interface ChatActions {
   openExternal(url: string): void;
   reviewApproval(approvalId: string): void;
   toggleWorkspace(): void;
+  decideHost(target: string, decision: HostDecision): void;
 }
 
 interface Message {
@@ -45,6 +47,7 @@ export class ChatView {
   private messages = new Map<string, Message>();
   private cells = new Map<string, ExecutionCell>();
   private cards = new Map<string, { el: HTMLElement; state: HTMLElement; review: HTMLButtonElement }>();
+  private hostPrompts = new Map<string, HTMLElement>();
   private running = false;
   private stick = true;
 
@@ -120,6 +123,7 @@ export class ChatView {
     this.messages.clear();
     this.cells.clear();
     this.cards.clear();
+    this.hostPrompts.clear();
     this.log.replaceChildren(this.empty);
     this.setTitle(view.conversation.title);
     for (const item of view.items) this.addHistory(item);
@@ -328,6 +332,61 @@ export class ChatView {
       case "error":
         this.notice(e.message, true);
         break;
+      case "networkBlocked":
+        if (!e.alreadyDenied) this.hostPrompt(e.target, e.reason);
+        break;
+      case "networkDecided":
+        this.hostDecided(e.target, e.decision);
+        break;
+    }
+  }
+
+  /**
+   * The network policy refused a host during a run. The person may let it through (once, for
+   * this conversation, or always) or keep it blocked; the code is not retried on its own.
+   */
+  private hostPrompt(target: string, reason: string): void {
+    if (this.hostPrompts.has(target)) return;
+    const choices: [HostDecision, string][] = [
+      ["allowOnce", "Allow once"],
+      ["allowForSession", "Allow in this conversation"],
+      ["allowAlways", "Always allow"],
+      ["deny", "Keep blocked"],
+    ];
+    const buttons = h("div", { className: "network-actions" });
+    for (const [decision, label] of choices) {
+      const b = h("button", { className: `btn btn-small${decision === "deny" ? "" : " btn-quiet"}`, type: "button", "data-decision": decision, testid: `network-${decision}` }, label);
+      b.addEventListener("click", () => {
+        buttons.querySelectorAll("button").forEach((x) => ((x as HTMLButtonElement).disabled = true));
+        this.actions.decideHost(target, decision);
+      });
+      buttons.append(b);
+    }
+    const el = h(
+      "div",
+      { testid: "network-prompt", className: "network-prompt", role: "alert", "data-target": target },
+      h("div", {}, h("strong", {}, "Network blocked: "), h("code", {}, target)),
+      h("div", { className: "network-reason" }, reason),
+      buttons,
+    );
+    this.hostPrompts.set(target, el);
+    this.append(el);
+  }
+
+  private hostDecided(target: string, decision: HostDecision): void {
+    const el = this.hostPrompts.get(target);
+    this.hostPrompts.delete(target);
+    const text: Record<HostDecision, string> = {
+      allowOnce: `${target} may be reached by the next run.`,
+      allowForSession: `${target} is allowed in this conversation.`,
+      allowAlways: `${target} is allowed from now on.`,
+      deny: `${target} stays blocked.`,
+    };
+    if (el) {
+      el.querySelector(".network-actions")?.replaceWith(h("div", { className: "network-reason" }, text[decision]));
+      el.setAttribute("data-decided", decision);
+    } else {
+      this.notice(text[decision]);
     }
   }
 

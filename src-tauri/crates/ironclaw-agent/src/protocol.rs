@@ -52,6 +52,7 @@ pub enum Op {
 
 /// What a person can answer when the network policy refused a host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub enum HostDecision {
     /// The conversation's next execution may reach it.

@@ -12,11 +12,12 @@ pub fn export(dir: &std::path::Path) -> Result<(), ts_rs::ExportError> {
     use crate::sink::{ExecutionFilesEvent, FocusApprovalEvent, PendingApprovalsEvent};
     use crate::types::*;
     use ironclaw_agent::approval::{ApprovalPolicy, Decision};
-    use ironclaw_agent::protocol::AgentEvent;
+    use ironclaw_agent::protocol::{AgentEvent, HostDecision};
 
     let cfg = Config::new().with_out_dir(dir).with_large_int("number");
     AgentEvent::export_all(&cfg)?;
     Decision::export_all(&cfg)?;
+    HostDecision::export_all(&cfg)?;
     ApprovalPolicy::export_all(&cfg)?;
     ConversationSummary::export_all(&cfg)?;
     ConversationView::export_all(&cfg)?;

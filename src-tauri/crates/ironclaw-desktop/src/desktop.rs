@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use ironclaw_agent::approval::{is_flagged, ApprovalPolicy, CodeHash, Decision};
+use ironclaw_agent::protocol::HostDecision;
 use ironclaw_agent::{Op, SessionHandle};
 use ironclaw_llm::Provider;
 use ironclaw_sandbox::session::SessionName;
@@ -308,6 +309,23 @@ impl Desktop {
             decision,
             decided_by: DecidedBy::UserDialog,
             confirmed,
+        })?;
+        Ok(())
+    }
+
+    /// Answers a host the network policy refused during one of this conversation's runs. The
+    /// session accepts it only for a host it actually refused and has not had answered.
+    pub async fn decide_host(
+        &self,
+        id: ConversationId,
+        target: String,
+        decision: HostDecision,
+    ) -> Result<()> {
+        let session = self.core.session(id).await?;
+        session.send(Op::DecideHost {
+            target,
+            decision,
+            decided_by: DecidedBy::UserDialog,
         })?;
         Ok(())
     }
