@@ -5,6 +5,7 @@ pub mod agent;
 mod cli;
 mod config;
 pub mod escape;
+mod faults;
 mod host_user;
 mod isolation;
 mod limits;

@@ -4,6 +4,7 @@
 //! carrying the right approval id and code hash (or the session's explicit policy/rules).
 
 mod decide;
+mod orphan;
 mod run_code;
 mod transcript;
 mod turn;

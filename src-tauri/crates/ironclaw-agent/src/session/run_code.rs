@@ -218,17 +218,7 @@ async fn execute(
         });
     };
     let request = ExecRequest::new(language, ticket.code.clone());
-    let result = inner
-        .deps
-        .sandbox
-        .exec(
-            &inner.sandbox_session,
-            &inner.sandbox_options,
-            &request,
-            &mut on_event,
-            cancel,
-        )
-        .await;
+    let result = super::orphan::exec(inner, execution.id, &request, &mut on_event, cancel).await;
     let ran_before = inner
         .ran_before
         .swap(true, std::sync::atomic::Ordering::AcqRel);
