@@ -101,10 +101,7 @@ async fn a_full_disk_fails_the_turn_clearly_runs_nothing_and_loses_nothing_commi
     std::fs::remove_file(&filler).expect("free the space");
 
     // Full while an approval waits: the decision cannot be recorded, so the code must not run.
-    agent.push_all([
-        asks_to_run("call_1", "python", "print('must not run')"),
-        says("never sent"),
-    ]);
+    agent.push(asks_to_run("call_1", "python", "print('must not run')"));
     agent.send("run this");
     let req = agent.approval_request().await;
     fill(&filler);

@@ -71,11 +71,35 @@ impl PrivateEngine {
         self.docker = wait_until_ready(self.dir.path()).await;
     }
 
-    /// `kill -9` of the daemon (its managed containerd dies with it; container shims live on).
+    /// `kill -9` of the daemon and of the containerd it manages (a crashed engine, as systemd
+    /// would restart it); the container shims, and so the containers' processes, live on.
     pub fn kill_9(&mut self) {
         let mut child = self.daemon.take().expect("the private engine runs");
         child.kill().expect("kill -9 dockerd");
         child.wait().expect("reap dockerd");
+        self.kill_containerd();
+    }
+
+    /// The managed containerd outlives a killed dockerd (sometimes hung); its pid file says
+    /// which process it is.
+    fn kill_containerd(&self) {
+        let pid_file = self.dir.path().join("x/containerd/containerd.pid");
+        let Some(pid) = std::fs::read_to_string(pid_file)
+            .ok()
+            .and_then(|p| p.trim().parse::<i32>().ok())
+        else {
+            return;
+        };
+        let pid = nix::unistd::Pid::from_raw(pid);
+        if nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL).is_ok() {
+            // Not our child, so no wait(): poll until it is gone.
+            for _ in 0..100 {
+                if nix::sys::signal::kill(pid, None).is_err() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
     }
 
     pub fn log_tail(&self) -> String {
@@ -86,8 +110,25 @@ impl PrivateEngine {
 
     /// A clean stop: containers removed, then SIGTERM and a wait; SIGKILL if it will not go.
     fn stop(&mut self) {
-        let Some(mut child) = self.daemon.take() else {
-            return;
+        let mut child = match self.daemon.take() {
+            Some(child) => child,
+            // Killed and never restarted (the test failed in between): containers may still run
+            // under their shims, and only a daemon can remove them, so start one to do it.
+            None => {
+                let child = spawn_daemon(self.dir.path());
+                for _ in 0..300 {
+                    let up = Command::new("docker")
+                        .env("DOCKER_HOST", self.host())
+                        .arg("info")
+                        .output()
+                        .is_ok_and(|o| o.status.success());
+                    if up {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                child
+            }
         };
         let out = Command::new("docker")
             .env("DOCKER_HOST", self.host())
@@ -108,14 +149,19 @@ impl PrivateEngine {
         }
         let pid = nix::unistd::Pid::from_raw(child.id() as i32);
         let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+        let mut stopped = false;
         for _ in 0..300 {
             if let Ok(Some(_)) = child.try_wait() {
-                return;
+                stopped = true;
+                break;
             }
             std::thread::sleep(Duration::from_millis(100));
         }
-        let _ = child.kill();
-        let _ = child.wait();
+        if !stopped {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        self.kill_containerd();
     }
 }
 

@@ -71,6 +71,22 @@ pub(crate) fn classify(endpoint: &Endpoint, action: &str, err: bollard::errors::
     }
 }
 
+/// Whether `err` means the engine went away after IronClaw had connected (stopped, crashed or
+/// restarting): its socket is gone or refuses connections. Used for errors of ordinary calls,
+/// which otherwise read "client error (Connect)".
+pub(crate) fn engine_gone(err: &bollard::errors::Error) -> bool {
+    use bollard::errors::Error as B;
+    let kind = match err {
+        B::SocketNotFoundError(_) => return true,
+        B::IOError { err: io_err } => io_error_kind(io_err),
+        _ => io_error_kind(err),
+    };
+    matches!(
+        kind,
+        Some(io::ErrorKind::ConnectionRefused | io::ErrorKind::NotFound)
+    )
+}
+
 /// The first specific `io::ErrorKind` in the source chain. `Other` is looked through because
 /// wrappers use it around the real cause; `io::Error::source()` skips the error it wraps, so the
 /// wrapped error is inspected via `get_ref()` instead.
