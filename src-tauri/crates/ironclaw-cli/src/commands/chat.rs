@@ -13,6 +13,8 @@ use ironclaw_llm::{ProviderConfig, ProviderKind};
 use ironclaw_store::{ConversationId, DecidedBy, RiskLevel};
 use tokio::io::{AsyncBufReadExt, BufReader, Lines, Stdin};
 
+use crate::terminal::inert;
+
 #[derive(Args)]
 pub struct ChatArgs {
     /// Continue this conversation (id from `ironclaw history ls`).
@@ -318,19 +320,6 @@ async fn decide(
         confirmed,
     })?;
     Ok(())
-}
-
-/// The model's text, code and the code's output are untrusted: escape sequences in them could
-/// repaint the approval prompt, hide lines or set the clipboard. Control characters other than
-/// newline and tab are shown, not obeyed.
-fn inert(text: &str) -> String {
-    text.chars()
-        .map(|c| match c {
-            '\n' | '\t' => c.to_string(),
-            c if c.is_control() => format!("\\u{{{:x}}}", c as u32),
-            c => c.to_string(),
-        })
-        .collect()
 }
 
 fn render(event: AgentEvent) {
