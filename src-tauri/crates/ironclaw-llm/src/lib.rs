@@ -14,6 +14,7 @@ mod anthropic;
 mod api_key;
 mod classify;
 pub mod config;
+mod config_file;
 mod endpoint;
 mod error;
 mod http;

@@ -60,8 +60,7 @@ fn provider_config(args: &ChatArgs) -> anyhow::Result<Option<ProviderConfig>> {
             .join("provider.yaml");
         return match std::fs::read_to_string(&file) {
             Ok(text) => {
-                let mut config: ProviderConfig = serde_yaml_ng::from_str(&text)
-                    .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+                let mut config = ProviderConfig::from_yaml(&text, &file)?;
                 if args.model.is_some() {
                     config.model = args.model.clone();
                 }
