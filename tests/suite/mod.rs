@@ -2,6 +2,7 @@
 //! tests never share containers and can run in parallel.
 
 pub mod agent;
+mod bad_input;
 mod cli;
 mod config;
 pub mod escape;

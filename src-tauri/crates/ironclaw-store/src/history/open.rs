@@ -66,6 +66,7 @@ pub(crate) fn connect(path: &Path) -> Result<Connection> {
 
 /// Refuses a database some other program made: schema version 0 (never migrated by IronClaw)
 /// yet holding tables. Migrating it would write IronClaw's tables into someone else's file.
+/// Refuses one from a newer IronClaw here too, so neither is touched (not even set to WAL).
 fn refuse_foreign(conn: &Connection, path: &Path) -> Result<()> {
     let found = (|| -> rusqlite::Result<(i64, Vec<String>)> {
         let version: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
@@ -79,10 +80,17 @@ fn refuse_foreign(conn: &Connection, path: &Path) -> Result<()> {
         Ok((version, tables))
     })()
     .map_err(|e| damaged_or(path, e))?;
+    let supported = super::migrations::latest_version();
     match found {
         (0, tables) if !tables.is_empty() => Err(StoreError::Foreign {
             path: path.to_path_buf(),
             tables: tables.join(", "),
+        }),
+        // Also checked by the migrations; here it is refused before anything is written.
+        (version, _) if version > supported => Err(StoreError::TooNew {
+            path: path.to_path_buf(),
+            found: version,
+            supported,
         }),
         _ => Ok(()),
     }
