@@ -14,5 +14,6 @@ mod network;
 mod output;
 mod processes;
 mod recovery;
+mod security_doc;
 mod sessions;
 mod state;

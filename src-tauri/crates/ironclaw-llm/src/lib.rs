@@ -17,6 +17,9 @@ pub mod config;
 mod config_file;
 mod endpoint;
 mod error;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod http;
 mod ollama;
 mod openai;
