@@ -200,6 +200,21 @@ mod tests {
     }
 
     #[test]
+    fn an_engine_that_went_away_is_not_running_but_other_failures_stay_as_they_are() {
+        assert!(engine_gone(&io_err(io::ErrorKind::ConnectionRefused)));
+        assert!(engine_gone(&io_err(io::ErrorKind::NotFound)));
+        assert!(!engine_gone(&io_err(io::ErrorKind::BrokenPipe)));
+        assert!(matches!(
+            Error::docker("listing", io_err(io::ErrorKind::ConnectionRefused)),
+            Error::DockerNotRunning { .. }
+        ));
+        assert!(matches!(
+            Error::docker("listing", io_err(io::ErrorKind::TimedOut)),
+            Error::Docker { .. }
+        ));
+    }
+
+    #[test]
     fn io_kinds_map_to_actionable_variants() {
         let ep = unix("/run/x.sock");
         assert!(matches!(
