@@ -2,10 +2,12 @@
 //! tests never share containers and can run in parallel.
 
 pub mod agent;
+mod bad_input;
 mod cli;
 mod config;
 mod desktop;
 pub mod escape;
+mod faults;
 mod host_user;
 mod isolation;
 mod limits;
@@ -13,5 +15,6 @@ mod network;
 mod output;
 mod processes;
 mod recovery;
+mod security_doc;
 mod sessions;
 mod state;

@@ -3,6 +3,7 @@
 
 mod commands;
 mod progress;
+mod terminal;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -123,11 +123,23 @@ impl Transport {
         cancel: &CancellationToken,
     ) -> Result<EventStream> {
         let response = self.send(ctx, request, cancel).await?;
-        let is_json = response
+        let content_type = response
             .headers()
             .get(reqwest::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.starts_with("application/json"));
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        if content_type.starts_with("text/html") {
+            // A proxy, captive portal or login page answering 200: read as an event stream it
+            // looks like a stream that ended early, which would send people looking for a
+            // network fault instead of the wrong URL.
+            return Err(Error::malformed(
+                &ctx.provider,
+                "it answered with a web page (text/html), not an event stream; check the base \
+                 URL: a proxy, captive portal or login page answers like this",
+            ));
+        }
+        let is_json = content_type.starts_with("application/json");
         if is_json {
             // Some proxies answer errors with 200 and JSON; other servers ignore `stream: true`.
             let body = self.guard(ctx, cancel, response.text()).await?;

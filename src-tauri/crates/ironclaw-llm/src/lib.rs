@@ -14,8 +14,12 @@ mod anthropic;
 mod api_key;
 mod classify;
 pub mod config;
+mod config_file;
 mod endpoint;
 mod error;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod http;
 mod ollama;
 mod openai;

@@ -95,6 +95,15 @@ impl Error {
     /// Wraps a bollard error with what we were doing, promoting the connection-level failures
     /// people actually hit into their specific, actionable variants.
     pub fn docker(action: impl Into<String>, source: bollard::errors::Error) -> Self {
+        if crate::docker::classify::engine_gone(&source) {
+            // The client does not keep its address; the environment names the same engine
+            // unless the caller connected elsewhere explicitly.
+            let endpoint =
+                crate::docker::resolve_endpoint(&crate::docker::EnvSnapshot::from_process())
+                    .map(|e| e.host)
+                    .unwrap_or_else(|_| "the Docker engine's socket".to_string());
+            return Error::DockerNotRunning { endpoint };
+        }
         Error::Docker {
             action: action.into(),
             source,

@@ -57,6 +57,13 @@ pub enum StoreError {
     },
 
     #[error(
+        "{path} is a SQLite database but not an IronClaw history (it holds tables {tables}), so \
+         IronClaw left it untouched. Set IRONCLAW_DATA_DIR to another folder, or move {path} \
+         aside to start a fresh history"
+    )]
+    Foreign { path: PathBuf, tables: String },
+
+    #[error(
         "the history database {path} has schema version {found}, but this IronClaw only knows \
          up to {supported}. Update IronClaw, or point it at another history file"
     )]
@@ -131,6 +138,7 @@ impl StoreError {
             | Self::Corrupt { .. }
             | Self::Backup { .. }
             | Self::TooNew { .. }
+            | Self::Foreign { .. }
             | Self::Migration { .. }
             | Self::NotFound { .. }
             | Self::NotPending { .. }

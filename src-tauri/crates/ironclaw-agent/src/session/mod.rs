@@ -5,6 +5,7 @@
 
 mod decide;
 mod network;
+mod orphan;
 mod run_code;
 mod transcript;
 mod turn;

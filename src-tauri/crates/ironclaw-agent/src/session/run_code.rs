@@ -219,17 +219,7 @@ async fn execute(
     };
     let request = ExecRequest::new(language, ticket.code.clone());
     let watch = super::network::watch(inner, execution_id);
-    let result = inner
-        .deps
-        .sandbox
-        .exec(
-            &inner.sandbox_session,
-            &inner.sandbox_options,
-            &request,
-            &mut on_event,
-            cancel,
-        )
-        .await;
+    let result = super::orphan::exec(inner, execution_id, &request, &mut on_event, cancel).await;
     let activity = result.as_ref().ok().and_then(|r| r.network.as_ref());
     watch.finish(inner, execution_id, activity).await;
     let ran_before = inner

@@ -15,6 +15,8 @@ use ironclaw_llm::{ProviderConfig, ProviderKind};
 use ironclaw_store::{ConversationId, DecidedBy, RiskLevel};
 use tokio::io::{AsyncBufReadExt, BufReader, Lines, Stdin};
 
+use crate::terminal::inert;
+
 #[derive(Args)]
 pub struct ChatArgs {
     /// Continue this conversation (id from `ironclaw history ls`).
@@ -64,8 +66,7 @@ fn provider_config(args: &ChatArgs) -> anyhow::Result<Option<ProviderConfig>> {
             .join("provider.yaml");
         return match std::fs::read_to_string(&file) {
             Ok(text) => {
-                let mut config: ProviderConfig = serde_yaml_ng::from_str(&text)
-                    .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+                let mut config = ProviderConfig::from_yaml(&text, &file)?;
                 if args.model.is_some() {
                     config.model = args.model.clone();
                 }
@@ -345,19 +346,6 @@ async fn decide(
         confirmed,
     })?;
     Ok(())
-}
-
-/// The model's text, code and the code's output are untrusted: escape sequences in them could
-/// repaint the approval prompt, hide lines or set the clipboard. Control characters other than
-/// newline and tab are shown, not obeyed.
-fn inert(text: &str) -> String {
-    text.chars()
-        .map(|c| match c {
-            '\n' | '\t' => c.to_string(),
-            c if c.is_control() => format!("\\u{{{:x}}}", c as u32),
-            c => c.to_string(),
-        })
-        .collect()
 }
 
 fn render(event: AgentEvent) {

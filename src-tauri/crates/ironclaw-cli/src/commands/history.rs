@@ -5,6 +5,8 @@ use std::process::ExitCode;
 use ironclaw_sandbox::Paths;
 use ironclaw_store::ConversationId;
 
+use crate::terminal::inert;
+
 fn conversation_id(s: &str) -> anyhow::Result<ConversationId> {
     s.parse()
         .map_err(|e| anyhow::anyhow!("{e}: copy an id from `ironclaw history ls`"))
@@ -25,7 +27,10 @@ pub fn ls(json: bool) -> anyhow::Result<ExitCode> {
                 .replace('\n', " ");
             println!(
                 "{}  {:<24} {:>4} msgs  {}",
-                c.conversation.id, c.conversation.title, c.message_count, preview
+                c.conversation.id,
+                inert(&c.conversation.title),
+                c.message_count,
+                inert(&preview)
             );
         }
     }
@@ -34,7 +39,9 @@ pub fn ls(json: bool) -> anyhow::Result<ExitCode> {
 
 pub fn show(id: &str) -> anyhow::Result<ExitCode> {
     let (history, _) = ironclaw_agent::state::open_history(&Paths::from_env()?)?;
-    print!("{}", history.export_markdown(conversation_id(id)?)?);
+    // A terminal view: what the model and the code wrote is shown, never obeyed. `export`
+    // stays byte-exact, for files.
+    print!("{}", inert(&history.export_markdown(conversation_id(id)?)?));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -53,7 +60,7 @@ pub fn search(text: &str, limit: usize) -> anyhow::Result<ExitCode> {
         println!(
             "{}  [{what}]  {}",
             hit.conversation_id,
-            hit.snippet.replace('\n', " ")
+            inert(&hit.snippet.replace('\n', " "))
         );
     }
     Ok(ExitCode::SUCCESS)

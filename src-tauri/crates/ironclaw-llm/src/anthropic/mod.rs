@@ -1,6 +1,6 @@
 //! Anthropic's Messages API.
 
-mod decode;
+pub(crate) mod decode;
 mod wire;
 
 #[cfg(test)]

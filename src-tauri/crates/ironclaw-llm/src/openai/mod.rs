@@ -1,7 +1,7 @@
 //! One client for every server that speaks OpenAI's Chat Completions API: OpenAI, Ollama
 //! (`/v1`), llama.cpp's server, vLLM, LM Studio, OpenRouter.
 
-mod decode;
+pub(crate) mod decode;
 mod wire;
 
 #[cfg(test)]

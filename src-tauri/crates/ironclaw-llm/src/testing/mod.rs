@@ -300,6 +300,13 @@ fn scripted(shared: &Arc<Shared>, format: Format, model: &str) -> Response<Body>
 }
 
 fn status_response(reply: &Reply) -> Response<Body> {
+    if let Reply::Raw { content_type, body } = reply {
+        let mut response = Response::new(full(Bytes::from(body.clone())));
+        let value = HeaderValue::from_str(content_type)
+            .unwrap_or_else(|_| HeaderValue::from_static("application/octet-stream"));
+        response.headers_mut().insert(CONTENT_TYPE, value);
+        return response;
+    }
     let Reply::Status {
         status,
         body,

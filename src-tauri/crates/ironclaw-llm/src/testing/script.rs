@@ -44,6 +44,9 @@ pub enum Reply {
         chunks: Vec<String>,
         raw: String,
     },
+    /// A 200 answer whose body is exactly these bytes under `content_type`, for garbage that
+    /// is not even an event stream (an HTML proxy page, binary noise, invalid UTF-8).
+    Raw { content_type: String, body: Vec<u8> },
     /// The first `after` text chunks, then the connection is cut without ending the stream.
     Disconnect {
         chunks: Vec<String>,
@@ -107,6 +110,13 @@ impl Reply {
         }
     }
 
+    pub fn raw(content_type: &str, body: impl Into<Vec<u8>>) -> Self {
+        Reply::Raw {
+            content_type: content_type.into(),
+            body: body.into(),
+        }
+    }
+
     pub fn disconnect<S: Into<String>>(chunks: impl IntoIterator<Item = S>, after: usize) -> Self {
         Reply::Disconnect {
             chunks: strings(chunks),
@@ -122,7 +132,7 @@ impl Reply {
             Reply::Text { delay_ms, .. }
             | Reply::ToolCalls { delay_ms, .. }
             | Reply::Disconnect { delay_ms, .. } => *delay_ms = ms,
-            Reply::Status { .. } | Reply::Malformed { .. } => {}
+            Reply::Status { .. } | Reply::Malformed { .. } | Reply::Raw { .. } => {}
         }
         self
     }
@@ -154,14 +164,15 @@ pub(crate) enum Step {
     Abort,
 }
 
-/// The body of a streaming reply; `None` for [`Reply::Status`].
+/// The body of a streaming reply; `None` for [`Reply::Status`] and [`Reply::Raw`], which are
+/// answered whole.
 pub(crate) fn steps(reply: &Reply, format: Format, model: &str) -> Option<Vec<Step>> {
     let turn = |text: &[String], calls: &[ScriptedCall], complete: bool| match format {
         Format::OpenAi => openai_events(model, text, calls, complete),
         Format::Anthropic => anthropic_events(model, text, calls, complete),
     };
     let (events, delay_ms, ending) = match reply {
-        Reply::Status { .. } => return None,
+        Reply::Status { .. } | Reply::Raw { .. } => return None,
         Reply::Text { chunks, delay_ms } => (turn(chunks, &[], true), *delay_ms, None),
         Reply::ToolCalls {
             text,

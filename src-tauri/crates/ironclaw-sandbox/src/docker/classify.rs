@@ -71,6 +71,22 @@ pub(crate) fn classify(endpoint: &Endpoint, action: &str, err: bollard::errors::
     }
 }
 
+/// Whether `err` means the engine went away after IronClaw had connected (stopped, crashed or
+/// restarting): its socket is gone or refuses connections. Used for errors of ordinary calls,
+/// which otherwise read "client error (Connect)".
+pub(crate) fn engine_gone(err: &bollard::errors::Error) -> bool {
+    use bollard::errors::Error as B;
+    let kind = match err {
+        B::SocketNotFoundError(_) => return true,
+        B::IOError { err: io_err } => io_error_kind(io_err),
+        _ => io_error_kind(err),
+    };
+    matches!(
+        kind,
+        Some(io::ErrorKind::ConnectionRefused | io::ErrorKind::NotFound)
+    )
+}
+
 /// The first specific `io::ErrorKind` in the source chain. `Other` is looked through because
 /// wrappers use it around the real cause; `io::Error::source()` skips the error it wraps, so the
 /// wrapped error is inspected via `get_ref()` instead.
@@ -181,6 +197,21 @@ mod tests {
         bollard::errors::Error::IOError {
             err: io::Error::from(kind),
         }
+    }
+
+    #[test]
+    fn an_engine_that_went_away_is_not_running_but_other_failures_stay_as_they_are() {
+        assert!(engine_gone(&io_err(io::ErrorKind::ConnectionRefused)));
+        assert!(engine_gone(&io_err(io::ErrorKind::NotFound)));
+        assert!(!engine_gone(&io_err(io::ErrorKind::BrokenPipe)));
+        assert!(matches!(
+            Error::docker("listing", io_err(io::ErrorKind::ConnectionRefused)),
+            Error::DockerNotRunning { .. }
+        ));
+        assert!(matches!(
+            Error::docker("listing", io_err(io::ErrorKind::TimedOut)),
+            Error::Docker { .. }
+        ));
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! Every failure here is turned into one of the actionable `Docker*` errors, because "cannot
 //! connect" is the first thing a new user hits and the message must tell them what to do.
 
-mod classify;
+pub(crate) mod classify;
 mod context;
 mod endpoint;
 

@@ -58,8 +58,42 @@ pub(crate) fn connect(path: &Path) -> Result<Connection> {
         path: path.to_path_buf(),
         source,
     })?;
+    // Before `configure`, whose switch to WAL already writes to the file.
+    refuse_foreign(&conn, path)?;
     configure(&conn).map_err(|e| damaged_or(path, e))?;
     Ok(conn)
+}
+
+/// Refuses a database some other program made: schema version 0 (never migrated by IronClaw)
+/// yet holding tables. Migrating it would write IronClaw's tables into someone else's file.
+/// Refuses one from a newer IronClaw here too, so neither is touched (not even set to WAL).
+fn refuse_foreign(conn: &Connection, path: &Path) -> Result<()> {
+    let found = (|| -> rusqlite::Result<(i64, Vec<String>)> {
+        let version: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
+        let mut stmt = conn.prepare(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' \
+             ESCAPE '\\' ORDER BY name LIMIT 6",
+        )?;
+        let tables = stmt
+            .query_map([], |row| row.get::<_, String>(0))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok((version, tables))
+    })()
+    .map_err(|e| damaged_or(path, e))?;
+    let supported = super::migrations::latest_version();
+    match found {
+        (0, tables) if !tables.is_empty() => Err(StoreError::Foreign {
+            path: path.to_path_buf(),
+            tables: tables.join(", "),
+        }),
+        // Also checked by the migrations; here it is refused before anything is written.
+        (version, _) if version > supported => Err(StoreError::TooNew {
+            path: path.to_path_buf(),
+            found: version,
+            supported,
+        }),
+        _ => Ok(()),
+    }
 }
 
 fn configure(conn: &Connection) -> rusqlite::Result<()> {

@@ -87,3 +87,28 @@ fn a_damaged_database_is_refused_and_a_copy_kept() {
     assert!(err.to_string().contains("is damaged"));
     assert!(path.exists(), "the original is never deleted");
 }
+
+#[test]
+fn another_programs_database_is_refused_and_left_byte_for_byte_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("history.sqlite3");
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT);
+             INSERT INTO notes (body) VALUES ('someone else''s data');",
+        )
+        .unwrap();
+    }
+    let before = fs::read(&path).unwrap();
+
+    let err = History::open(&path).unwrap_err();
+    assert!(
+        matches!(&err, StoreError::Foreign { tables, .. } if tables == "notes"),
+        "{err:?}"
+    );
+    let message = err.to_string();
+    assert!(message.contains("not an IronClaw history"), "{message}");
+    assert_eq!(fs::read(&path).unwrap(), before, "not even switched to WAL");
+    assert!(!dir.path().join("history.sqlite3-wal").exists());
+}

@@ -1,0 +1,11 @@
+//! Fault injection against the real product: the Docker daemon killed and restarted, the
+//! container killed, the image deleted, the model service answering garbage, the disk under the
+//! history filling up, and the CLI killed with `kill -9` at each stage of a turn. Each test
+//! names the fault, the clear message expected, and checks that nothing committed is lost.
+
+mod container;
+mod disk_full;
+mod docker;
+mod engine;
+mod kill9;
+mod llm;
