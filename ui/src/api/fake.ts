@@ -1,0 +1,517 @@
+// An in-browser stand-in for the Tauri backend, used only when the page is not inside the app
+// (vite preview, headless screenshots) and by the Vitest screen tests. It simulates what the
+// real core does — streamed text, approvals bound to id + hash, streamed output with resource
+// samples, a destructive request that needs confirmation — so every screen can be driven.
+
+import type { AgentEvent } from "../bindings/AgentEvent";
+import type { ApprovalPolicy } from "../bindings/ApprovalPolicy";
+import type { ApprovalRequest } from "../bindings/ApprovalRequest";
+import type { ConversationSummary } from "../bindings/ConversationSummary";
+import type { ConversationView } from "../bindings/ConversationView";
+import type { Decision } from "../bindings/Decision";
+import type { DoctorReport } from "../bindings/DoctorReport";
+import type { ExecutionFilesEvent } from "../bindings/ExecutionFilesEvent";
+import type { FocusApprovalEvent } from "../bindings/FocusApprovalEvent";
+import type { HistoryItem } from "../bindings/HistoryItem";
+import type { ImageProgress } from "../bindings/ImageProgress";
+import type { LogChunk } from "../bindings/LogChunk";
+import type { PendingApproval } from "../bindings/PendingApproval";
+import type { PendingApprovalsEvent } from "../bindings/PendingApprovalsEvent";
+import type { ProfileInfo } from "../bindings/ProfileInfo";
+import type { ProviderCheck } from "../bindings/ProviderCheck";
+import type { SessionRuleView } from "../bindings/SessionRuleView";
+import type { Settings } from "../bindings/Settings";
+import type { WorkspaceEntry } from "../bindings/WorkspaceEntry";
+import type { Api, ExportFormat, Unlisten } from "./types";
+import { SEED_CONVERSATIONS, chartSvg, requestFor, replyFor } from "./fake-script";
+
+export interface FakeOptions {
+  /** Delay of each simulated step; 0 runs steps on the next macrotask. */
+  latencyMs?: number;
+  /** "", "doctor" (Docker down, no image, no provider), "approval", "destructive". */
+  scenario?: string;
+}
+
+interface Conv {
+  summary: ConversationSummary;
+  items: HistoryItem[];
+  pending: ApprovalRequest[];
+  policy: ApprovalPolicy;
+  rules: SessionRuleView[];
+  files: WorkspaceEntry[];
+  waiters: Map<string, (d: { decision: Decision } | null) => void>;
+  cancelled: boolean;
+}
+
+type Listeners = {
+  pending: Set<(e: PendingApprovalsEvent) => void>;
+  focus: Set<(e: FocusApprovalEvent) => void>;
+  files: Set<(e: ExecutionFilesEvent) => void>;
+  updated: Set<(e: ConversationSummary) => void>;
+};
+
+let counter = 0;
+const newId = (p: string) => `${p}-${Date.now().toString(36)}-${(++counter).toString(36)}`;
+
+export class FakeBackend implements Api {
+  /** Every call, in order, for tests to inspect. */
+  readonly calls: { name: string; args: unknown[] }[] = [];
+  readonly convs = new Map<string, Conv>();
+  private open: { id: string; onEvent: (e: AgentEvent) => void } | null = null;
+  private readonly listeners: Listeners = { pending: new Set(), focus: new Set(), files: new Set(), updated: new Set() };
+  private settings: Settings;
+  private readonly latency: number;
+  private readonly scenario: string;
+  private imageReady: boolean;
+  private dockerUp: boolean;
+  private logs = new Map<string, string>();
+  private liveStarted = false;
+
+  constructor(opts: FakeOptions = {}) {
+    this.latency = opts.latencyMs ?? 0;
+    this.scenario = opts.scenario ?? "";
+    const firstRun = this.scenario === "doctor";
+    this.imageReady = !firstRun;
+    this.dockerUp = !firstRun;
+    this.settings = {
+      provider: firstRun ? null : { kind: "ollama", baseUrl: "http://127.0.0.1:11434", model: "qwen2.5-coder:7b" },
+      profile: "default",
+      policy: "askUnlessSafe",
+    };
+    for (const seed of SEED_CONVERSATIONS()) {
+      this.convs.set(seed.summary.id, {
+        ...seed,
+        pending: [],
+        policy: "askUnlessSafe",
+        rules: [],
+        waiters: new Map(),
+        cancelled: false,
+      });
+    }
+    const first = [...this.convs.values()][0];
+    if (first && (this.scenario === "approval" || this.scenario === "destructive")) {
+      const req = requestFor(this.scenario === "destructive" ? "clean up the build folder" : "plot it");
+      first.pending.push(req);
+      first.items.push({ type: "approval", request: req, state: "pending", decidedBy: null, reason: null });
+      first.summary.pendingApprovals = 1;
+    }
+  }
+
+  private log(name: string, ...args: unknown[]): void {
+    this.calls.push({ name, args });
+  }
+
+  private tick(ms = this.latency): Promise<void> {
+    return new Promise((r) => setTimeout(r, ms));
+  }
+
+  private conv(id: string): Conv {
+    const c = this.convs.get(id);
+    if (!c) throw `Conversation ${id} does not exist any more — pick another one in the sidebar.`;
+    return c;
+  }
+
+  /** Sends an event as the backend would (only the open conversation has a channel). */
+  emit(conversationId: string, e: AgentEvent): void {
+    if (this.open?.id === conversationId) this.open.onEvent(e);
+  }
+
+  emitFocusApproval(e: FocusApprovalEvent): void {
+    for (const fn of this.listeners.focus) fn(e);
+  }
+
+  emitExecutionFiles(e: ExecutionFilesEvent): void {
+    for (const fn of this.listeners.files) fn(e);
+  }
+
+  private pendingCount(): number {
+    let n = 0;
+    for (const c of this.convs.values()) n += c.pending.length;
+    return n;
+  }
+
+  private announcePending(): void {
+    const count = this.pendingCount();
+    for (const fn of this.listeners.pending) fn({ count });
+    for (const c of this.convs.values()) c.summary.pendingApprovals = c.pending.length;
+  }
+
+  // --- first run ---------------------------------------------------------------------------
+
+  async doctor(): Promise<DoctorReport> {
+    this.log("doctor");
+    await this.tick();
+    const provider = this.settings.provider;
+    return {
+      docker: this.dockerUp
+        ? { state: "ok", message: "Docker 20.10.24 (API 1.41), cgroup v1", fix: null, version: "20.10.24" }
+        : {
+            state: "notRunning",
+            message: "The Docker engine does not answer at /var/run/docker.sock.",
+            fix: "Start it: `sudo systemctl start docker` (or open Docker Desktop), then press Check again.",
+            version: null,
+          },
+      image: this.imageReady
+        ? { ready: true, tag: "ironclaw-sandbox:3f9c2e1a", message: "Sandbox image is ready." }
+        : { ready: false, tag: "ironclaw-sandbox:3f9c2e1a", message: "The sandbox image is not built yet." },
+      provider: {
+        configured: provider !== null,
+        kind: provider?.kind ?? null,
+        baseUrl: provider?.baseUrl ?? null,
+        model: provider?.model ?? null,
+        apiKeyStored: false,
+        message: provider ? `Using ${provider.model ?? "the default model"}` : "No model is set up yet.",
+        ollama: { baseUrl: "http://127.0.0.1:11434", models: ["qwen2.5-coder:7b", "llama3.1:8b"] },
+      },
+      ready: this.dockerUp && this.imageReady && provider !== null,
+    };
+  }
+
+  async prepareImage(onProgress: (p: ImageProgress) => void): Promise<void> {
+    this.log("prepareImage");
+    onProgress({ type: "phase", name: "debootstrap", message: "Building a minimal Debian root file system" });
+    const total = 99 * 1024 * 1024;
+    for (let done = 0; done <= total; done += total / 20) {
+      await this.tick(Math.max(this.latency, 60));
+      onProgress({ type: "bytes", done: Math.round(done), total });
+    }
+    onProgress({ type: "phase", name: "import", message: "Importing into Docker" });
+    await this.tick(Math.max(this.latency, 200));
+    this.imageReady = true;
+    this.dockerUp = true;
+    onProgress({ type: "done", tag: "ironclaw-sandbox:3f9c2e1a" });
+  }
+
+  async getSettings(): Promise<Settings> {
+    this.log("getSettings");
+    return structuredClone(this.settings);
+  }
+
+  async saveSettings(settings: Settings): Promise<Settings> {
+    this.log("saveSettings", structuredClone(settings));
+    this.settings = structuredClone(settings);
+    return structuredClone(settings);
+  }
+
+  async setApiKey(provider: string, key: string): Promise<void> {
+    // Records that a key arrived, never the key itself.
+    this.log("setApiKey", provider, key.length > 0 ? "<redacted>" : "");
+  }
+
+  async checkProvider(): Promise<ProviderCheck> {
+    this.log("checkProvider");
+    await this.tick();
+    const p = this.settings.provider;
+    if (!p) return { ok: false, model: null, message: "No provider is configured." };
+    return { ok: true, model: p.model ?? "qwen2.5-coder:7b", message: `The model answered.` };
+  }
+
+  async listProfiles(): Promise<ProfileInfo[]> {
+    this.log("listProfiles");
+    return [
+      { name: "default", description: "Everyday analysis", memoryBytes: 512 * 1024 ** 2, cpus: 1, pids: 128, timeoutMs: 120_000, network: "none" },
+      { name: "heavy", description: "Bigger data sets", memoryBytes: 2 * 1024 ** 3, cpus: 2, pids: 256, timeoutMs: 600_000, network: "none" },
+      { name: "locked", description: "Tight limits for untrusted tasks", memoryBytes: 128 * 1024 ** 2, cpus: 0.5, pids: 32, timeoutMs: 30_000, network: "none" },
+    ];
+  }
+
+  // --- conversations -----------------------------------------------------------------------
+
+  async listConversations(query?: string): Promise<ConversationSummary[]> {
+    this.log("listConversations", query);
+    const all = [...this.convs.values()].sort((a, b) => b.summary.updatedAt.localeCompare(a.summary.updatedAt));
+    const q = query?.trim().toLowerCase();
+    if (!q) return all.map((c) => ({ ...c.summary, snippet: null }));
+    const hits: ConversationSummary[] = [];
+    for (const c of all) {
+      const texts = [c.summary.title, ...c.items.map((i) => ("text" in i ? i.text : i.type === "execution" ? i.code : ""))];
+      const hit = texts.find((t) => t.toLowerCase().includes(q));
+      if (hit) {
+        const at = hit.toLowerCase().indexOf(q);
+        hits.push({ ...c.summary, snippet: hit.slice(Math.max(0, at - 30), at + q.length + 40) });
+      }
+    }
+    return hits;
+  }
+
+  async createConversation(): Promise<ConversationSummary> {
+    this.log("createConversation");
+    const summary: ConversationSummary = {
+      id: newId("conv"),
+      title: "New conversation",
+      updatedAt: new Date().toISOString(),
+      pendingApprovals: 0,
+      snippet: null,
+    };
+    this.convs.set(summary.id, {
+      summary, items: [], pending: [], policy: this.settings.policy, rules: [], files: [],
+      waiters: new Map(), cancelled: false,
+    });
+    return { ...summary };
+  }
+
+  async renameConversation(id: string, title: string): Promise<void> {
+    this.log("renameConversation", id, title);
+    this.conv(id).summary.title = title;
+  }
+
+  async deleteConversation(id: string): Promise<void> {
+    this.log("deleteConversation", id);
+    this.conv(id);
+    this.convs.delete(id);
+    if (this.open?.id === id) this.open = null;
+    this.announcePending();
+  }
+
+  async exportConversation(id: string, format: ExportFormat): Promise<string> {
+    this.log("exportConversation", id, format);
+    this.conv(id);
+    return `/home/you/Documents/IronClaw/${id}.${format === "json" ? "json" : "md"}`;
+  }
+
+  async openConversation(id: string, onEvent: (e: AgentEvent) => void): Promise<ConversationView> {
+    this.log("openConversation", id);
+    const c = this.conv(id);
+    this.open = { id, onEvent };
+    if (this.scenario === "live" && !this.liveStarted) {
+      this.liveStarted = true;
+      setTimeout(() => void this.runLive(id, c), 50);
+    }
+    return structuredClone({ conversation: c.summary, items: c.items, pendingApprovals: c.pending, policy: c.policy });
+  }
+
+  async sendMessage(id: string, text: string): Promise<void> {
+    this.log("sendMessage", id, text);
+    const c = this.conv(id);
+    c.items.push({ type: "user", id: newId("msg"), text, at: new Date().toISOString() });
+    if (c.summary.title === "New conversation") {
+      c.summary.title = text.length > 40 ? `${text.slice(0, 40)}…` : text;
+    }
+    c.summary.updatedAt = new Date().toISOString();
+    for (const fn of this.listeners.updated) fn({ ...c.summary });
+    void this.runTurn(id, c, text);
+  }
+
+  private async streamText(id: string, c: Conv, text: string): Promise<void> {
+    const messageId = newId("msg");
+    const words = text.split(/(?<=\s)/);
+    for (let i = 0; i < words.length; i += 3) {
+      await this.tick(this.latency ? 25 : 0);
+      this.emit(id, { type: "textDelta", messageId, text: words.slice(i, i + 3).join("") });
+    }
+    this.emit(id, { type: "assistantMessage", messageId, text });
+    c.items.push({ type: "assistant", id: messageId, text, status: "done", at: new Date().toISOString() });
+  }
+
+  private async runTurn(id: string, c: Conv, text: string): Promise<void> {
+    const turnId = newId("turn");
+    c.cancelled = false;
+    this.emit(id, { type: "turnStarted", conversationId: id, turnId });
+    await this.tick();
+    const reply = replyFor(text);
+    await this.streamText(id, c, reply.before);
+    if (!reply.request || c.cancelled) {
+      this.emit(id, { type: "turnEnded", turnId, status: c.cancelled ? "cancelled" : "done", error: null });
+      return;
+    }
+    const req = requestFor(text);
+    c.pending.push(req);
+    c.items.push({ type: "approval", request: req, state: "pending", decidedBy: null, reason: null });
+    this.emit(id, { type: "approvalRequested", ...req });
+    this.announcePending();
+    const decided = await new Promise<{ decision: Decision } | null>((resolve) => c.waiters.set(req.approvalId, resolve));
+    if (!decided) {
+      this.emit(id, { type: "turnEnded", turnId, status: "cancelled", error: null });
+      return;
+    }
+    const { decision } = decided;
+    if (decision.type === "deny") {
+      await this.streamText(id, c, "Understood — I won't run that. Tell me what you'd like instead.");
+      this.emit(id, { type: "turnEnded", turnId, status: "done", error: null });
+      return;
+    }
+    const code = decision.type === "editAndApprove" ? decision.code : req.code;
+    await this.execute(id, c, req, code, reply.outputLines);
+    if (!c.cancelled) await this.streamText(id, c, reply.after);
+    this.emit(id, { type: "turnEnded", turnId, status: c.cancelled ? "cancelled" : "done", error: null });
+  }
+
+  private async execute(id: string, c: Conv, req: ApprovalRequest, code: string, lines: number): Promise<void> {
+    const executionId = newId("exec");
+    this.emit(id, { type: "executionStarted", executionId, approvalId: req.approvalId, language: req.language, code });
+    const started = Date.now();
+    let stdout = "";
+    for (let i = 1; i <= lines && !c.cancelled; i++) {
+      const line = `row ${i}: region=${["north", "south", "east", "west"][i % 4]} total=${(i * 137.5).toFixed(2)}\n`;
+      stdout += line;
+      this.emit(id, { type: "executionOutput", executionId, stream: "stdout", text: line });
+      if (i % 10 === 0) {
+        this.emit(id, {
+          type: "executionResources", executionId,
+          cpuPercent: 35 + ((i * 7) % 50), memoryBytes: (40 + ((i * 3) % 60)) * 1024 * 1024, pids: 3,
+        });
+        await this.tick(this.latency ? 40 : 0);
+      }
+    }
+    const warn = "warning: 3 rows had an empty 'region' and were skipped\n";
+    this.emit(id, { type: "executionOutput", executionId, stream: "stderr", text: warn });
+    this.logs.set(executionId, stdout + warn);
+    const durationMs = Math.max(Date.now() - started, 412);
+    const ended = {
+      executionId, exitCode: c.cancelled ? 137 : 0, durationMs, timedOut: false, cancelled: c.cancelled,
+      oomKilled: false, peakMemoryBytes: 98 * 1024 * 1024, truncated: false, logFile: `logs/${executionId}.log`,
+    };
+    this.emit(id, { type: "executionEnded", ...ended });
+    c.items.push({ type: "execution", approvalId: req.approvalId, language: req.language, code, stdout, stderr: warn, ...ended });
+    if (!c.cancelled) {
+      const file: WorkspaceEntry = { path: "chart.svg", size: 2048, modifiedMs: Date.now(), kind: "image", changedByLastRun: true };
+      c.files = [file, ...c.files.filter((f) => f.path !== file.path).map((f) => ({ ...f, changedByLastRun: false }))];
+      this.emitExecutionFiles({ conversationId: id, executionId, files: [file] });
+    }
+  }
+
+  /** A run that was allowed by a rule and keeps streaming (for looking at live cells). */
+  private async runLive(id: string, c: Conv): Promise<void> {
+    const turnId = newId("turn");
+    this.emit(id, { type: "turnStarted", conversationId: id, turnId });
+    await this.streamText(id, c, "Running the full export again with a **progress line per batch**:");
+    const req = requestFor("plot");
+    this.emit(id, { type: "approvalRequested", ...req });
+    this.emit(id, { type: "approvalResolved", approvalId: req.approvalId, approved: true, decidedBy: "policy", userEdited: false, auto: true, reason: null });
+    const executionId = newId("exec");
+    this.emit(id, { type: "executionStarted", executionId, approvalId: req.approvalId, language: "python", code: "for batch in range(10**6):\n    export(batch)\n    print(f'batch {batch}: 4096 rows ok')\n" });
+    let batch = 0;
+    for (let frame = 0; frame < 400 && !c.cancelled; frame++) {
+      let text = "";
+      for (let i = 0; i < 2000; i++) text += `batch ${batch++}: 4096 rows ok\n`;
+      this.emit(id, { type: "executionOutput", executionId, stream: "stdout", text });
+      this.emit(id, { type: "executionResources", executionId, cpuPercent: 60 + (frame % 7) * 5, memoryBytes: (180 + (frame % 13) * 6) * 1024 * 1024, pids: 4 });
+      await this.tick(30);
+    }
+  }
+
+  async decide(id: string, approvalId: string, codeHash: string, decision: Decision, confirmed: boolean): Promise<void> {
+    this.log("decide", id, approvalId, codeHash, structuredClone(decision), confirmed);
+    const c = this.conv(id);
+    const req = c.pending.find((r) => r.approvalId === approvalId);
+    if (!req) {
+      this.emit(id, { type: "decisionRejected", approvalId, message: "This approval was already decided.", stillPending: false });
+      return;
+    }
+    if (req.codeHash !== codeHash) {
+      this.emit(id, { type: "decisionRejected", approvalId, message: "The code hash does not match the request; nothing ran.", stillPending: true });
+      return;
+    }
+    const approving = decision.type !== "deny";
+    if (approving && req.destructive && !confirmed) {
+      this.emit(id, {
+        type: "decisionRejected", approvalId,
+        message: "This code is destructive: tick the confirmation before approving.", stillPending: true,
+      });
+      return;
+    }
+    await this.tick();
+    c.pending = c.pending.filter((r) => r.approvalId !== approvalId);
+    const item = c.items.find((i) => i.type === "approval" && i.request.approvalId === approvalId);
+    if (item && item.type === "approval") {
+      item.state = approving ? "approved" : "denied";
+      item.decidedBy = "user_dialog";
+    }
+    if (decision.type === "alwaysAllowInSession") {
+      c.rules.push({ codeHash, language: req.language, code: req.code, createdAt: new Date().toISOString() });
+    }
+    this.emit(id, {
+      type: "approvalResolved", approvalId, approved: approving, decidedBy: "user_dialog",
+      userEdited: decision.type === "editAndApprove", auto: false,
+      reason: decision.type === "deny" ? decision.reason : null,
+    });
+    this.announcePending();
+    const waiter = c.waiters.get(approvalId);
+    c.waiters.delete(approvalId);
+    waiter?.({ decision });
+  }
+
+  async cancel(id: string): Promise<void> {
+    this.log("cancel", id);
+    const c = this.conv(id);
+    c.cancelled = true;
+    for (const w of c.waiters.values()) w(null);
+    c.waiters.clear();
+  }
+
+  async setPolicy(id: string, policy: ApprovalPolicy): Promise<void> {
+    this.log("setPolicy", id, policy);
+    this.conv(id).policy = policy;
+    this.emit(id, { type: "policyChanged", policy, flagged: policy === "neverAsk" });
+  }
+
+  async listRules(id: string): Promise<SessionRuleView[]> {
+    this.log("listRules", id);
+    return structuredClone(this.conv(id).rules);
+  }
+
+  async revokeRule(id: string, codeHash: string): Promise<void> {
+    this.log("revokeRule", id, codeHash);
+    const c = this.conv(id);
+    c.rules = c.rules.filter((r) => r.codeHash !== codeHash);
+  }
+
+  // --- workspace, logs, app ----------------------------------------------------------------
+
+  async listWorkspace(id: string): Promise<WorkspaceEntry[]> {
+    this.log("listWorkspace", id);
+    return structuredClone(this.conv(id).files);
+  }
+
+  async readWorkspaceImage(id: string, path: string): Promise<string> {
+    this.log("readWorkspaceImage", id, path);
+    if (path.includes("..")) throw "That path leaves the workspace.";
+    return `data:image/svg+xml;base64,${btoa(chartSvg())}`;
+  }
+
+  async readLog(executionId: string, offset: number, length: number): Promise<LogChunk> {
+    this.log("readLog", executionId, offset, length);
+    const full = this.logs.get(executionId) ?? Array.from({ length: 4000 }, (_, i) => `row ${i + 1}: region=${["north", "south", "east", "west"][i % 4]} amount=${(i * 13.75).toFixed(2)}\n`).join("");
+    const text = full.slice(offset, offset + length);
+    return { text, offset, nextOffset: offset + text.length, totalBytes: full.length };
+  }
+
+  async openWorkspaceFolder(id: string): Promise<void> {
+    this.log("openWorkspaceFolder", id);
+  }
+
+  async openExternal(url: string): Promise<void> {
+    this.log("openExternal", url);
+  }
+
+  async pendingApprovals(): Promise<PendingApproval[]> {
+    this.log("pendingApprovals");
+    const out: PendingApproval[] = [];
+    for (const c of this.convs.values()) {
+      for (const request of c.pending) out.push({ conversationId: c.summary.id, title: c.summary.title, request: structuredClone(request) });
+    }
+    return out;
+  }
+
+  async appReady(): Promise<void> {
+    this.log("appReady");
+  }
+
+  private subscribe<T>(set: Set<(e: T) => void>, fn: (e: T) => void): Promise<Unlisten> {
+    set.add(fn);
+    return Promise.resolve(() => set.delete(fn));
+  }
+
+  onPendingApprovals(fn: (e: PendingApprovalsEvent) => void): Promise<Unlisten> {
+    return this.subscribe(this.listeners.pending, fn);
+  }
+  onFocusApproval(fn: (e: FocusApprovalEvent) => void): Promise<Unlisten> {
+    return this.subscribe(this.listeners.focus, fn);
+  }
+  onExecutionFiles(fn: (e: ExecutionFilesEvent) => void): Promise<Unlisten> {
+    return this.subscribe(this.listeners.files, fn);
+  }
+  onConversationUpdated(fn: (e: ConversationSummary) => void): Promise<Unlisten> {
+    return this.subscribe(this.listeners.updated, fn);
+  }
+}

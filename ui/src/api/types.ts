@@ -1,0 +1,73 @@
+// The one typed surface between the UI and the backend. Views call only this; `tauri.ts`
+// implements it with invoke/Channel/listen, `fake.ts` in the browser and in tests.
+
+import type { AgentEvent } from "../bindings/AgentEvent";
+import type { ApprovalPolicy } from "../bindings/ApprovalPolicy";
+import type { ConversationSummary } from "../bindings/ConversationSummary";
+import type { ConversationView } from "../bindings/ConversationView";
+import type { Decision } from "../bindings/Decision";
+import type { DoctorReport } from "../bindings/DoctorReport";
+import type { ExecutionFilesEvent } from "../bindings/ExecutionFilesEvent";
+import type { FocusApprovalEvent } from "../bindings/FocusApprovalEvent";
+import type { ImageProgress } from "../bindings/ImageProgress";
+import type { LogChunk } from "../bindings/LogChunk";
+import type { PendingApproval } from "../bindings/PendingApproval";
+import type { PendingApprovalsEvent } from "../bindings/PendingApprovalsEvent";
+import type { ProfileInfo } from "../bindings/ProfileInfo";
+import type { ProviderCheck } from "../bindings/ProviderCheck";
+import type { SessionRuleView } from "../bindings/SessionRuleView";
+import type { Settings } from "../bindings/Settings";
+import type { WorkspaceEntry } from "../bindings/WorkspaceEntry";
+
+export type Unlisten = () => void;
+export type ExportFormat = "markdown" | "json";
+
+export interface Api {
+  doctor(): Promise<DoctorReport>;
+  prepareImage(onProgress: (p: ImageProgress) => void): Promise<void>;
+  getSettings(): Promise<Settings>;
+  saveSettings(settings: Settings): Promise<Settings>;
+  /** The key goes straight to the OS keyring; callers must not keep it afterwards. */
+  setApiKey(provider: string, key: string): Promise<void>;
+  checkProvider(): Promise<ProviderCheck>;
+  listProfiles(): Promise<ProfileInfo[]>;
+
+  listConversations(query?: string): Promise<ConversationSummary[]>;
+  createConversation(): Promise<ConversationSummary>;
+  renameConversation(id: string, title: string): Promise<void>;
+  deleteConversation(id: string): Promise<void>;
+  exportConversation(id: string, format: ExportFormat): Promise<string>;
+  /** Live events for this conversation go to `onEvent` until another conversation is opened. */
+  openConversation(id: string, onEvent: (e: AgentEvent) => void): Promise<ConversationView>;
+  sendMessage(id: string, text: string): Promise<void>;
+  decide(id: string, approvalId: string, codeHash: string, decision: Decision, confirmed: boolean): Promise<void>;
+  cancel(id: string): Promise<void>;
+  setPolicy(id: string, policy: ApprovalPolicy): Promise<void>;
+  listRules(id: string): Promise<SessionRuleView[]>;
+  revokeRule(id: string, codeHash: string): Promise<void>;
+
+  listWorkspace(id: string): Promise<WorkspaceEntry[]>;
+  readWorkspaceImage(id: string, path: string): Promise<string>;
+  readLog(executionId: string, offset: number, length: number): Promise<LogChunk>;
+  openWorkspaceFolder(id: string): Promise<void>;
+  openExternal(url: string): Promise<void>;
+  pendingApprovals(): Promise<PendingApproval[]>;
+  appReady(): Promise<void>;
+
+  onPendingApprovals(fn: (e: PendingApprovalsEvent) => void): Promise<Unlisten>;
+  onFocusApproval(fn: (e: FocusApprovalEvent) => void): Promise<Unlisten>;
+  onExecutionFiles(fn: (e: ExecutionFilesEvent) => void): Promise<Unlisten>;
+  onConversationUpdated(fn: (e: ConversationSummary) => void): Promise<Unlisten>;
+}
+
+/** Errors from commands are strings that say what to do; anything else is made into one. */
+export function errorText(e: unknown): string {
+  if (typeof e === "string") return e;
+  if (e instanceof Error) return e.message;
+  if (e && typeof e === "object" && "message" in e) return String((e as { message: unknown }).message);
+  try {
+    return JSON.stringify(e);
+  } catch {
+    return String(e);
+  }
+}

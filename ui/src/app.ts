@@ -1,0 +1,239 @@
+// Wires the screens together around one open conversation. Agent events for that conversation
+// arrive on its Channel; approvals go to the queue (the only place decisions come from).
+
+import type { AgentEvent } from "./bindings/AgentEvent";
+import type { ApprovalRequest } from "./bindings/ApprovalRequest";
+import type { Decision } from "./bindings/Decision";
+import type { Api } from "./api";
+import { errorText } from "./api";
+import { h } from "./lib/dom";
+import { ApprovalQueue } from "./views/approval";
+import { ChatView } from "./views/chat";
+import { doctorScreen } from "./views/doctor";
+import { LogViewer } from "./views/logviewer";
+import { openSettings } from "./views/settings";
+import { Sidebar } from "./views/sidebar";
+import { WorkspacePanel } from "./views/workspace";
+
+export class App {
+  readonly sidebar: Sidebar;
+  readonly chat: ChatView;
+  readonly queue: ApprovalQueue;
+  readonly workspace: WorkspacePanel;
+  private readonly shell: HTMLElement;
+  private readonly toasts: HTMLElement;
+  private currentId: string | null = null;
+  private openSeq = 0;
+  private overlay: HTMLElement | null = null;
+
+  constructor(
+    private readonly api: Api,
+    private readonly root: HTMLElement,
+  ) {
+    this.sidebar = new Sidebar(api, {
+      select: (id) => void this.open(id),
+      created: (c) => void this.open(c.id),
+      deleted: (id) => void this.afterDelete(id),
+      openSettings: () => void this.showSettings(),
+      reviewPending: () => void this.reviewAnyPending(),
+      toast: (m, a) => this.toast(m, a),
+    });
+    this.chat = new ChatView({
+      send: (text) => this.send(text),
+      stop: () => void this.cancel(),
+      openLog: (id) => void new LogViewer(api, id, () => this.chat.focusInput()).open(),
+      openExternal: (url) => void api.openExternal(url).catch((e) => this.toast(errorText(e))),
+      reviewApproval: (id) => this.queue.open(id || undefined),
+      toggleWorkspace: () => this.workspace.toggle(),
+    });
+    this.queue = new ApprovalQueue((req, decision, confirmed) => this.decide(req, decision, confirmed), {
+      changed: (pending, open) => this.chat.setPending(pending.length, open),
+      notice: (m) => this.chat.notice(m, true),
+    });
+    this.workspace = new WorkspacePanel(api, () => this.workspace.toggle(false));
+    this.toasts = h("div", { className: "toasts", role: "status", "aria-live": "polite" });
+    this.shell = h("div", { className: "shell" }, this.sidebar.el, this.chat.el, this.workspace.el);
+  }
+
+  /** First screen: the doctor when something is missing, else the chat. */
+  async start(): Promise<void> {
+    const report = await this.api.doctor().catch(() => null);
+    if (report && !report.ready) {
+      await this.showDoctor();
+      return;
+    }
+    await this.showShell();
+  }
+
+  async showDoctor(): Promise<void> {
+    const screen = await doctorScreen(this.api, { continue: () => void this.showShell() });
+    this.root.replaceChildren(screen, this.toasts);
+  }
+
+  async showShell(): Promise<void> {
+    this.root.replaceChildren(this.shell, this.toasts);
+    await Promise.all([
+      this.api.onPendingApprovals((e) => this.sidebar.setPendingTotal(e.count)),
+      this.api.onFocusApproval((e) => void this.focusApproval(e.conversationId, e.approvalId)),
+      this.api.onExecutionFiles((e) => {
+        if (e.conversationId !== this.currentId) return;
+        void this.showImages(e.conversationId, e.executionId, e.files.filter((f) => f.kind === "image").map((f) => f.path));
+        if (this.workspace.visible) void this.workspace.refresh();
+      }),
+      this.api.onConversationUpdated((c) => {
+        this.sidebar.upsert(c);
+        if (c.id === this.currentId) this.chat.setTitle(c.title);
+      }),
+    ]);
+    await this.sidebar.refresh("");
+    const pending = await this.api.pendingApprovals().catch(() => []);
+    this.sidebar.setPendingTotal(pending.length);
+    const first = this.sidebar.conversations[0];
+    if (first) await this.open(first.id);
+    else {
+      const c = await this.api.createConversation();
+      await this.sidebar.refresh("");
+      await this.open(c.id);
+    }
+  }
+
+  get conversationId(): string | null {
+    return this.currentId;
+  }
+
+  async open(id: string): Promise<void> {
+    const seq = ++this.openSeq;
+    this.currentId = id;
+    this.sidebar.setCurrent(id);
+    try {
+      const view = await this.api.openConversation(id, (e) => {
+        if (seq === this.openSeq) this.onEvent(e);
+      });
+      if (seq !== this.openSeq) return;
+      this.chat.load(view);
+      this.queue.reset(view.pendingApprovals);
+      this.workspace.setConversation(id);
+      if (!this.queue.openId) this.chat.focusInput();
+    } catch (e) {
+      this.toast(`Could not open the conversation: ${errorText(e)}`);
+    }
+  }
+
+  private onEvent(e: AgentEvent): void {
+    this.chat.handle(e);
+    switch (e.type) {
+      case "approvalRequested": {
+        const { type: _t, ...req } = e;
+        this.queue.add(req satisfies ApprovalRequest);
+        break;
+      }
+      case "approvalResolved":
+        this.queue.resolved(e.approvalId);
+        break;
+      case "decisionRejected":
+        this.queue.rejected(e.approvalId, e.message, e.stillPending);
+        break;
+      case "executionEnded":
+        if (this.workspace.visible) void this.workspace.refresh();
+        break;
+      default:
+        break;
+    }
+  }
+
+  private async send(text: string): Promise<void> {
+    if (!this.currentId) return;
+    await this.api.sendMessage(this.currentId, text);
+  }
+
+  private decide(req: ApprovalRequest, decision: Decision, confirmed: boolean): Promise<void> {
+    const id = this.currentId;
+    if (!id) return Promise.reject("No conversation is open.");
+    return this.api.decide(id, req.approvalId, req.codeHash, decision, confirmed);
+  }
+
+  private async cancel(): Promise<void> {
+    if (!this.currentId) return;
+    try {
+      await this.api.cancel(this.currentId);
+    } catch (e) {
+      this.toast(errorText(e));
+    }
+  }
+
+  private async showImages(conversationId: string, executionId: string, paths: string[]): Promise<void> {
+    for (const path of paths) {
+      try {
+        const url = await this.api.readWorkspaceImage(conversationId, path);
+        if (conversationId === this.currentId) this.chat.cell(executionId)?.addImage(path, url);
+      } catch (e) {
+        this.chat.notice(`Could not show ${path}: ${errorText(e)}`);
+      }
+    }
+  }
+
+  /** A notification body was clicked: open that conversation and its dialog. */
+  async focusApproval(conversationId: string, approvalId: string): Promise<void> {
+    this.closeOverlay();
+    if (conversationId !== this.currentId) await this.open(conversationId);
+    this.queue.open(approvalId);
+  }
+
+  private async reviewAnyPending(): Promise<void> {
+    if (this.queue.requests.length > 0) {
+      this.queue.open();
+      return;
+    }
+    const all = await this.api.pendingApprovals().catch(() => []);
+    const first = all[0];
+    if (first) await this.focusApproval(first.conversationId, first.request.approvalId);
+  }
+
+  private async afterDelete(id: string): Promise<void> {
+    if (id !== this.currentId) return;
+    this.currentId = null;
+    this.queue.destroy();
+    const next = this.sidebar.conversations[0];
+    if (next) await this.open(next.id);
+    else {
+      const c = await this.api.createConversation();
+      await this.sidebar.refresh("");
+      await this.open(c.id);
+    }
+  }
+
+  private async showSettings(): Promise<void> {
+    try {
+      const screen = await openSettings(this.api, this.currentId, {
+        close: () => this.closeOverlay(),
+        runDoctor: () => {
+          this.closeOverlay();
+          void this.showDoctor();
+        },
+        saved: () => {},
+      });
+      this.closeOverlay();
+      this.overlay = screen;
+      this.root.append(screen);
+      screen.querySelector<HTMLElement>("select, input")?.focus();
+    } catch (e) {
+      this.toast(`Could not open settings: ${errorText(e)}`);
+    }
+  }
+
+  private closeOverlay(): void {
+    this.overlay?.remove();
+    this.overlay = null;
+  }
+
+  toast(message: string, action?: { label: string; testid: string; run: () => void }): void {
+    const btn = action ? h("button", { testid: action.testid, className: "btn-link", type: "button" }, action.label) : null;
+    const t = h("div", { testid: "toast", className: "toast" }, h("span", {}, message), btn);
+    btn?.addEventListener("click", () => {
+      t.remove();
+      action?.run();
+    });
+    this.toasts.append(t);
+    setTimeout(() => t.remove(), 8000);
+  }
+}

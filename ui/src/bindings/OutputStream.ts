@@ -1,0 +1,2 @@
+// Hand-written to the shared contract until ts-rs generates this file (CORE overwrites it).
+export type OutputStream = "stdout" | "stderr";

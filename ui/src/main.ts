@@ -1,0 +1,26 @@
+import "./styles.css";
+import { connect, inTauri } from "./api";
+import { App } from "./app";
+import { loadHighlighter } from "./lib/highlight";
+
+async function boot(): Promise<void> {
+  const root = document.getElementById("app");
+  if (!root) return;
+  const api = await connect();
+  const app = new App(api, root);
+  try {
+    await app.start();
+  } catch (e) {
+    root.textContent = `IronClaw could not start: ${String(e)}`;
+  }
+  document.body.dataset["ready"] = "true";
+  if (!inTauri()) {
+    const scenario = new URLSearchParams(location.search).get("scenario");
+    if (scenario) void import("./api/fake-demo").then((m) => m.drive(scenario));
+  }
+  void api.appReady().catch(() => {});
+  // Warm the highlighter after first paint so the first code block doesn't wait for it.
+  setTimeout(() => void loadHighlighter().catch(() => {}), 300);
+}
+
+void boot();

@@ -1,0 +1,317 @@
+// The approval dialog and its queue. A decision is sent only from this dialog's own buttons,
+// with the approvalId and codeHash of the `approvalRequested` event the dialog was built from
+// (held in a closure, never read back from the DOM). No single stray keypress approves: focus
+// starts on the code, Enter outside a focused button does nothing, Approve is last in the tab
+// order and never default, and destructive code needs a separate confirmation first.
+
+import type { ApprovalRequest } from "../bindings/ApprovalRequest";
+import type { Decision } from "../bindings/Decision";
+import type { RiskLevel } from "../bindings/RiskLevel";
+import { errorText } from "../api/types";
+import { h } from "../lib/dom";
+import { highlightElement } from "../lib/highlight";
+
+export const RISK_LABEL: Record<RiskLevel, string> = {
+  read_only: "Read-only",
+  normal: "Normal",
+  destructive: "Destructive",
+};
+
+export type SendDecision = (req: ApprovalRequest, decision: Decision, confirmed: boolean) => Promise<void>;
+
+/** One open dialog for one request. */
+class ApprovalDialog {
+  readonly el: HTMLDialogElement;
+  private readonly status: HTMLElement;
+  private readonly approveBtn: HTMLButtonElement;
+  private readonly alwaysBtn: HTMLButtonElement;
+  private readonly editApproveBtn: HTMLButtonElement;
+  private readonly confirm: HTMLInputElement | null;
+  private readonly controls: (HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement)[];
+  private readonly codeEl: HTMLElement;
+  private busy = false;
+
+  constructor(
+    private readonly req: ApprovalRequest,
+    position: { index: number; total: number },
+    private readonly send: SendDecision,
+    private readonly onEscape: () => void,
+  ) {
+    const r = req;
+    const code = h("code", { "data-lang": r.language }, r.code);
+    this.codeEl = h("pre", { testid: "approval-code", className: "approval-code", tabindex: 0, autofocus: true, "aria-label": "Code to run" }, code);
+    const reasons = h("ul", { testid: "approval-reasons", className: "approval-reasons" });
+    for (const reason of r.reasons) {
+      reasons.append(
+        h(
+          "li",
+          { className: `reason reason-${reason.level}` },
+          h("span", { className: `risk-dot risk-${reason.level}`, "aria-hidden": "true" }),
+          h("span", { className: "reason-message" }, reason.message),
+          reason.snippet ? h("code", { className: "reason-snippet" }, reason.snippet) : null,
+          reason.line ? h("span", { className: "reason-line" }, `line ${reason.line}`) : null,
+        ),
+      );
+    }
+    if (r.reasons.length === 0) reasons.append(h("li", { className: "reason muted" }, "No specific risks found."));
+
+    const denyReason = h("input", {
+      testid: "deny-reason", className: "input", type: "text", placeholder: "Reason for denying (optional)",
+      "aria-label": "Reason for denying (optional)", autocomplete: "off",
+    });
+    const editCode = h("textarea", { testid: "edit-code", className: "input code-input", rows: 8, spellcheck: "false", "aria-label": "Edited code" });
+    editCode.value = r.code;
+    this.editApproveBtn = h("button", { testid: "edit-approve-button", className: "btn btn-primary", type: "button" }, "Run edited code");
+    const editArea = h("div", { className: "edit-area", hidden: true }, h("label", { className: "field-label" }, "Edit the code, then run your version"), editCode, h("div", { className: "row-end" }, this.editApproveBtn));
+
+    this.confirm = r.destructive
+      ? h("input", { testid: "destructive-confirm", type: "checkbox", id: `confirm-${r.approvalId}` })
+      : null;
+    const warning = r.destructive
+      ? h(
+          "div",
+          { testid: "destructive-warning", className: "destructive-warning", role: "alert" },
+          h("strong", {}, "This code can delete or overwrite data."),
+          h("p", {}, "Files it removes from the workspace cannot be brought back. Read every line before you approve."),
+          h("label", { className: "confirm-line", for: `confirm-${r.approvalId}` }, this.confirm, " I have read the code and want it to run"),
+        )
+      : null;
+
+    this.status = h("p", { testid: "approval-status", className: "approval-status", role: "status", "aria-live": "polite" });
+    const denyBtn = h("button", { testid: "deny-button", className: "btn", type: "button" }, "Deny");
+    const editBtn = h("button", { testid: "edit-button", className: "btn", type: "button" }, "Edit…");
+    this.alwaysBtn = h("button", { testid: "always-allow-button", className: "btn", type: "button", title: "Run this exact code again in this conversation without asking" }, "Always allow in this session");
+    this.approveBtn = h("button", { testid: "approve-button", className: "btn btn-primary", type: "button" }, r.destructive ? "Approve and run" : "Approve");
+    this.controls = [denyBtn, editBtn, this.alwaysBtn, this.approveBtn, this.editApproveBtn, denyReason, editCode];
+    if (this.confirm) this.controls.push(this.confirm);
+
+    const titleId = `approval-title-${r.approvalId}`;
+    this.el = h(
+      "dialog",
+      {
+        testid: "approval-dialog", className: `approval-dialog risk-${r.risk}`,
+        "data-approval-id": r.approvalId, "data-risk": r.risk, "data-destructive": String(r.destructive),
+        "aria-labelledby": titleId,
+      },
+      h(
+        "header",
+        { className: "approval-head" },
+        h("h2", { id: titleId }, `Run this ${r.language} code?`),
+        position.total > 1 ? h("span", { className: "muted" }, `${position.index + 1} of ${position.total} waiting`) : null,
+        h("span", { className: "spacer" }),
+        h("span", { testid: "approval-language", className: "chip" }, r.language),
+        h("span", { testid: "approval-risk", className: `chip risk-chip risk-${r.risk}` }, RISK_LABEL[r.risk] ?? r.risk),
+      ),
+      warning,
+      this.codeEl,
+      h("section", { className: "approval-why" }, h("h3", {}, "Why it's flagged"), reasons),
+      editArea,
+      h("div", { className: "deny-line" }, denyReason),
+      this.status,
+      h("footer", { className: "approval-actions" }, denyBtn, editBtn, h("span", { className: "spacer" }), this.alwaysBtn, this.approveBtn),
+    );
+
+    highlightElement(code);
+    denyBtn.addEventListener("click", () => {
+      const reason = denyReason.value.trim();
+      void this.decide({ type: "deny", reason: reason || null });
+    });
+    editBtn.addEventListener("click", () => {
+      editArea.hidden = !editArea.hidden;
+      if (!editArea.hidden) editCode.focus();
+    });
+    this.alwaysBtn.addEventListener("click", () => void this.decide({ type: "alwaysAllowInSession" }));
+    this.approveBtn.addEventListener("click", () => void this.decide({ type: "approveOnce" }));
+    this.editApproveBtn.addEventListener("click", () => void this.decide({ type: "editAndApprove", code: editCode.value }));
+    this.confirm?.addEventListener("change", () => this.sync());
+
+    // Escape closes without deciding (native dialogs fire `cancel`; jsdom only sends keydown).
+    this.el.addEventListener("cancel", (ev) => {
+      ev.preventDefault();
+      this.onEscape();
+    });
+    this.el.addEventListener("keydown", (ev) => {
+      if (ev.key === "Escape") {
+        ev.preventDefault();
+        this.onEscape();
+        return;
+      }
+      // Enter only ever activates the button that has focus; nowhere else does it do anything.
+      if (ev.key === "Enter" && !(ev.target instanceof HTMLButtonElement) && !(ev.target instanceof HTMLTextAreaElement)) {
+        ev.preventDefault();
+      }
+    });
+    this.sync();
+  }
+
+  get approvalId(): string {
+    return this.req.approvalId;
+  }
+
+  open(): void {
+    document.body.append(this.el);
+    if (typeof this.el.showModal === "function") {
+      try {
+        this.el.showModal();
+      } catch {
+        this.el.setAttribute("open", "");
+      }
+    } else {
+      this.el.setAttribute("open", "");
+    }
+    this.codeEl.focus();
+  }
+
+  close(): void {
+    if (typeof this.el.close === "function" && this.el.open) this.el.close();
+    this.el.remove();
+  }
+
+  private confirmed(): boolean {
+    return this.req.destructive ? Boolean(this.confirm?.checked) : false;
+  }
+
+  private sync(): void {
+    const allowed = !this.req.destructive || Boolean(this.confirm?.checked);
+    for (const c of this.controls) c.disabled = this.busy;
+    if (!this.busy) {
+      this.approveBtn.disabled = !allowed;
+      this.alwaysBtn.disabled = !allowed;
+      this.editApproveBtn.disabled = !allowed;
+    }
+  }
+
+  private async decide(decision: Decision): Promise<void> {
+    if (this.busy) return;
+    const approving = decision.type !== "deny";
+    if (approving && this.req.destructive && !this.confirm?.checked) {
+      this.showStatus("Tick the confirmation above before approving destructive code.", true);
+      return;
+    }
+    this.busy = true;
+    this.sync();
+    this.showStatus(approving ? "Sending approval…" : "Sending denial…", false);
+    try {
+      // id and hash come from the request object this dialog was built from.
+      await this.send(this.req, decision, approving && this.confirmed());
+    } catch (e) {
+      this.rejected(errorText(e));
+    }
+  }
+
+  /** The backend refused the decision; the request is still pending. */
+  rejected(message: string): void {
+    this.busy = false;
+    this.sync();
+    this.showStatus(message, true);
+  }
+
+  private showStatus(message: string, error: boolean): void {
+    this.status.textContent = message;
+    this.status.classList.toggle("error", error);
+  }
+}
+
+export interface QueueHooks {
+  /** Pending requests changed (count) or the dialog was dismissed / reopened. */
+  changed(pending: ApprovalRequest[], dialogOpen: boolean): void;
+  /** A rejection for a request that is no longer pending (shown in the chat). */
+  notice(message: string): void;
+}
+
+/** Pending approvals of the open conversation, shown one dialog at a time. */
+export class ApprovalQueue {
+  private pending: ApprovalRequest[] = [];
+  private dialog: ApprovalDialog | null = null;
+  /** Escape was pressed: stay closed until the person reopens from the chip. */
+  private dismissed = false;
+
+  constructor(
+    private readonly send: SendDecision,
+    private readonly hooks: QueueHooks,
+  ) {}
+
+  get requests(): readonly ApprovalRequest[] {
+    return this.pending;
+  }
+
+  get openId(): string | null {
+    return this.dialog?.approvalId ?? null;
+  }
+
+  /** Replaces everything (a conversation was opened). */
+  reset(requests: ApprovalRequest[]): void {
+    this.dialog?.close();
+    this.dialog = null;
+    this.pending = [...requests];
+    this.dismissed = false;
+    this.showNext();
+  }
+
+  add(req: ApprovalRequest): void {
+    if (this.pending.some((p) => p.approvalId === req.approvalId)) return;
+    this.pending.push(req);
+    if (!this.dialog && !this.dismissed) this.showNext();
+    else this.hooks.changed(this.pending, this.dialog !== null);
+  }
+
+  resolved(approvalId: string): void {
+    this.pending = this.pending.filter((p) => p.approvalId !== approvalId);
+    if (this.dialog?.approvalId === approvalId) {
+      this.dialog.close();
+      this.dialog = null;
+      if (!this.dismissed) {
+        this.showNext();
+        return;
+      }
+    }
+    this.hooks.changed(this.pending, this.dialog !== null);
+  }
+
+  rejected(approvalId: string, message: string, stillPending: boolean): void {
+    if (!stillPending) {
+      this.resolved(approvalId);
+      this.hooks.notice(message);
+      return;
+    }
+    if (this.dialog?.approvalId === approvalId) this.dialog.rejected(message);
+    else this.hooks.notice(message);
+  }
+
+  /** Opens the dialog for `approvalId`, or the oldest pending request. */
+  open(approvalId?: string): void {
+    this.dismissed = false;
+    const req = (approvalId && this.pending.find((p) => p.approvalId === approvalId)) || this.pending[0];
+    if (!req) return;
+    if (this.dialog?.approvalId === req.approvalId) return;
+    this.dialog?.close();
+    this.show(req);
+  }
+
+  /** Closes the dialog without deciding; the request stays pending. */
+  dismiss(): void {
+    this.dismissed = true;
+    this.dialog?.close();
+    this.dialog = null;
+    this.hooks.changed(this.pending, false);
+  }
+
+  private showNext(): void {
+    const next = this.pending[0];
+    if (next) this.show(next);
+    else this.hooks.changed(this.pending, false);
+  }
+
+  private show(req: ApprovalRequest): void {
+    const index = this.pending.indexOf(req);
+    this.dialog = new ApprovalDialog(req, { index, total: this.pending.length }, this.send, () => this.dismiss());
+    this.dialog.open();
+    this.hooks.changed(this.pending, true);
+  }
+
+  destroy(): void {
+    this.dialog?.close();
+    this.dialog = null;
+    this.pending = [];
+  }
+}

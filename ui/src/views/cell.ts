@@ -1,0 +1,207 @@
+// One execution: the code that ran, live stdout/stderr (bounded), exit status, duration, live
+// CPU/memory gauges, a stop button, inline images and a link to the full log.
+
+import type { AgentEvent } from "../bindings/AgentEvent";
+import type { HistoryItem } from "../bindings/HistoryItem";
+import { BoundedText, BoundedView, formatHidden } from "../lib/bounded";
+import { formatBytes, formatDuration, h } from "../lib/dom";
+import { highlightElement } from "../lib/highlight";
+
+type Ended = Extract<AgentEvent, { type: "executionEnded" }>;
+type Resources = Extract<AgentEvent, { type: "executionResources" }>;
+type ExecutionItem = Extract<HistoryItem, { type: "execution" }>;
+
+export type CellState = "running" | "ok" | "failed" | "cancelled" | "timedOut" | "oomKilled";
+
+export interface CellActions {
+  stop(): void;
+  openLog(executionId: string): void;
+}
+
+export function endState(e: { exitCode: number | null; timedOut: boolean; cancelled: boolean; oomKilled: boolean }): CellState {
+  if (e.cancelled) return "cancelled";
+  if (e.timedOut) return "timedOut";
+  if (e.oomKilled) return "oomKilled";
+  return e.exitCode === 0 ? "ok" : "failed";
+}
+
+const STATE_LABEL: Record<CellState, string> = {
+  running: "Running",
+  ok: "Finished",
+  failed: "Failed",
+  cancelled: "Stopped",
+  timedOut: "Timed out",
+  oomKilled: "Out of memory",
+};
+
+const MAX_IMAGES = 12;
+
+export class ExecutionCell {
+  readonly el: HTMLElement;
+  readonly stdout: BoundedView;
+  readonly stderr: BoundedView;
+  private readonly status: HTMLElement;
+  private readonly exit: HTMLElement;
+  private readonly duration: HTMLElement;
+  private readonly cpu: HTMLElement;
+  private readonly cpuBar: HTMLElement;
+  private readonly memory: HTMLElement;
+  private readonly memBar: HTMLElement;
+  private readonly gauges: HTMLElement;
+  private readonly stopBtn: HTMLButtonElement;
+  private readonly note: HTMLElement;
+  private readonly fullLog: HTMLButtonElement;
+  private readonly images: HTMLElement;
+  private readonly started = performance.now();
+  private timer: ReturnType<typeof setInterval> | null = null;
+  private hasLog = false;
+  private imageCount = 0;
+  private readonly outputBox: HTMLElement;
+  /** While running, the output box follows the newest text unless the person scrolled up. */
+  private follow = true;
+
+  constructor(
+    readonly executionId: string,
+    language: string,
+    code: string,
+    private readonly actions: CellActions,
+    private readonly memoryLimit: number | null = null,
+  ) {
+    const codeEl = h("code", { "data-lang": language }, code);
+    this.stdout = new BoundedView(new BoundedText(), "cell-stdout", () => this.painted());
+    this.stderr = new BoundedView(new BoundedText(), "cell-stderr", () => this.painted());
+    this.stderr.el.classList.add("stderr");
+    this.status = h("span", { className: "cell-status" }, STATE_LABEL.running);
+    this.exit = h("span", { testid: "cell-exit", className: "cell-exit", hidden: true });
+    this.duration = h("span", { testid: "cell-duration", className: "cell-duration" }, "0.0 s");
+    this.cpuBar = h("span", { className: "gauge-fill" });
+    this.memBar = h("span", { className: "gauge-fill" });
+    this.cpu = h("span", { testid: "cell-cpu", className: "gauge-value" }, "–");
+    this.memory = h("span", { testid: "cell-memory", className: "gauge-value" }, "–");
+    this.gauges = h(
+      "div",
+      { className: "cell-gauges", "aria-label": "Resource use" },
+      h("span", { className: "gauge" }, h("span", { className: "gauge-label" }, "CPU"), h("span", { className: "gauge-track" }, this.cpuBar), this.cpu),
+      h("span", { className: "gauge" }, h("span", { className: "gauge-label" }, "Memory"), h("span", { className: "gauge-track" }, this.memBar), this.memory),
+    );
+    this.stopBtn = h("button", { testid: "cell-stop", className: "btn btn-small btn-danger-quiet", type: "button" }, "Stop");
+    this.stopBtn.addEventListener("click", () => {
+      this.stopBtn.disabled = true;
+      this.stopBtn.textContent = "Stopping…";
+      this.actions.stop();
+    });
+    this.note = h("span", { testid: "cell-collapsed-note", className: "cell-note", hidden: true });
+    this.fullLog = h("button", { testid: "cell-full-log", className: "btn-link", type: "button", hidden: true }, "Open full log");
+    this.fullLog.addEventListener("click", () => this.actions.openLog(this.executionId));
+    this.images = h("div", { className: "cell-images" });
+    this.outputBox = h("div", { className: "cell-output" }, this.stdout.el, this.stderr.el);
+    this.outputBox.addEventListener("scroll", () => {
+      const o = this.outputBox;
+      this.follow = o.scrollHeight - o.scrollTop - o.clientHeight < 24;
+    });
+
+    this.el = h(
+      "section",
+      { testid: "execution-cell", className: "cell", "data-execution-id": executionId, "data-state": "running" },
+      h(
+        "header",
+        { className: "cell-head" },
+        h("span", { className: "cell-lang" }, language),
+        this.status,
+        this.exit,
+        h("span", { className: "spacer" }),
+        this.gauges,
+        this.duration,
+        this.stopBtn,
+      ),
+      h("pre", { testid: "cell-code", className: "cell-code" }, codeEl),
+      this.outputBox,
+      this.images,
+      h("footer", { className: "cell-foot" }, this.note, this.fullLog),
+    );
+    highlightElement(codeEl);
+    this.timer = setInterval(() => {
+      this.duration.textContent = formatDuration(performance.now() - this.started);
+    }, 250);
+  }
+
+  /** A finished execution from history. */
+  static fromHistory(item: ExecutionItem, actions: CellActions): ExecutionCell {
+    const cell = new ExecutionCell(item.executionId, item.language, item.code, actions);
+    cell.stdout.push(item.stdout);
+    cell.stderr.push(item.stderr);
+    if (item.exitCode === null) {
+      // Never finished (the app quit mid-run): show it as stopped, not running forever.
+      cell.finish({ exitCode: null, durationMs: item.durationMs, timedOut: item.timedOut, cancelled: true, oomKilled: item.oomKilled, truncated: item.truncated, logFile: item.logFile });
+    } else {
+      cell.finish({ ...item });
+    }
+    cell.stdout.paint();
+    cell.stderr.paint();
+    return cell;
+  }
+
+  get state(): CellState {
+    return this.el.getAttribute("data-state") as CellState;
+  }
+
+  output(stream: "stdout" | "stderr", text: string): void {
+    (stream === "stderr" ? this.stderr : this.stdout).push(text);
+  }
+
+  resources(r: Pick<Resources, "cpuPercent" | "memoryBytes">): void {
+    const cpu = Math.max(0, Number(r.cpuPercent));
+    const mem = Number(r.memoryBytes);
+    this.cpu.textContent = `${cpu.toFixed(0)}%`;
+    this.cpuBar.style.width = `${Math.min(100, cpu)}%`;
+    this.memory.textContent = formatBytes(mem);
+    const limit = this.memoryLimit ?? 512 * 1024 * 1024;
+    this.memBar.style.width = `${Math.min(100, (mem / limit) * 100)}%`;
+  }
+
+  finish(e: Pick<Ended, "timedOut" | "cancelled" | "oomKilled" | "truncated" | "logFile"> & { exitCode: number | null; durationMs: number | null; peakMemoryBytes?: number }): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    const state = endState(e);
+    this.el.setAttribute("data-state", state);
+    this.status.textContent = STATE_LABEL[state];
+    this.exit.hidden = e.exitCode === null;
+    this.exit.textContent = e.exitCode === null ? "" : `exit ${e.exitCode}`;
+    this.duration.textContent = e.durationMs === null ? "–" : formatDuration(e.durationMs);
+    this.stopBtn.hidden = true;
+    if (e.peakMemoryBytes !== undefined && Number(e.peakMemoryBytes) > 0) {
+      this.memory.textContent = `peak ${formatBytes(Number(e.peakMemoryBytes))}`;
+    } else if (this.cpu.textContent === "–") {
+      this.gauges.hidden = true;
+    }
+    this.cpuBar.style.width = "0%";
+    this.hasLog = Boolean(e.logFile) || e.truncated;
+    this.updateNote();
+  }
+
+  /** An image the run wrote, as a data: URL the backend produced for a workspace file. */
+  addImage(path: string, dataUrl: string): void {
+    if (!/^data:image\/(png|jpeg|gif|webp|svg\+xml);base64,/i.test(dataUrl)) return;
+    if (this.imageCount >= MAX_IMAGES) return;
+    this.imageCount++;
+    const img = h("img", { testid: "cell-image", className: "cell-image", alt: path, title: path, "data-path": path, loading: "lazy" });
+    img.src = dataUrl;
+    this.images.append(h("figure", {}, img, h("figcaption", {}, path)));
+  }
+
+  private painted(): void {
+    this.updateNote();
+    if (this.follow && this.state === "running") this.outputBox.scrollTop = this.outputBox.scrollHeight;
+  }
+
+  private updateNote(): void {
+    const hidden = this.stdout.text.hiddenBytes + this.stderr.text.hiddenBytes;
+    this.note.hidden = hidden === 0;
+    this.note.textContent = hidden ? `${formatHidden(hidden)} of output hidden` : "";
+    this.fullLog.hidden = !(hidden > 0 || this.hasLog);
+  }
+
+  dispose(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+}

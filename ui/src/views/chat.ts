@@ -1,0 +1,321 @@
+// The conversation: messages (streaming markdown), approval cards and execution cells, plus the
+// composer. Streaming text is re-rendered at most once per animation frame per message.
+
+import type { AgentEvent } from "../bindings/AgentEvent";
+import type { ApprovalRequest } from "../bindings/ApprovalRequest";
+import type { ApprovalState } from "../bindings/ApprovalState";
+import type { ConversationView } from "../bindings/ConversationView";
+import type { HistoryItem } from "../bindings/HistoryItem";
+import { formatTime, h } from "../lib/dom";
+import { icon } from "../lib/icons";
+import { inNextFrame } from "../lib/frame";
+import { renderMarkdownInto, wireLinks } from "../lib/markdown";
+import { RISK_LABEL } from "./approval";
+import { ExecutionCell } from "./cell";
+
+export interface ChatActions {
+  send(text: string): Promise<void>;
+  stop(): void;
+  openLog(executionId: string): void;
+  openExternal(url: string): void;
+  reviewApproval(approvalId: string): void;
+  toggleWorkspace(): void;
+}
+
+interface Message {
+  el: HTMLElement;
+  body: HTMLElement;
+  text: string;
+  render: () => void;
+}
+
+/** Cells beyond this many (newest first) have their output folded away. */
+const OPEN_CELLS = 4;
+
+export class ChatView {
+  readonly el: HTMLElement;
+  private readonly log: HTMLElement;
+  private readonly title: HTMLElement;
+  private readonly input: HTMLTextAreaElement;
+  private readonly sendBtn: HTMLButtonElement;
+  private readonly stopBtn: HTMLButtonElement;
+  private readonly chip: HTMLButtonElement;
+  private readonly empty: HTMLElement;
+  private messages = new Map<string, Message>();
+  private cells = new Map<string, ExecutionCell>();
+  private cards = new Map<string, { el: HTMLElement; state: HTMLElement; review: HTMLButtonElement }>();
+  private running = false;
+  private stick = true;
+
+  constructor(private readonly actions: ChatActions) {
+    this.title = h("h1", { className: "chat-title" }, "");
+    this.chip = h("button", { testid: "pending-approval-chip", className: "pending-chip", type: "button", hidden: true });
+    this.chip.addEventListener("click", () => this.actions.reviewApproval(""));
+    const wsBtn = h("button", { testid: "open-workspace-panel", className: "btn btn-quiet", type: "button", title: "Workspace files" }, icon("files"), "Files");
+    wsBtn.addEventListener("click", () => this.actions.toggleWorkspace());
+    this.empty = h(
+      "div",
+      { className: "chat-empty" },
+      h("h2", {}, "What should we work on?"),
+      h("p", {}, "Ask a question about your files. Any code the assistant wants to run is shown to you first, and only runs inside the sandbox after you approve it."),
+    );
+    this.log = h("div", { className: "chat-log", role: "log", "aria-live": "polite" }, this.empty);
+    this.log.addEventListener("scroll", () => {
+      this.stick = this.log.scrollHeight - this.log.scrollTop - this.log.clientHeight < 80;
+    });
+    wireLinks(this.log, (url) => this.actions.openExternal(url));
+
+    this.input = h("textarea", { testid: "message-input", className: "composer-input", rows: 1, placeholder: "Message IronClaw…", "aria-label": "Message" });
+    this.sendBtn = h("button", { testid: "send-button", className: "btn btn-primary", type: "button" }, "Send");
+    this.stopBtn = h("button", { testid: "stop-button", className: "btn btn-danger-quiet", type: "button", hidden: true }, "Stop");
+    this.input.addEventListener("keydown", (ev) => {
+      if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
+        ev.preventDefault();
+        void this.submit();
+      }
+    });
+    this.input.addEventListener("input", () => this.autosize());
+    this.sendBtn.addEventListener("click", () => void this.submit());
+    this.stopBtn.addEventListener("click", () => this.actions.stop());
+
+    this.el = h(
+      "main",
+      { testid: "chat-view", className: "chat" },
+      h("header", { className: "chat-head" }, this.title, h("span", { className: "spacer" }), this.chip, wsBtn),
+      this.log,
+      h("footer", { className: "composer" }, h("div", { className: "composer-box" }, this.input, this.stopBtn, this.sendBtn), h("p", { className: "composer-hint" }, "Enter to send · Shift+Enter for a new line · code runs only after you approve it")),
+    );
+  }
+
+  private autosize(): void {
+    this.input.style.height = "auto";
+    this.input.style.height = `${Math.min(this.input.scrollHeight, 200)}px`;
+  }
+
+  private async submit(): Promise<void> {
+    const text = this.input.value.trim();
+    if (!text) return;
+    this.input.value = "";
+    this.autosize();
+    this.addUser(text);
+    try {
+      await this.actions.send(text);
+    } catch (e) {
+      this.notice(String(e), true);
+    }
+  }
+
+  focusInput(): void {
+    this.input.focus();
+  }
+
+  setTitle(title: string): void {
+    this.title.textContent = title;
+  }
+
+  /** Renders a freshly opened conversation. */
+  load(view: ConversationView): void {
+    for (const c of this.cells.values()) c.dispose();
+    this.messages.clear();
+    this.cells.clear();
+    this.cards.clear();
+    this.log.replaceChildren(this.empty);
+    this.setTitle(view.conversation.title);
+    for (const item of view.items) this.addHistory(item);
+    this.empty.hidden = view.items.length > 0;
+    this.setRunning(false);
+    this.stick = true;
+    this.collapseOld();
+    this.scroll(true);
+  }
+
+  private addHistory(item: HistoryItem): void {
+    switch (item.type) {
+      case "user":
+        this.addUser(item.text, item.at);
+        break;
+      case "assistant": {
+        const m = this.assistant(item.id);
+        m.text = item.text;
+        m.render();
+        break;
+      }
+      case "approval":
+        this.addCard(item.request, item.state, item.reason);
+        break;
+      case "execution": {
+        const cell = ExecutionCell.fromHistory(item, {
+          stop: () => this.actions.stop(),
+          openLog: (id) => this.actions.openLog(id),
+        });
+        this.cells.set(item.executionId, cell);
+        this.append(cell.el);
+        break;
+      }
+    }
+  }
+
+  private append(node: HTMLElement): void {
+    this.empty.hidden = true;
+    this.log.insertBefore(node, this.empty);
+    this.scroll();
+  }
+
+  private scroll(force = false): void {
+    if (!force && !this.stick) return;
+    inNextFrame(this.scrollJob);
+  }
+
+  private readonly scrollJob = () => {
+    this.log.scrollTop = this.log.scrollHeight;
+  };
+
+  addUser(text: string, at?: string): void {
+    const body = h("div", { testid: "message-body", className: "message-body plain" }, text);
+    this.append(h("article", { testid: "message", className: "message user", "data-role": "user" }, body, at ? h("time", { className: "message-time" }, formatTime(at)) : null));
+  }
+
+  private assistant(messageId: string): Message {
+    const existing = this.messages.get(messageId);
+    if (existing) return existing;
+    const body = h("div", { testid: "message-body", className: "message-body markdown" });
+    const el = h("article", { testid: "message", className: "message assistant", "data-role": "assistant", "data-message-id": messageId }, body);
+    const m: Message = {
+      el,
+      body,
+      text: "",
+      render: () => {
+        renderMarkdownInto(m.body, m.text);
+        this.scroll();
+      },
+    };
+    this.messages.set(messageId, m);
+    this.append(el);
+    return m;
+  }
+
+  private addCard(req: ApprovalRequest, state: ApprovalState, reason: string | null = null): void {
+    const stateEl = h("span", { className: "card-state" });
+    const review = h("button", { className: "btn btn-small", type: "button" }, "Review");
+    review.addEventListener("click", () => this.actions.reviewApproval(req.approvalId));
+    const firstLine = req.code.split("\n").find((l) => l.trim() && !l.trim().startsWith("#")) ?? req.code;
+    const el = h(
+      "div",
+      { className: `approval-card risk-${req.risk}`, "data-approval-id": req.approvalId },
+      h("span", { className: `risk-dot risk-${req.risk}`, "aria-hidden": "true" }),
+      h("span", { className: "card-text" }, h("strong", {}, `${RISK_LABEL[req.risk] ?? req.risk} ${req.language}`), " ", h("code", {}, firstLine.trim().slice(0, 80))),
+      stateEl,
+      review,
+    );
+    this.cards.set(req.approvalId, { el, state: stateEl, review });
+    this.append(el);
+    this.setCardState(req.approvalId, state, reason);
+  }
+
+  setCardState(approvalId: string, state: ApprovalState | "approvedAuto", reason: string | null = null): void {
+    const card = this.cards.get(approvalId);
+    if (!card) return;
+    const label: Record<string, string> = {
+      pending: "Waiting for your approval",
+      approved: "Approved",
+      approvedAuto: "Allowed by your rules",
+      denied: reason ? `Denied: ${reason}` : "Denied",
+      expired: "Expired",
+    };
+    card.state.textContent = label[state] ?? state;
+    card.el.setAttribute("data-state", state);
+    card.review.hidden = state !== "pending";
+  }
+
+  /** Reflects the approval queue: the chip offers to reopen dismissed requests. */
+  setPending(count: number, dialogOpen: boolean): void {
+    this.chip.hidden = count === 0 || dialogOpen;
+    this.chip.textContent = count === 1 ? "1 approval waiting — review" : `${count} approvals waiting — review`;
+  }
+
+  setRunning(running: boolean): void {
+    this.running = running;
+    this.stopBtn.hidden = !running;
+  }
+
+  get isRunning(): boolean {
+    return this.running;
+  }
+
+  notice(message: string, error = false): void {
+    this.append(h("div", { className: `chat-notice${error ? " error" : ""}`, role: error ? "alert" : "status" }, message));
+  }
+
+  cell(executionId: string): ExecutionCell | undefined {
+    return this.cells.get(executionId);
+  }
+
+  handle(e: AgentEvent): void {
+    switch (e.type) {
+      case "turnStarted":
+        this.setRunning(true);
+        break;
+      case "textDelta": {
+        const m = this.assistant(e.messageId);
+        m.text += e.text;
+        inNextFrame(m.render);
+        break;
+      }
+      case "assistantMessage": {
+        const m = this.assistant(e.messageId);
+        m.text = e.text;
+        inNextFrame(m.render);
+        break;
+      }
+      case "approvalRequested": {
+        const { type: _t, ...req } = e;
+        if (!this.cards.has(req.approvalId)) this.addCard(req, "pending");
+        break;
+      }
+      case "approvalResolved":
+        this.setCardState(e.approvalId, e.approved ? (e.auto ? "approvedAuto" : "approved") : "denied", e.reason);
+        break;
+      case "decisionRejected":
+        break;
+      case "executionStarted": {
+        const cell = new ExecutionCell(e.executionId, e.language, e.code, {
+          stop: () => this.actions.stop(),
+          openLog: (id) => this.actions.openLog(id),
+        });
+        this.cells.set(e.executionId, cell);
+        this.append(cell.el);
+        this.collapseOld();
+        break;
+      }
+      case "executionOutput":
+        this.cells.get(e.executionId)?.output(e.stream, e.text);
+        this.scroll();
+        break;
+      case "executionResources":
+        this.cells.get(e.executionId)?.resources(e);
+        break;
+      case "executionEnded":
+        this.cells.get(e.executionId)?.finish(e);
+        break;
+      case "turnEnded":
+        this.setRunning(false);
+        if (e.status === "failed") this.notice(e.error ?? "The turn failed.", true);
+        else if (e.status === "cancelled") this.notice("Stopped.");
+        break;
+      case "policyChanged":
+        if (e.flagged) this.notice("Approval policy is now “never ask”: code runs without asking you first.", true);
+        break;
+      case "error":
+        this.notice(e.message, true);
+        break;
+    }
+  }
+
+  /** Older cells keep their (bounded) text but fold their output away to keep the page light. */
+  private collapseOld(): void {
+    const cells = [...this.cells.values()];
+    cells.forEach((c, i) => {
+      if (i < cells.length - OPEN_CELLS && c.state !== "running") c.el.setAttribute("data-collapsed", "true");
+    });
+  }
+}

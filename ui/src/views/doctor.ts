@@ -1,0 +1,214 @@
+// First run / system check: Docker (with the fix for each failure), the sandbox image (prepared
+// here with a real progress bar), and the model provider.
+
+import type { DoctorReport } from "../bindings/DoctorReport";
+import type { DockerState } from "../bindings/DockerState";
+import type { ImageProgress } from "../bindings/ImageProgress";
+import type { Settings } from "../bindings/Settings";
+import type { Api } from "../api";
+import { errorText } from "../api";
+import { formatBytes, h } from "../lib/dom";
+import { withCode } from "../lib/icons";
+import { ProviderFields } from "./provider";
+
+const DOCKER_TITLE: Record<DockerState, string> = {
+  ok: "Docker is running",
+  notInstalled: "Docker is not installed",
+  notRunning: "Docker is not running",
+  noPermission: "No permission to use Docker",
+  error: "Docker did not answer",
+};
+
+const DEFAULT_FIX: Record<DockerState, string> = {
+  ok: "",
+  notInstalled: "Install Docker Engine (Debian/Ubuntu: `sudo apt install docker.io`), then press Check again.",
+  notRunning: "Start it with `sudo systemctl start docker` (or open Docker Desktop), then press Check again.",
+  noPermission: "Add yourself to the docker group: `sudo usermod -aG docker $USER`, log out and back in, then press Check again.",
+  error: "See the message above, fix it, then press Check again.",
+};
+
+/** Tracks image preparation progress as a fraction, or null while it cannot be known. */
+export class ImageProgressModel {
+  private layers = new Map<string, { current: number; total: number }>();
+  fraction: number | null = null;
+  label = "";
+
+  apply(p: ImageProgress): void {
+    switch (p.type) {
+      case "phase":
+        this.label = p.message;
+        this.fraction = null;
+        this.layers.clear();
+        break;
+      case "bytes":
+        if (p.total !== null && Number(p.total) > 0) {
+          this.fraction = Math.min(1, Number(p.done) / Number(p.total));
+          this.label = `${this.label.replace(/ —.*$/, "")} — ${formatBytes(Number(p.done))} of ${formatBytes(Number(p.total))}`;
+        }
+        break;
+      case "layer":
+        if (p.total !== null && p.current !== null && Number(p.total) > 0) {
+          this.layers.set(p.id, { current: Number(p.current), total: Number(p.total) });
+          let cur = 0;
+          let tot = 0;
+          for (const l of this.layers.values()) {
+            cur += l.current;
+            tot += l.total;
+          }
+          this.fraction = tot > 0 ? cur / tot : null;
+        }
+        break;
+      case "log":
+        break;
+      case "done":
+        this.fraction = 1;
+        this.label = `Ready: ${p.tag}`;
+        break;
+    }
+  }
+}
+
+export interface DoctorActions {
+  continue(): void;
+}
+
+export async function doctorScreen(api: Api, actions: DoctorActions): Promise<HTMLElement> {
+  const root = h("section", { testid: "doctor-screen", className: "screen doctor" });
+  let settings: Settings = await api.getSettings();
+  let report: DoctorReport = await api.doctor();
+
+  const dockerCard = h("div", { className: "check" });
+  const imageCard = h("div", { className: "check" });
+  const provider = new ProviderFields({ kind: "provider-kind", baseUrl: "provider-base-url", model: "provider-model", apiKey: "provider-api-key" }, settings, report.provider.apiKeyStored);
+  const providerStatus = h("p", { testid: "provider-status", className: "check-detail", role: "status" });
+  const saveProvider = h("button", { testid: "save-provider", className: "btn btn-primary", type: "button" }, "Save and test");
+  const ollamaNote = h("p", { className: "check-detail" });
+  const continueBtn = h("button", { testid: "doctor-continue", className: "btn btn-primary btn-large", type: "button" }, "Continue");
+  const recheck = h("button", { className: "btn", type: "button" }, "Check again");
+  continueBtn.addEventListener("click", () => actions.continue());
+
+  const progress = h("progress", { testid: "image-progress", className: "progress", max: 1, hidden: true });
+  const progressLabel = h("p", { className: "check-detail" });
+  const prepare = h("button", { testid: "prepare-image", className: "btn btn-primary", type: "button" }, "Prepare sandbox image");
+  const model = new ImageProgressModel();
+
+  function renderDocker(): void {
+    const d = report.docker;
+    const ok = d.state === "ok";
+    dockerCard.replaceChildren(
+      h("span", { className: `check-mark ${ok ? "ok" : "bad"}`, "aria-hidden": "true" }, ok ? "✓" : "!"),
+      h(
+        "div",
+        { className: "check-body" },
+        h("h2", { testid: "docker-status", "data-state": d.state }, DOCKER_TITLE[d.state] ?? d.state),
+        h("p", { className: "check-detail" }, d.message),
+        ok ? null : h("p", { testid: "docker-fix", className: "fix" }, withCode(d.fix ?? DEFAULT_FIX[d.state])),
+      ),
+    );
+  }
+
+  function renderImage(): void {
+    const i = report.image;
+    const dockerOk = report.docker.state === "ok";
+    prepare.hidden = i.ready;
+    prepare.disabled = !dockerOk;
+    imageCard.replaceChildren(
+      h("span", { className: `check-mark ${i.ready ? "ok" : "bad"}`, "aria-hidden": "true" }, i.ready ? "✓" : "…"),
+      h(
+        "div",
+        { className: "check-body" },
+        h("h2", { testid: "image-status", "data-ready": String(i.ready) }, i.ready ? "Sandbox image is ready" : "Sandbox image needed"),
+        h("p", { className: "check-detail" }, i.ready ? i.tag : dockerOk ? `${i.message} It is built on this computer, offline; it takes a minute or two.` : "Docker must run first."),
+        progress,
+        progressLabel,
+        h("div", { className: "row" }, prepare),
+      ),
+    );
+  }
+
+  function renderProvider(): void {
+    const o = report.provider.ollama;
+    ollamaNote.textContent = o ? `Ollama found at ${o.baseUrl} with ${o.models.length} model${o.models.length === 1 ? "" : "s"}: ${o.models.slice(0, 4).join(", ")}` : "No local Ollama answered. Use an OpenAI-compatible or Anthropic endpoint instead.";
+    if (o && !settings.provider) provider.useOllama(o.baseUrl, o.models[0]);
+    providerStatus.textContent = report.provider.message;
+    providerStatus.classList.toggle("error", !report.provider.configured);
+  }
+
+  function renderAll(): void {
+    renderDocker();
+    renderImage();
+    renderProvider();
+    continueBtn.textContent = report.ready ? "Start chatting" : "Continue anyway";
+    continueBtn.classList.toggle("btn-primary", report.ready);
+  }
+
+  recheck.addEventListener("click", async () => {
+    recheck.disabled = true;
+    try {
+      report = await api.doctor();
+      renderAll();
+    } finally {
+      recheck.disabled = false;
+    }
+  });
+
+  prepare.addEventListener("click", async () => {
+    prepare.disabled = true;
+    progress.hidden = false;
+    progress.removeAttribute("value"); // indeterminate until sizes are known
+    progressLabel.textContent = "Starting…";
+    try {
+      await api.prepareImage((p) => {
+        model.apply(p);
+        if (model.fraction === null) progress.removeAttribute("value");
+        else progress.value = model.fraction;
+        progressLabel.textContent = model.label;
+      });
+      progress.value = 1;
+      report = await api.doctor();
+      renderAll();
+    } catch (e) {
+      progressLabel.textContent = `Could not prepare the image: ${errorText(e)}`;
+      progressLabel.classList.add("error");
+      prepare.disabled = false;
+    }
+  });
+
+  saveProvider.addEventListener("click", async () => {
+    saveProvider.disabled = true;
+    providerStatus.textContent = "Testing the model…";
+    providerStatus.classList.remove("error");
+    try {
+      const { settings: saved, check } = await provider.save(api, settings);
+      settings = saved;
+      report = await api.doctor();
+      renderAll();
+      providerStatus.textContent = check.ok ? `Connected${check.model ? ` to ${check.model}` : ""}. ${check.message}` : check.message;
+      providerStatus.classList.toggle("error", !check.ok);
+    } catch (e) {
+      providerStatus.textContent = errorText(e);
+      providerStatus.classList.add("error");
+    } finally {
+      saveProvider.disabled = false;
+    }
+  });
+
+  root.append(
+    h(
+      "div",
+      { className: "screen-card" },
+      h("header", { className: "screen-head" }, h("div", {}, h("h1", {}, "Welcome to IronClaw"), h("p", { className: "muted" }, "Code the assistant writes runs only in a locked-down container on this computer, and only after you approve it. Three things to check:"))),
+      dockerCard,
+      imageCard,
+      h(
+        "div",
+        { className: "check" },
+        h("span", { className: "check-mark", "aria-hidden": "true" }, "◎"),
+        h("div", { testid: "provider-form", className: "check-body" }, h("h2", {}, "Model"), ollamaNote, provider.el, h("div", { className: "row" }, saveProvider), providerStatus),
+      ),
+      h("footer", { className: "row-end" }, recheck, continueBtn),
+    ),
+  );
+  renderAll();
+  return root;
+}

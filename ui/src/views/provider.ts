@@ -1,0 +1,98 @@
+// The provider fields shared by the first-run screen and Settings. The API key goes from its
+// field straight to `set_api_key` (the OS keyring): the field is cleared before the call and
+// the key is never kept in any JS state.
+
+import type { ProviderCheck } from "../bindings/ProviderCheck";
+import type { ProviderKind } from "../bindings/ProviderKind";
+import type { Settings } from "../bindings/Settings";
+import type { Api } from "../api";
+import { h } from "../lib/dom";
+
+export interface ProviderTestIds {
+  kind: string;
+  baseUrl: string;
+  model: string;
+  apiKey: string;
+}
+
+const KINDS: { value: ProviderKind; label: string }[] = [
+  { value: "ollama", label: "Ollama (on this computer)" },
+  { value: "openai", label: "OpenAI-compatible endpoint" },
+  { value: "anthropic", label: "Anthropic" },
+];
+
+const PLACEHOLDER_URL: Record<ProviderKind, string> = {
+  ollama: "http://127.0.0.1:11434",
+  openai: "Leave empty for OpenAI itself, or e.g. http://localhost:8000/v1",
+  anthropic: "Leave empty for the official API",
+};
+
+export class ProviderFields {
+  readonly el: HTMLElement;
+  readonly kind: HTMLSelectElement;
+  readonly baseUrl: HTMLInputElement;
+  readonly model: HTMLInputElement;
+  readonly apiKey: HTMLInputElement;
+  private readonly keyRow: HTMLElement;
+
+  constructor(ids: ProviderTestIds, settings: Settings, keyStored = false) {
+    this.kind = h("select", { testid: ids.kind, className: "input", "aria-label": "Provider" });
+    for (const k of KINDS) this.kind.append(h("option", { value: k.value }, k.label));
+    this.baseUrl = h("input", { testid: ids.baseUrl, className: "input", type: "url", autocomplete: "off", spellcheck: "false" });
+    this.model = h("input", { testid: ids.model, className: "input", type: "text", autocomplete: "off", spellcheck: "false", placeholder: "e.g. qwen2.5-coder:7b" });
+    this.apiKey = h("input", {
+      testid: ids.apiKey, className: "input", type: "password", autocomplete: "off", spellcheck: "false",
+      placeholder: keyStored ? "A key is stored — type to replace it" : "Paste your API key",
+    });
+    this.keyRow = field("API key", this.apiKey, "Stored in your system keyring, never in a file.");
+    this.el = h(
+      "div",
+      { className: "fields" },
+      field("Provider", this.kind),
+      field("Endpoint", this.baseUrl),
+      field("Model", this.model),
+      this.keyRow,
+    );
+    const p = settings.provider;
+    this.kind.value = p?.kind ?? "ollama";
+    this.baseUrl.value = p?.baseUrl ?? "";
+    this.model.value = p?.model ?? "";
+    this.kind.addEventListener("change", () => this.sync());
+    this.sync();
+  }
+
+  /** Prefills a detected local Ollama. */
+  useOllama(baseUrl: string, model: string | undefined): void {
+    this.kind.value = "ollama";
+    this.baseUrl.value = baseUrl;
+    if (model && !this.model.value) this.model.value = model;
+    this.sync();
+  }
+
+  private sync(): void {
+    const kind = this.kind.value as ProviderKind;
+    this.baseUrl.placeholder = PLACEHOLDER_URL[kind];
+    this.keyRow.hidden = kind === "ollama";
+  }
+
+  /** Saves provider settings, hands a typed key to the keyring, then asks the model. */
+  async save(api: Api, base: Settings): Promise<{ settings: Settings; check: ProviderCheck }> {
+    const kind = this.kind.value as ProviderKind;
+    const settings = await api.saveSettings({
+      ...base,
+      provider: { kind, baseUrl: this.baseUrl.value.trim() || null, model: this.model.value.trim() || null },
+    });
+    if (kind !== "ollama" && this.apiKey.value) {
+      const key = this.apiKey.value;
+      this.apiKey.value = "";
+      this.apiKey.placeholder = "A key is stored — type to replace it";
+      await api.setApiKey(kind, key);
+    }
+    const check = await api.checkProvider();
+    return { settings, check };
+  }
+}
+
+export function field(label: string, control: HTMLElement, hint?: string): HTMLElement {
+  return h("label", { className: "field" }, h("span", { className: "field-label" }, label), control, hint ? h("span", { className: "field-hint" }, hint) : null);
+}

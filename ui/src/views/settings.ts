@@ -1,0 +1,116 @@
+// Settings: model/provider, sandbox profile (with its limits), approval policy, saved rules.
+
+import type { ApprovalPolicy } from "../bindings/ApprovalPolicy";
+import type { ProfileInfo } from "../bindings/ProfileInfo";
+import type { Settings } from "../bindings/Settings";
+import type { Api } from "../api";
+import { errorText } from "../api";
+import { formatBytes, formatDuration, h } from "../lib/dom";
+import { ProviderFields, field } from "./provider";
+
+const POLICIES: { value: ApprovalPolicy; label: string }[] = [
+  { value: "askAlways", label: "Ask before running any code" },
+  { value: "askUnlessSafe", label: "Ask unless the code only reads (recommended)" },
+  { value: "neverAsk", label: "Never ask (not recommended)" },
+];
+
+export interface SettingsActions {
+  close(): void;
+  runDoctor(): void;
+  saved(settings: Settings): void;
+}
+
+export function profileLimits(p: ProfileInfo): string {
+  const net = p.network === "none" ? "no network" : `network: ${p.network}`;
+  return `${formatBytes(Number(p.memoryBytes))} memory · ${p.cpus} CPU · ${p.pids} processes · ${formatDuration(Number(p.timeoutMs))} limit · ${net}`;
+}
+
+export async function openSettings(api: Api, conversationId: string | null, actions: SettingsActions): Promise<HTMLElement> {
+  const [settings, profiles, rules] = await Promise.all([
+    api.getSettings(),
+    api.listProfiles().catch(() => [] as ProfileInfo[]),
+    conversationId ? api.listRules(conversationId).catch(() => []) : Promise.resolve([]),
+  ]);
+  const provider = new ProviderFields({ kind: "settings-provider-kind", baseUrl: "settings-base-url", model: "settings-model", apiKey: "settings-api-key" }, settings);
+
+  const profile = h("select", { testid: "settings-profile", className: "input" });
+  for (const p of profiles) profile.append(h("option", { value: p.name }, `${p.name} — ${p.description}`));
+  profile.value = settings.profile;
+  const limits = h("p", { className: "field-hint", testid: "settings-profile-limits" });
+  const showLimits = () => {
+    const p = profiles.find((x) => x.name === profile.value);
+    limits.textContent = p ? profileLimits(p) : "";
+  };
+  profile.addEventListener("change", showLimits);
+  showLimits();
+
+  const policy = h("select", { testid: "settings-policy", className: "input" });
+  for (const p of POLICIES) policy.append(h("option", { value: p.value }, p.label));
+  policy.value = settings.policy;
+
+  const ruleList = h("ul", { className: "rules" });
+  const renderRules = (list: typeof rules) => {
+    ruleList.replaceChildren(
+      ...list.map((r) => {
+        const revoke = h("button", { testid: "rule-revoke", className: "btn btn-small", type: "button" }, "Revoke");
+        revoke.addEventListener("click", async () => {
+          if (!conversationId) return;
+          try {
+            await api.revokeRule(conversationId, r.codeHash);
+            renderRules(await api.listRules(conversationId));
+          } catch (e) {
+            status.textContent = errorText(e);
+          }
+        });
+        return h("li", { testid: "rule-item", className: "rule", "data-code-hash": r.codeHash }, h("span", { className: "chip" }, r.language), h("code", { className: "rule-code" }, r.code.trim().split("\n")[0] ?? ""), revoke);
+      }),
+    );
+    if (list.length === 0) ruleList.append(h("li", { className: "muted" }, conversationId ? "No “always allow” rules in this conversation." : "Open a conversation to see its rules."));
+  };
+  renderRules(rules);
+
+  const status = h("p", { className: "settings-status", role: "status" });
+  const save = h("button", { testid: "settings-save", className: "btn btn-primary", type: "button" }, "Save");
+  const close = h("button", { testid: "settings-close", className: "btn", type: "button" }, "Close");
+  const doctor = h("button", { className: "btn btn-quiet", type: "button" }, "Run system check…");
+  doctor.addEventListener("click", () => actions.runDoctor());
+  close.addEventListener("click", () => actions.close());
+  save.addEventListener("click", async () => {
+    save.disabled = true;
+    status.textContent = "Saving…";
+    status.classList.remove("error");
+    try {
+      const base: Settings = { ...settings, profile: profile.value || settings.profile, policy: policy.value as ApprovalPolicy };
+      const { settings: saved, check } = await provider.save(api, base);
+      if (conversationId && saved.policy !== settings.policy) await api.setPolicy(conversationId, saved.policy);
+      Object.assign(settings, saved);
+      status.textContent = check.ok ? `Saved. ${check.message}` : `Saved, but the model did not answer: ${check.message}`;
+      status.classList.toggle("error", !check.ok);
+      actions.saved(saved);
+    } catch (e) {
+      status.textContent = errorText(e);
+      status.classList.add("error");
+    } finally {
+      save.disabled = false;
+    }
+  });
+
+  const el = h(
+    "section",
+    { testid: "settings-screen", className: "screen settings", role: "dialog", "aria-modal": "true", "aria-label": "Settings" },
+    h(
+      "div",
+      { className: "screen-card" },
+      h("header", { className: "screen-head" }, h("h1", {}, "Settings"), h("span", { className: "spacer" }), doctor),
+      h("section", {}, h("h2", {}, "Model"), provider.el),
+      h("section", {}, h("h2", {}, "Sandbox"), field("Profile", profile), limits),
+      h("section", {}, h("h2", {}, "Approvals"), field("Policy", policy), h("h3", {}, "Always-allow rules"), ruleList),
+      status,
+      h("footer", { className: "row-end" }, close, save),
+    ),
+  );
+  el.addEventListener("keydown", (ev) => {
+    if (ev.key === "Escape") actions.close();
+  });
+  return el;
+}

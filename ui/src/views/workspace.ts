@@ -1,0 +1,86 @@
+// The conversation's workspace folder: its files, which ones the last run changed, Open folder.
+
+import type { WorkspaceEntry } from "../bindings/WorkspaceEntry";
+import type { Api } from "../api";
+import { errorText } from "../api";
+import { formatBytes, h } from "../lib/dom";
+import { icon } from "../lib/icons";
+
+const KIND_ICON: Record<WorkspaceEntry["kind"], string> = { dir: "▸", image: "▣", text: "≡", binary: "◆" };
+
+export class WorkspacePanel {
+  readonly el: HTMLElement;
+  private readonly list: HTMLElement;
+  private readonly status: HTMLElement;
+  private id: string | null = null;
+
+  constructor(private readonly api: Api, onClose: () => void) {
+    const open = h("button", { testid: "open-folder", className: "btn btn-small", type: "button" }, icon("folder", 15), "Open folder");
+    open.addEventListener("click", async () => {
+      if (!this.id) return;
+      try {
+        await this.api.openWorkspaceFolder(this.id);
+      } catch (e) {
+        this.status.textContent = errorText(e);
+      }
+    });
+    const refresh = h("button", { testid: "workspace-refresh", className: "btn btn-small btn-quiet", type: "button", title: "Refresh" }, icon("refresh", 15), "Refresh");
+    refresh.addEventListener("click", () => void this.refresh());
+    const close = h("button", { className: "icon-btn", type: "button", "aria-label": "Close files" }, "×");
+    close.addEventListener("click", onClose);
+    this.list = h("ul", { className: "ws-list" });
+    this.status = h("p", { className: "muted ws-status", role: "status" });
+    this.el = h(
+      "aside",
+      { testid: "workspace-panel", className: "workspace", hidden: true, "aria-label": "Workspace files" },
+      h("header", { className: "ws-head" }, h("h2", {}, "Workspace"), h("span", { className: "spacer" }), close),
+      h("div", { className: "ws-actions" }, open, refresh),
+      this.list,
+      this.status,
+    );
+  }
+
+  get visible(): boolean {
+    return !this.el.hidden;
+  }
+
+  setConversation(id: string | null): void {
+    this.id = id;
+    this.list.replaceChildren();
+    if (this.visible) void this.refresh();
+  }
+
+  toggle(force?: boolean): void {
+    this.el.hidden = force === undefined ? !this.el.hidden : !force;
+    if (this.visible) void this.refresh();
+  }
+
+  async refresh(): Promise<void> {
+    if (!this.id) return;
+    const id = this.id;
+    try {
+      const entries = await this.api.listWorkspace(id);
+      if (id !== this.id) return;
+      this.render(entries);
+    } catch (e) {
+      this.status.textContent = errorText(e);
+    }
+  }
+
+  private render(entries: WorkspaceEntry[]): void {
+    const sorted = [...entries].sort((a, b) => Number(b.changedByLastRun) - Number(a.changedByLastRun) || a.path.localeCompare(b.path));
+    this.list.replaceChildren(
+      ...sorted.map((f) =>
+        h(
+          "li",
+          { testid: "workspace-file", className: `ws-file${f.changedByLastRun ? " changed" : ""}`, "data-path": f.path, "data-changed": String(f.changedByLastRun), title: f.path },
+          h("span", { className: "ws-icon", "aria-hidden": "true" }, KIND_ICON[f.kind] ?? "·"),
+          h("span", { className: "ws-name" }, f.path),
+          f.changedByLastRun ? h("span", { className: "ws-changed", title: "Changed by the last run" }, "changed") : null,
+          f.kind === "dir" ? null : h("span", { className: "ws-size" }, formatBytes(Number(f.size))),
+        ),
+      ),
+    );
+    this.status.textContent = entries.length === 0 ? "The workspace is empty. Files the code writes appear here." : "";
+  }
+}

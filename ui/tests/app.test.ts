@@ -1,0 +1,238 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { FakeBackend } from "../src/api/fake";
+import { App } from "../src/app";
+import { all, q, settle } from "./helpers";
+
+let root: HTMLElement;
+
+beforeEach(() => {
+  root = document.createElement("div");
+  document.body.append(root);
+});
+afterEach(() => {
+  document.body.replaceChildren();
+  vi.useRealTimers();
+});
+
+async function startApp(scenario = "") {
+  const api = new FakeBackend({ scenario });
+  const app = new App(api, root);
+  await app.start();
+  await settle();
+  return { api, app };
+}
+
+async function send(text: string): Promise<void> {
+  q<HTMLTextAreaElement>("message-input").value = text;
+  q<HTMLButtonElement>("send-button").click();
+  await settle(40);
+}
+
+describe("whole screens against the fake backend", () => {
+  it("opens the most recent conversation with its history", async () => {
+    await startApp();
+    expect(q("sidebar")).toBeTruthy();
+    expect(all("conversation-item").length).toBe(3);
+    expect(all("message").map((m) => m.dataset["role"])).toEqual(["user", "assistant", "assistant"]);
+    const cell = q("execution-cell");
+    expect(cell.dataset["state"]).toBe("ok");
+    expect(q("cell-stdout", cell).textContent).toContain("north");
+  });
+
+  it("ask → approval dialog → approve → output streams into a cell with an inline image", async () => {
+    const { api } = await startApp();
+    await send("total the sales please");
+    const dialog = q("approval-dialog");
+    expect(q("approval-code").textContent).toContain("import csv");
+    q<HTMLButtonElement>("approve-button").click();
+    await settle(60);
+    const decide = api.calls.filter((c) => c.name === "decide");
+    expect(decide).toHaveLength(1);
+    const pending = api.convs.get("conv-sales")!.items.find((i) => i.type === "approval" && i.request.approvalId === dialog.dataset["approvalId"]);
+    expect(pending).toBeTruthy();
+    expect(decide[0]?.args[1]).toBe(dialog.dataset["approvalId"]);
+    expect(all("approval-dialog")).toHaveLength(0);
+    const cells = all("execution-cell");
+    const cell = cells[cells.length - 1]!;
+    expect(cell.dataset["state"]).toBe("ok");
+    expect(q("cell-stdout", cell).textContent).toContain("row 24:");
+    expect(q("cell-stderr", cell).textContent).toContain("warning");
+    expect(q("cell-exit", cell).textContent).toBe("exit 0");
+    expect(q<HTMLImageElement>("cell-image", cell).src).toMatch(/^data:image\/svg\+xml;base64,/);
+  });
+
+  it("hostile model output stays inert: its fake approve button cannot decide", async () => {
+    const { api } = await startApp("approval");
+    // A real request is pending; dismiss its dialog so only the hostile button is clickable.
+    key("Escape");
+    await send("show me something hostile");
+    const bodies = all("message-body");
+    const hostile = bodies[bodies.length - 1]!;
+    expect(hostile.querySelector("script, iframe, form, input, button, style")).toBeNull();
+    expect(hostile.querySelector("[data-testid]")).toBeNull();
+    expect((window as unknown as Record<string, unknown>)["__pwned"]).toBeUndefined();
+    // The only approve-button in the document is not inside model output.
+    for (const el of all("approve-button")) expect(el.closest('[data-testid="message-body"]')).toBeNull();
+    for (const el of hostile.querySelectorAll<HTMLElement>("*")) el.click();
+    await settle();
+    expect(api.calls.filter((c) => c.name === "decide")).toHaveLength(0);
+    // The safe link opens only through open_external; the javascript: one does nothing.
+    const links = [...hostile.querySelectorAll("a")];
+    expect(api.calls.filter((c) => c.name === "openExternal").map((c) => c.args[0])).toEqual(["https://example.com/docs"]);
+    expect(links.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it("destructive: approve is refused until confirmed, then decide carries confirmed=true", async () => {
+    const { api } = await startApp();
+    await send("clean up the build folder");
+    const dialog = q("approval-dialog");
+    expect(dialog.dataset["destructive"]).toBe("true");
+    expect(q<HTMLButtonElement>("approve-button").disabled).toBe(true);
+    q<HTMLInputElement>("destructive-confirm").click();
+    q<HTMLButtonElement>("approve-button").click();
+    await settle(40);
+    const decide = api.calls.filter((c) => c.name === "decide");
+    expect(decide).toHaveLength(1);
+    expect(decide[0]?.args[4]).toBe(true);
+    expect(all("approval-dialog")).toHaveLength(0);
+  });
+
+  it("deny flow records the reason and nothing runs", async () => {
+    const { api } = await startApp();
+    const before = all("execution-cell").length;
+    await send("total the sales");
+    q<HTMLInputElement>("deny-reason").value = "use pandas instead";
+    q<HTMLButtonElement>("deny-button").click();
+    await settle(40);
+    const decide = api.calls.find((c) => c.name === "decide");
+    expect(decide?.args[3]).toEqual({ type: "deny", reason: "use pandas instead" });
+    expect(all("execution-cell").length).toBe(before);
+  });
+
+  it("Escape leaves a pending chip that reopens the dialog", async () => {
+    await startApp("approval");
+    expect(all("approval-dialog")).toHaveLength(1);
+    key("Escape");
+    await settle();
+    expect(all("approval-dialog")).toHaveLength(0);
+    const chip = q<HTMLButtonElement>("pending-approval-chip");
+    expect(chip.hidden).toBe(false);
+    chip.click();
+    expect(all("approval-dialog")).toHaveLength(1);
+  });
+
+  it("focus-approval opens that conversation and its dialog", async () => {
+    const { api, app } = await startApp();
+    const other = api.convs.get("conv-disk")!;
+    const { requestFor } = await import("../src/api/fake-script");
+    const r = requestFor("plot");
+    other.pending.push(r);
+    api.emitFocusApproval({ conversationId: "conv-disk", approvalId: r.approvalId });
+    await settle();
+    expect(app.conversationId).toBe("conv-disk");
+    expect(q("approval-dialog").dataset["approvalId"]).toBe(r.approvalId);
+  });
+
+  it("streams markdown: deltas accumulate and render once per frame", async () => {
+    const { api } = await startApp();
+    api.emit("conv-sales", { type: "textDelta", messageId: "live", text: "**Hel" });
+    api.emit("conv-sales", { type: "textDelta", messageId: "live", text: "lo** wor" });
+    const msg = root.querySelector<HTMLElement>('[data-message-id="live"] [data-testid="message-body"]')!;
+    expect(msg.textContent).toBe(""); // nothing painted before the frame
+    await settle(1);
+    expect(msg.querySelector("strong")?.textContent).toBe("Hello");
+    api.emit("conv-sales", { type: "textDelta", messageId: "live", text: "ld\n\n```python\nx = 1\n```" });
+    await settle(1);
+    expect(msg.textContent).toContain("world");
+    expect(msg.querySelector("pre code")?.textContent).toContain("x = 1");
+  });
+
+  it("sidebar search asks list_conversations with the query", async () => {
+    const { api } = await startApp();
+    vi.useFakeTimers();
+    const search = q<HTMLInputElement>("conversation-search");
+    search.value = "nginx";
+    search.dispatchEvent(new Event("input"));
+    vi.advanceTimersByTime(200);
+    vi.useRealTimers();
+    await settle();
+    const calls = api.calls.filter((c) => c.name === "listConversations");
+    expect(calls[calls.length - 1]?.args[0]).toBe("nginx");
+    const items = all("conversation-item");
+    expect(items.map((i) => i.dataset["id"])).toEqual(["conv-logs"]);
+    expect(items[0]?.textContent).toContain("nginx");
+  });
+
+  it("rename, export and a confirmed delete go to the backend", async () => {
+    const { api } = await startApp();
+    const row = all("conversation-item").find((r) => r.dataset["id"] === "conv-disk")!;
+    q<HTMLButtonElement>("conversation-rename", row).click();
+    const input = q<HTMLInputElement>("conversation-rename-input");
+    input.value = "Disk space";
+    input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+    await settle();
+    expect(api.calls.find((c) => c.name === "renameConversation")?.args).toEqual(["conv-disk", "Disk space"]);
+
+    const row2 = all("conversation-item").find((r) => r.dataset["id"] === "conv-disk")!;
+    q<HTMLButtonElement>("conversation-export", row2).click();
+    await settle();
+    expect(api.calls.find((c) => c.name === "exportConversation")?.args).toEqual(["conv-disk", "markdown"]);
+
+    const row3 = all("conversation-item").find((r) => r.dataset["id"] === "conv-disk")!;
+    q<HTMLButtonElement>("conversation-delete", row3).click();
+    expect(api.calls.find((c) => c.name === "deleteConversation")).toBeUndefined();
+    q<HTMLButtonElement>("conversation-delete-confirm").click();
+    await settle();
+    expect(api.calls.find((c) => c.name === "deleteConversation")?.args).toEqual(["conv-disk"]);
+    expect(all("conversation-item").map((r) => r.dataset["id"])).not.toContain("conv-disk");
+  });
+
+  it("workspace panel lists files with changed marks and opens the folder", async () => {
+    const { api } = await startApp();
+    q<HTMLButtonElement>("open-workspace-panel").click();
+    await settle();
+    const files = all("workspace-file");
+    expect(files.map((f) => [f.dataset["path"], f.dataset["changed"]])).toContainEqual(["chart.svg", "true"]);
+    expect(files.map((f) => [f.dataset["path"], f.dataset["changed"]])).toContainEqual(["sales.csv", "false"]);
+    q<HTMLButtonElement>("open-folder").click();
+    await settle();
+    expect(api.calls.find((c) => c.name === "openWorkspaceFolder")?.args).toEqual(["conv-sales"]);
+  });
+
+  it("settings save the provider, send the key to the keyring only, and clear it", async () => {
+    const { api } = await startApp();
+    q<HTMLButtonElement>("open-settings").click();
+    await settle();
+    expect(q("settings-screen")).toBeTruthy();
+    const kind = q<HTMLSelectElement>("settings-provider-kind");
+    kind.value = "anthropic";
+    kind.dispatchEvent(new Event("change"));
+    q<HTMLInputElement>("settings-model").value = "claude-sonnet";
+    const keyField = q<HTMLInputElement>("settings-api-key");
+    keyField.value = "sk-secret-123";
+    q<HTMLButtonElement>("settings-save").click();
+    await settle(10);
+    expect(keyField.value).toBe("");
+    expect(api.calls.find((c) => c.name === "setApiKey")?.args[0]).toBe("anthropic");
+    const saved = api.calls.find((c) => c.name === "saveSettings")?.args[0];
+    expect(JSON.stringify(saved)).not.toContain("sk-secret");
+    expect(saved).toMatchObject({ provider: { kind: "anthropic", model: "claude-sonnet" } });
+    q<HTMLButtonElement>("settings-close").click();
+    expect(all("settings-screen")).toHaveLength(0);
+  });
+
+  it("first run shows the doctor with the Docker fix and a real image progress bar", async () => {
+    const { api } = await startApp("doctor");
+    expect(q("doctor-screen")).toBeTruthy();
+    expect(q("docker-status").dataset["state"]).toBe("notRunning");
+    expect(q("docker-fix").textContent).toContain("systemctl start docker");
+    expect(q("image-progress").tagName).toBe("PROGRESS");
+    expect(q("provider-form")).toBeTruthy();
+    expect(api.calls.some((c) => c.name === "doctor")).toBe(true);
+  });
+});
+
+function key(k: string): void {
+  const target = document.activeElement ?? document.body;
+  target.dispatchEvent(new KeyboardEvent("keydown", { key: k, bubbles: true, cancelable: true }));
+}

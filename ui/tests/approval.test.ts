@@ -1,0 +1,186 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { ApprovalRequest } from "../src/bindings/ApprovalRequest";
+import { ApprovalQueue, type SendDecision } from "../src/views/approval";
+import { all, key, q, settle } from "./helpers";
+
+const HASH_A = "a".repeat(64);
+const HASH_B = "b".repeat(64);
+
+function req(over: Partial<ApprovalRequest> = {}): ApprovalRequest {
+  return {
+    approvalId: "appr-1",
+    codeHash: HASH_A,
+    language: "python",
+    code: "print('hello')\n",
+    risk: "normal",
+    reasons: [{ level: "normal", message: "Writes a file", snippet: "open('x','w')", line: 1 }],
+    destructive: false,
+    ...over,
+  };
+}
+
+function setup() {
+  const send = vi.fn<SendDecision>(async () => {});
+  const changed = vi.fn();
+  const notice = vi.fn();
+  const queue = new ApprovalQueue(send, { changed, notice });
+  return { send, changed, notice, queue };
+}
+
+afterEach(() => document.body.replaceChildren());
+
+describe("approval dialog", () => {
+  it("shows the exact code, language, risk and reasons", () => {
+    const { queue } = setup();
+    queue.add(req({ code: "import os\nos.remove('a.txt')  # <b>not html</b>\n" }));
+    const dialog = q("approval-dialog");
+    expect(dialog.dataset["approvalId"]).toBe("appr-1");
+    expect(dialog.dataset["risk"]).toBe("normal");
+    expect(dialog.dataset["destructive"]).toBe("false");
+    expect(q("approval-code").textContent).toBe("import os\nos.remove('a.txt')  # <b>not html</b>\n");
+    expect(q("approval-code").querySelector("b")).toBeNull();
+    expect(q("approval-language").textContent).toBe("python");
+    expect(q("approval-risk").textContent).toBe("Normal");
+    expect(q("approval-reasons").textContent).toContain("Writes a file");
+  });
+
+  it("starts focus on the code, not on Approve, and Enter/Space there decide nothing", async () => {
+    const { queue, send } = setup();
+    queue.add(req());
+    const approve = q<HTMLButtonElement>("approve-button");
+    expect(document.activeElement).toBe(q("approval-code"));
+    expect(document.activeElement).not.toBe(approve);
+    expect(approve.hasAttribute("autofocus")).toBe(false);
+    expect(approve.getAttribute("type")).toBe("button");
+    const enter = key(document.activeElement as HTMLElement, "Enter");
+    key(document.activeElement as HTMLElement, " ");
+    expect(enter.defaultPrevented).toBe(true);
+    // Enter in the deny-reason field does not submit anything either.
+    key(q("deny-reason"), "Enter");
+    await settle();
+    expect(send).not.toHaveBeenCalled();
+  });
+
+  it("puts Approve last in the tab order, after Deny", () => {
+    const { queue } = setup();
+    queue.add(req());
+    const focusables = [...q("approval-dialog").querySelectorAll<HTMLElement>("button, input, textarea, [tabindex]")].filter((e) => !e.closest("[hidden]"));
+    const ids = focusables.map((e) => e.dataset["testid"]);
+    expect(ids.indexOf("approve-button")).toBe(ids.length - 1);
+    expect(ids.indexOf("deny-button")).toBeLessThan(ids.indexOf("approve-button"));
+  });
+
+  it("Escape closes without deciding and leaves the request pending for the chip", async () => {
+    const { queue, send, changed } = setup();
+    queue.add(req());
+    key(q("approval-code"), "Escape");
+    await settle();
+    expect(send).not.toHaveBeenCalled();
+    expect(all("approval-dialog")).toHaveLength(0);
+    expect(queue.requests.map((r) => r.approvalId)).toEqual(["appr-1"]);
+    expect(changed).toHaveBeenLastCalledWith([expect.objectContaining({ approvalId: "appr-1" })], false);
+    queue.open();
+    expect(q("approval-dialog").dataset["approvalId"]).toBe("appr-1");
+  });
+
+  it("sends the id and hash of the request it was built from, whatever the DOM says", async () => {
+    const { queue, send } = setup();
+    queue.add(req());
+    const dialog = q("approval-dialog");
+    // Something tampering with the DOM cannot redirect the decision.
+    dialog.setAttribute("data-approval-id", "appr-other");
+    q("approval-code").textContent = "rm -rf /";
+    q<HTMLButtonElement>("approve-button").click();
+    await settle();
+    expect(send).toHaveBeenCalledTimes(1);
+    const [sent, decision, confirmed] = send.mock.calls[0]!;
+    expect(sent.approvalId).toBe("appr-1");
+    expect(sent.codeHash).toBe(HASH_A);
+    expect(decision).toEqual({ type: "approveOnce" });
+    expect(confirmed).toBe(false);
+  });
+
+  it("denies with the optional reason, and always-allow / edit send their decisions", async () => {
+    const { queue, send } = setup();
+    queue.add(req());
+    q<HTMLInputElement>("deny-reason").value = "  not now ";
+    q<HTMLButtonElement>("deny-button").click();
+    await settle();
+    expect(send.mock.calls[0]?.[1]).toEqual({ type: "deny", reason: "not now" });
+
+    queue.resolved("appr-1");
+    queue.add(req({ approvalId: "appr-2", codeHash: HASH_B }));
+    q<HTMLButtonElement>("always-allow-button").click();
+    await settle();
+    expect(send.mock.calls[1]?.[0].approvalId).toBe("appr-2");
+    expect(send.mock.calls[1]?.[1]).toEqual({ type: "alwaysAllowInSession" });
+
+    queue.resolved("appr-2");
+    queue.add(req({ approvalId: "appr-3" }));
+    q<HTMLButtonElement>("edit-button").click();
+    q<HTMLTextAreaElement>("edit-code").value = "print('edited')\n";
+    q<HTMLButtonElement>("edit-approve-button").click();
+    await settle();
+    expect(send.mock.calls[2]?.[1]).toEqual({ type: "editAndApprove", code: "print('edited')\n" });
+  });
+
+  it("destructive code: warning shown, Approve disabled until the deliberate confirmation", async () => {
+    const { queue, send } = setup();
+    queue.add(req({ risk: "destructive", destructive: true, code: "rm -rf /workspace/data\n", language: "bash" }));
+    expect(q("approval-dialog").dataset["destructive"]).toBe("true");
+    expect(q("destructive-warning").textContent).toContain("delete");
+    const approve = q<HTMLButtonElement>("approve-button");
+    expect(approve.disabled).toBe(true);
+    expect(q<HTMLButtonElement>("always-allow-button").disabled).toBe(true);
+    expect(q<HTMLButtonElement>("edit-approve-button").disabled).toBe(true);
+    approve.click();
+    await settle();
+    expect(send).not.toHaveBeenCalled();
+    // Deny never needs the confirmation.
+    expect(q<HTMLButtonElement>("deny-button").disabled).toBe(false);
+
+    const confirm = q<HTMLInputElement>("destructive-confirm");
+    confirm.click();
+    expect(confirm.checked).toBe(true);
+    expect(approve.disabled).toBe(false);
+    approve.click();
+    await settle();
+    expect(send).toHaveBeenCalledTimes(1);
+    expect(send.mock.calls[0]?.[2]).toBe(true);
+  });
+
+  it("queues several requests, one dialog at a time, next one after a decision", () => {
+    const { queue } = setup();
+    queue.add(req({ approvalId: "a1" }));
+    queue.add(req({ approvalId: "a2" }));
+    queue.add(req({ approvalId: "a3" }));
+    expect(all("approval-dialog")).toHaveLength(1);
+    expect(q("approval-dialog").dataset["approvalId"]).toBe("a1");
+    queue.resolved("a1");
+    expect(all("approval-dialog")).toHaveLength(1);
+    expect(q("approval-dialog").dataset["approvalId"]).toBe("a2");
+    queue.open("a3");
+    expect(q("approval-dialog").dataset["approvalId"]).toBe("a3");
+    expect(all("approval-dialog")).toHaveLength(1);
+  });
+
+  it("shows a rejection in the dialog and lets the person try again", async () => {
+    const { queue, send } = setup();
+    queue.add(req());
+    q<HTMLButtonElement>("approve-button").click();
+    await settle();
+    expect(q<HTMLButtonElement>("approve-button").disabled).toBe(true); // waiting for the outcome
+    queue.rejected("appr-1", "The code hash does not match the request; nothing ran.", true);
+    expect(q("approval-status").textContent).toBe("The code hash does not match the request; nothing ran.");
+    expect(q<HTMLButtonElement>("approve-button").disabled).toBe(false);
+    expect(send).toHaveBeenCalledTimes(1);
+  });
+
+  it("a rejection for a request no longer pending closes it and tells the chat", () => {
+    const { queue, notice } = setup();
+    queue.add(req());
+    queue.rejected("appr-1", "Already decided from a notification.", false);
+    expect(all("approval-dialog")).toHaveLength(0);
+    expect(notice).toHaveBeenCalledWith("Already decided from a notification.");
+  });
+});
