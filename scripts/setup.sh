@@ -52,7 +52,14 @@ if [ -f "$ROOT/package-lock.json" ]; then
   lock_hash="$(sha256sum "$ROOT/package-lock.json" | cut -d' ' -f1)"
   stamp="$ROOT/node_modules/.ironclaw-lock-sha256"
   if [ ! -d "$ROOT/node_modules" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$lock_hash" ]; then
-    (cd "$ROOT" && quietly npm-ci npm ci --no-audit --no-fund)
+    # `npm ci` refuses a lock that lacks the other platforms' optional packages (Tauri's CLI
+    # binaries for macOS/Windows…), which is what a registry mirror serving only this platform
+    # produces; `npm install --no-save` then installs the same locked versions without
+    # rewriting the lock.
+    if ! (cd "$ROOT" && npm ci --no-audit --no-fund >"$LOG_DIR/npm-ci.log" 2>&1); then
+      grep -q "Missing: .* from lock file" "$LOG_DIR/npm-ci.log" || { tail -n 40 "$LOG_DIR/npm-ci.log" >&2; die "npm ci failed (log above: $LOG_DIR/npm-ci.log)"; }
+      (cd "$ROOT" && quietly npm-install npm install --no-save --no-audit --no-fund)
+    fi
     echo "$lock_hash" >"$stamp"
   fi
 fi
