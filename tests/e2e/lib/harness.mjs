@@ -133,12 +133,13 @@ function safeName(name) {
  * `await app.start()` to launch the window.
  * - `replies`: the scripted LLM's answers, in order (see ironclaw-llm's `testing::Reply`).
  * - `env`: extra environment for the app.
+ * - `provider`: write provider.yaml naming the scripted LLM (false: a first run, no model set up).
  */
-export async function prepare(t, { replies = [], env = {} } = {}) {
+export async function prepare(t, { replies = [], env = {}, provider = true } = {}) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "ironclaw-app-e2e-"));
   const app = new App(t, root);
   t.after(() => app.teardown());
-  await app.init(replies, env);
+  await app.init(replies, env, provider);
   return app;
 }
 
@@ -156,16 +157,18 @@ export class App {
     this.driver = null;
   }
 
-  async init(replies, env) {
+  async init(replies, env, provider) {
     for (const dir of [this.dataDir, this.configDir, this.xdgData, this.xdgConfig, this.xdgCache]) {
       fs.mkdirSync(dir, { recursive: true });
     }
     this.instance = instanceId(this.dataDir);
     this.llm = await startMockLlm(this.root, replies);
-    fs.writeFileSync(
-      path.join(this.configDir, "provider.yaml"),
-      `kind: openai\nbase_url: ${this.llm.baseUrl}/v1\nmodel: mock\n`,
-    );
+    if (provider) {
+      fs.writeFileSync(
+        path.join(this.configDir, "provider.yaml"),
+        `kind: openai\nbase_url: ${this.llm.baseUrl}/v1\nmodel: mock\n`,
+      );
+    }
     await installFolderHandler(this.xdgData, this.xdgConfig, this.openedFile);
     await this.startDriver(env);
   }

@@ -1,0 +1,55 @@
+// First run: no model configured yet, so the app opens on the doctor screen, which shows Docker
+// and the sandbox image as ready and takes the model set-up; after it the chat opens, Settings
+// shows what was saved, and the next start goes straight to the chat.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+
+import { prepare } from "./lib/harness.mjs";
+import { testid } from "./lib/webdriver.mjs";
+import { screenshot } from "./lib/ui.mjs";
+
+test("first run sets up the model on the doctor screen, then opens the chat", { timeout: 240_000 }, async (t) => {
+  // No provider.yaml, no key in the environment, and no Ollama where the app would look for one.
+  const app = await prepare(t, {
+    provider: false,
+    env: { IRONCLAW_OLLAMA_BASE_URL: "http://127.0.0.1:9", OPENAI_API_KEY: "", ANTHROPIC_API_KEY: "", IRONCLAW_OPENAI_BASE_URL: "" },
+  });
+  let s = await app.start();
+
+  await s.waitForTestId("doctor-screen");
+  const docker = await s.waitForTestId("docker-status");
+  assert.equal(await docker.attribute("data-state"), "ok");
+  const image = await s.byTestId("image-status");
+  assert.equal(await image.attribute("data-ready"), "true");
+  await s.waitForTestId("provider-form");
+  await screenshot(s, "doctor");
+
+  await (await s.byTestId("provider-kind")).click();
+  await (await s.find(`${testid("provider-kind")} option[value="openai"]`)).click();
+  const url = await s.byTestId("provider-base-url");
+  await url.clear();
+  await url.sendKeys(`${app.llm.baseUrl}/v1`);
+  const model = await s.byTestId("provider-model");
+  await model.clear();
+  await model.sendKeys("mock");
+  await (await s.byTestId("save-provider")).click();
+  const status = await s.byTestId("provider-status");
+  await s.waitUntil("the provider check to pass", async () => /connected/i.test(await status.text()));
+
+  await (await s.byTestId("doctor-continue")).click();
+  await s.waitForTestId("chat-view");
+  await s.waitForTestId("message-input");
+
+  await (await s.byTestId("open-settings")).click();
+  await s.waitForTestId("settings-screen");
+  assert.equal(await (await s.byTestId("settings-model")).property("value"), "mock");
+  assert.equal(await (await s.byTestId("settings-base-url")).property("value"), `${app.llm.baseUrl}/v1`);
+  await screenshot(s, "settings");
+  await (await s.byTestId("settings-close")).click();
+  await s.waitGone(testid("settings-screen"));
+
+  s = await app.restart();
+  await s.waitForTestId("chat-view");
+  assert.equal((await s.allByTestId("doctor-screen")).length, 0, "set up once, the app starts on the chat");
+});
