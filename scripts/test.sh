@@ -29,19 +29,19 @@ fi
 # Tests remove their own containers (by label) even when they fail; a container a killed run
 # leaves behind stops itself after the policy's idle timeout.
 if cargo nextest --version >/dev/null 2>&1; then
-  cargo nextest run --locked --workspace --no-fail-fast
+  timed rust-tests cargo nextest run --locked --workspace --no-fail-fast
 else
-  cargo test --locked --workspace --no-fail-fast
+  timed rust-tests cargo test --locked --workspace --no-fail-fast
 fi
 
 # The real app (debug build from above) on a virtual display and a private session bus, driven
 # through tauri-driver; each test starts its own driver, scripted LLM and data folders.
 IRONCLAW_APP_BIN="$ROOT/target/debug/ironclaw-app" \
 IRONCLAW_MOCK_LLM_BIN="$ROOT/target/debug/ironclaw-mock-llm" \
-  xvfb-run -a -s "-screen 0 1280x800x24 -nolisten tcp" dbus-run-session -- \
+  timed app-e2e xvfb-run -a -s "-screen 0 1280x800x24 -nolisten tcp" dbus-run-session -- \
   node --test --test-concurrency=1 tests/e2e/*.test.mjs
 
 # The installers build offline and carry the binary and its desktop entry. `--debug` reuses the
 # debug build above instead of compiling a release one.
 quietly tauri-bundle npx --no tauri build --debug --bundles deb,rpm
-"$ROOT/scripts/check-bundle.sh" debug
+quietly bundle-check "$ROOT/scripts/check-bundle.sh" debug
