@@ -11,7 +11,11 @@ use crate::approval::{ApprovalPolicy, CodeHash, Decision};
 
 /// Requests into a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "camelCase")]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum Op {
     /// Queued: turns run one at a time, in order.
     UserMessage {
@@ -38,6 +42,7 @@ pub enum Op {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct RiskReason {
     pub level: RiskLevel,
@@ -48,6 +53,7 @@ pub struct RiskReason {
 
 /// What the person is asked to decide. `code` is exactly what will run if approved.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalRequest {
     pub approval_id: ApprovalId,
@@ -61,6 +67,7 @@ pub struct ApprovalRequest {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub enum OutputStream {
     Stdout,
@@ -68,6 +75,7 @@ pub enum OutputStream {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub enum TurnStatus {
     Done,
@@ -75,9 +83,14 @@ pub enum TurnStatus {
     Failed,
 }
 
-/// Events out of a session.
+/// Events out of a session. On the wire: `{"type": "executionOutput", "executionId": …}`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type", rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum AgentEvent {
     TurnStarted {
         conversation_id: ConversationId,
@@ -150,4 +163,61 @@ pub enum AgentEvent {
     Error {
         message: String,
     },
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn events_carry_camel_case_fields_for_the_web_ui() {
+        let id = ApprovalId::new();
+        let value = serde_json::to_value(AgentEvent::DecisionRejected {
+            approval_id: id,
+            message: "m".into(),
+            still_pending: true,
+        })
+        .unwrap();
+        assert_eq!(
+            value,
+            json!({"type": "decisionRejected", "approvalId": id.to_string(), "message": "m", "stillPending": true})
+        );
+    }
+
+    #[test]
+    fn decisions_are_read_from_camel_case_json() {
+        let id = ApprovalId::new();
+        let hash = CodeHash::of("s", "python", "print(1)");
+        let op: Op = serde_json::from_value(json!({
+            "type": "decide", "approvalId": id.to_string(), "codeHash": hash.to_hex(),
+            "decision": {"type": "editAndApprove", "code": "print(2)"},
+            "decidedBy": "notification", "confirmed": true,
+        }))
+        .unwrap();
+        assert_eq!(
+            op,
+            Op::Decide {
+                approval_id: id,
+                code_hash: hash,
+                decision: Decision::EditAndApprove {
+                    code: "print(2)".into()
+                },
+                decided_by: DecidedBy::Notification,
+                confirmed: true,
+            }
+        );
+        let policy: Op =
+            serde_json::from_value(json!({"type": "setPolicy", "policy": "askUnlessSafe"}))
+                .unwrap();
+        assert_eq!(
+            policy,
+            Op::SetPolicy {
+                policy: ApprovalPolicy::AskUnlessSafe
+            }
+        );
+    }
 }

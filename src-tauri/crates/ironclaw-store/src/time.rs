@@ -10,7 +10,9 @@ use serde::{Deserialize, Serialize};
 
 /// Milliseconds since the Unix epoch, UTC.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(transparent)]
+// A newtype struct: serde writes it as the bare integer (no `transparent` needed, which ts-rs
+// would not understand).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(type = "number"))]
 pub struct Timestamp(pub i64);
 
 impl Timestamp {

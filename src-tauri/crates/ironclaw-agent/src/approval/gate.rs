@@ -14,7 +14,9 @@ use ironclaw_store::{ApprovalId, DecisionScope};
 use super::policy::{ApprovalPolicy, DecidedBy, Decision, Verdict};
 
 /// SHA-256 over (session, language, exact code); see [`ironclaw_store::code_hash`].
+/// On the wire: 64 lowercase hex digits.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(type = "string"))]
 pub struct CodeHash([u8; 32]);
 
 impl CodeHash {

@@ -16,7 +16,12 @@ pub fn is_flagged(policy: ApprovalPolicy) -> bool {
 
 /// What a person decided about one pending approval.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum Decision {
     ApproveOnce,
     /// Run, and run this exact (language, code) again in this session without asking.
@@ -27,6 +32,7 @@ pub enum Decision {
     },
     Deny {
         #[serde(default)]
+        #[cfg_attr(feature = "ts", ts(optional = nullable))]
         reason: Option<String>,
     },
 }

@@ -16,12 +16,15 @@ pub struct UnknownVariant {
     pub value: String,
 }
 
+/// `Variant => "stored"` uses the stored name on the wire too; `Variant => "stored" as "wire"`
+/// gives the wire (JSON, TypeScript) its own name where the front end's convention differs.
 macro_rules! text_enum {
-    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident => $text:literal),+ $(,)? }) => {
+    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident => $text:literal as $wire:literal),+ $(,)? }) => {
         $(#[$doc])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
         pub enum $name {
-            $($(#[$vdoc])* #[serde(rename = $text)] $variant),+
+            $($(#[$vdoc])* #[serde(rename = $wire)] $variant),+
         }
 
         impl $name {
@@ -69,6 +72,9 @@ macro_rules! text_enum {
                     .map_err(|e| rusqlite::types::FromSqlError::Other(Box::new(e)))
             }
         }
+    };
+    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident => $text:literal),+ $(,)? }) => {
+        text_enum!($(#[$doc])* $name { $($(#[$vdoc])* $variant => $text as $text),+ });
     };
 }
 
@@ -167,7 +173,8 @@ text_enum!(
 );
 
 text_enum!(
-    /// A conversation's standing rule for code the agent wants to run.
+    /// A conversation's standing rule for code the agent wants to run. Stored snake_case like
+    /// every history enum, but camelCase on the wire: the app's settings speak camelCase.
     ///
     /// Every variant still requires an approval record per run; the policy only decides whether
     /// the person is asked.
@@ -175,11 +182,11 @@ text_enum!(
     ApprovalPolicy {
         /// Ask for every run (saved "always allow this exact code" rules still apply). The default.
         #[default]
-        AskAlways => "ask_always",
+        AskAlways => "ask_always" as "askAlways",
         /// Run code the risk classifier proves read-only without asking; ask for the rest.
-        AskUnlessSafe => "ask_unless_safe",
+        AskUnlessSafe => "ask_unless_safe" as "askUnlessSafe",
         /// Explicit opt-in: run everything without asking. Always shown flagged.
-        NeverAsk => "never_ask",
+        NeverAsk => "never_ask" as "neverAsk",
     }
 );
 
@@ -235,6 +242,17 @@ mod tests {
         let err = "paused".parse::<TurnStatus>().unwrap_err();
         assert_eq!(err.kind, "TurnStatus");
         assert_eq!(err.value, "paused");
+    }
+
+    #[test]
+    fn approval_policies_are_stored_snake_case_but_sent_camel_case() {
+        let policy = ApprovalPolicy::AskUnlessSafe;
+        assert_eq!(policy.as_str(), "ask_unless_safe");
+        assert_eq!(serde_json::to_string(&policy).unwrap(), "\"askUnlessSafe\"");
+        assert_eq!(
+            serde_json::from_str::<ApprovalPolicy>("\"neverAsk\"").unwrap(),
+            ApprovalPolicy::NeverAsk
+        );
     }
 
     #[test]

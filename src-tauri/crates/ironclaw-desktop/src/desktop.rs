@@ -1,0 +1,439 @@
+//! [`Desktop`]: the app's one service object. Every Tauri command is one call to a method here.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use ironclaw_agent::approval::{is_flagged, ApprovalPolicy, CodeHash, Decision};
+use ironclaw_agent::{Op, SessionHandle};
+use ironclaw_llm::Provider;
+use ironclaw_sandbox::session::SessionName;
+use ironclaw_sandbox::Paths;
+use ironclaw_store::{
+    ApprovalId, AuditKind, AuditLog, ConversationId, DecidedBy, ExecutionId, History,
+};
+
+use crate::conversations::{self, UNTITLED};
+use crate::doctor::{self, DoctorReport, ImageProgress};
+use crate::error::{DesktopError, Result};
+use crate::notify::{DbusNotifier, Notifier};
+use crate::pending::Pending;
+use crate::sessions::Runtime;
+use crate::settings::{self, SettingsStore};
+use crate::sink::{EventSink, Subscriber};
+use crate::types::{
+    ConversationSummary, ConversationView, LogChunk, PendingApproval, ProfileInfo, ProviderCheck,
+    SessionRuleView, Settings, WorkspaceEntry,
+};
+use crate::workspace::{self, RunWindow};
+use crate::{profiles, view};
+
+pub struct DesktopOptions {
+    pub paths: Paths,
+    /// Talk to this model instead of the one Settings name (tests: the scripted server).
+    pub model: Option<(Arc<dyn Provider>, String)>,
+    /// `None`: freedesktop notifications over the session D-Bus.
+    pub notifier: Option<Arc<dyn Notifier>>,
+}
+
+impl DesktopOptions {
+    /// The installation the environment points at (`IRONCLAW_DATA_DIR`, `IRONCLAW_CONFIG_DIR`).
+    pub fn from_env() -> Result<Self> {
+        Ok(Self::at(Paths::from_env()?))
+    }
+
+    pub fn at(paths: Paths) -> Self {
+        Self {
+            paths,
+            model: None,
+            notifier: None,
+        }
+    }
+}
+
+pub(crate) struct Core {
+    pub paths: Paths,
+    pub history: Arc<History>,
+    pub audit: Arc<AuditLog>,
+    pub settings: SettingsStore,
+    pub sink: Arc<dyn EventSink>,
+    pub notifier: Arc<dyn Notifier>,
+    pub fixed_model: Option<(Arc<dyn Provider>, String)>,
+    pub runtime: tokio::sync::Mutex<Option<Runtime>>,
+    pub sessions: tokio::sync::Mutex<HashMap<ConversationId, SessionHandle>>,
+    pub subscribers: Mutex<HashMap<ConversationId, Subscriber>>,
+    pub pending: Pending,
+    pub busy: Mutex<HashSet<ConversationId>>,
+    focused: AtomicBool,
+}
+
+impl Core {
+    pub(crate) fn is_focused(&self) -> bool {
+        self.focused.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn notifications_on(&self) -> bool {
+        self.settings.get().map(|s| s.notifications).unwrap_or(true)
+    }
+}
+
+/// Cheap to clone; every clone is the same app.
+#[derive(Clone)]
+pub struct Desktop {
+    core: Arc<Core>,
+}
+
+impl Desktop {
+    /// Opens the history and audit log (no Docker, no model yet: those come on first use).
+    pub fn open(options: DesktopOptions, sink: Arc<dyn EventSink>) -> Result<Self> {
+        let paths = options.paths;
+        let (history, report) = ironclaw_agent::state::open_history(&paths)?;
+        if !report.is_empty() {
+            tracing::info!(?report, "marked work interrupted by the last stop");
+        }
+        let (audit, _torn) = AuditLog::open(ironclaw_agent::state::audit_path(&paths))?;
+        let history = Arc::new(history);
+        Ok(Self {
+            core: Arc::new(Core {
+                settings: SettingsStore::new(paths.clone(), history.clone()),
+                paths,
+                history,
+                audit: Arc::new(audit),
+                sink,
+                notifier: options
+                    .notifier
+                    .unwrap_or_else(|| Arc::new(DbusNotifier::new())),
+                fixed_model: options.model,
+                runtime: tokio::sync::Mutex::default(),
+                sessions: tokio::sync::Mutex::default(),
+                subscribers: Mutex::default(),
+                pending: Pending::default(),
+                busy: Mutex::default(),
+                // Until the window says otherwise; it reports focus changes as they happen.
+                focused: AtomicBool::new(true),
+            }),
+        })
+    }
+
+    pub fn paths(&self) -> &Paths {
+        &self.core.paths
+    }
+
+    pub fn history(&self) -> &Arc<History> {
+        &self.core.history
+    }
+
+    // ---- doctor and set-up ------------------------------------------------------------------
+
+    pub async fn doctor(&self) -> DoctorReport {
+        doctor::run(
+            &self.core.settings,
+            self.core.paths.data_dir.display().to_string(),
+        )
+        .await
+    }
+
+    pub async fn prepare_image(
+        &self,
+        progress: &mut (dyn FnMut(ImageProgress) + Send),
+    ) -> Result<String> {
+        doctor::prepare_image(progress).await
+    }
+
+    pub fn get_settings(&self) -> Result<Settings> {
+        self.core.settings.get()
+    }
+
+    /// Saves; conversations opened from now on use the new model.
+    pub async fn save_settings(&self, settings: &Settings) -> Result<Settings> {
+        let saved = self.core.settings.save(settings)?;
+        *self.core.runtime.lock().await = None;
+        Ok(saved)
+    }
+
+    pub async fn set_api_key(&self, provider: &str, key: &str) -> Result<()> {
+        settings::set_api_key(provider, key)?;
+        *self.core.runtime.lock().await = None;
+        Ok(())
+    }
+
+    pub async fn check_provider(&self) -> ProviderCheck {
+        self.core.settings.check().await
+    }
+
+    pub fn list_profiles(&self) -> Result<Vec<ProfileInfo>> {
+        profiles::list(&self.core.paths)
+    }
+
+    // ---- conversations ----------------------------------------------------------------------
+
+    pub fn list_conversations(&self, query: Option<&str>) -> Result<Vec<ConversationSummary>> {
+        conversations::list(&self.core.history, &self.core.pending, query)
+    }
+
+    pub fn create_conversation(&self) -> Result<ConversationSummary> {
+        let policy = self.core.settings.get()?.default_policy;
+        let c = self.core.history.create_conversation(UNTITLED, policy)?;
+        conversations::summary(&self.core.history, &self.core.pending, c.id)
+    }
+
+    pub fn rename_conversation(&self, id: ConversationId, title: &str) -> Result<()> {
+        let title = title.trim();
+        if title.is_empty() {
+            return Err(DesktopError::invalid("title", title, "type a name"));
+        }
+        self.core.history.rename_conversation(id, title)?;
+        self.core.conversation_updated(id);
+        Ok(())
+    }
+
+    /// Deletes the conversation, its live session and its sandbox (container and workspace).
+    pub async fn delete_conversation(&self, id: ConversationId) -> Result<()> {
+        self.core.history.get_conversation(id)?;
+        // Dropping the last handle ends the session (and cancels its turn).
+        self.core.sessions.lock().await.remove(&id);
+        if let Ok(mut s) = self.core.subscribers.lock() {
+            s.remove(&id);
+        }
+        let (gone, count) = self.core.pending.remove_conversation(id);
+        for approval in gone {
+            self.core.notifier.resolved(approval);
+        }
+        self.core
+            .sink
+            .app_event(&crate::sink::AppEvent::PendingApprovals(
+                crate::sink::PendingApprovalsEvent { count },
+            ));
+        let name = SessionName::new(id.to_string())?;
+        let has_sandbox = ironclaw_sandbox::session::Registry::new(self.core.paths.clone())
+            .get(&name)?
+            .is_some();
+        if has_sandbox {
+            let rt = self.core.runtime().await?;
+            match rt.sandbox.remove(&name, true).await {
+                Ok(()) | Err(ironclaw_sandbox::Error::SessionNotFound { .. }) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        self.core.history.delete_conversation(id)?;
+        Ok(())
+    }
+
+    pub fn export_conversation(&self, id: ConversationId, format: &str) -> Result<PathBuf> {
+        let dir = self.core.paths.data_dir.join("exports");
+        conversations::export(&self.core.history, &dir, id, format)
+    }
+
+    /// Everything to render; from now on this conversation's live events go to `subscriber`
+    /// (replacing an earlier one).
+    pub async fn open_conversation(
+        &self,
+        id: ConversationId,
+        subscriber: Subscriber,
+    ) -> Result<ConversationView> {
+        let full = self.core.history.get_full_conversation(id)?;
+        if let Ok(mut s) = self.core.subscribers.lock() {
+            s.insert(id, subscriber);
+        }
+        let pending = self.core.pending.of(id);
+        let live: HashMap<ApprovalId, _> =
+            pending.iter().map(|r| (r.approval_id, r.clone())).collect();
+        let policy = full.conversation.approval_policy;
+        Ok(ConversationView {
+            conversation: conversations::summary(&self.core.history, &self.core.pending, id)?,
+            items: view::items(&full, &live),
+            pending_approvals: pending,
+            policy,
+            policy_flagged: is_flagged(policy),
+            busy: self
+                .core
+                .busy
+                .lock()
+                .map(|b| b.contains(&id))
+                .unwrap_or(false),
+        })
+    }
+
+    pub async fn send_message(&self, id: ConversationId, text: &str) -> Result<()> {
+        if text.trim().is_empty() {
+            return Err(DesktopError::invalid(
+                "message",
+                text,
+                "type something first",
+            ));
+        }
+        let conversation = self.core.history.get_conversation(id)?;
+        let session = self.core.session(id).await?;
+        if conversation.title == UNTITLED {
+            self.core
+                .history
+                .rename_conversation(id, &conversations::title_from(text))?;
+        }
+        session.send(Op::UserMessage { text: text.into() })?;
+        self.core.conversation_updated(id);
+        Ok(())
+    }
+
+    /// The dialog's decision. The outcome arrives as `approvalResolved` or `decisionRejected`.
+    pub async fn decide(
+        &self,
+        id: ConversationId,
+        approval_id: ApprovalId,
+        code_hash: &str,
+        decision: Decision,
+        confirmed: bool,
+    ) -> Result<()> {
+        let code_hash = CodeHash::from_hex(code_hash).ok_or_else(|| {
+            DesktopError::invalid("code hash", code_hash, "expected 64 hex digits")
+        })?;
+        let session = self.core.session(id).await?;
+        session.send(Op::Decide {
+            approval_id,
+            code_hash,
+            decision,
+            decided_by: DecidedBy::UserDialog,
+            confirmed,
+        })?;
+        Ok(())
+    }
+
+    pub async fn cancel(&self, id: ConversationId) -> Result<()> {
+        if let Some(session) = self.core.live_session(id).await {
+            session.send(Op::Cancel)?;
+        }
+        Ok(())
+    }
+
+    pub async fn set_policy(&self, id: ConversationId, policy: ApprovalPolicy) -> Result<()> {
+        if let Some(session) = self.core.live_session(id).await {
+            session.send(Op::SetPolicy { policy })?;
+            return Ok(());
+        }
+        // No session to tell: the history is where the next one reads it from.
+        self.core.history.set_approval_policy(id, policy)?;
+        self.core.audit.append(
+            AuditKind::PolicyChanged,
+            &serde_json::json!({"conversation_id": id, "policy": policy}),
+        )?;
+        Ok(())
+    }
+
+    pub fn list_rules(&self, id: ConversationId) -> Result<Vec<SessionRuleView>> {
+        let mut out = Vec::new();
+        for rule in self.core.history.list_session_rules(id, false)? {
+            let Some(approval) = rule
+                .approval_id
+                .and_then(|a| self.core.history.get_approval(a).ok())
+            else {
+                continue;
+            };
+            out.push(SessionRuleView {
+                code_hash: approval.code_hash,
+                language: approval.language,
+                code: approval.code,
+                created_at: rule.created_at,
+            });
+        }
+        Ok(out)
+    }
+
+    pub async fn revoke_rule(&self, id: ConversationId, code_hash: &str) -> Result<()> {
+        let hash = CodeHash::from_hex(code_hash).ok_or_else(|| {
+            DesktopError::invalid("code hash", code_hash, "expected 64 hex digits")
+        })?;
+        // The history first, so a list right after no longer shows it; then the live gate.
+        for rule in self.core.history.list_session_rules(id, false)? {
+            let matches = rule
+                .approval_id
+                .and_then(|a| self.core.history.get_approval(a).ok())
+                .is_some_and(|a| a.code_hash == hash.to_hex());
+            if matches {
+                self.core.history.revoke_session_rule(rule.id)?;
+            }
+        }
+        if let Some(session) = self.core.live_session(id).await {
+            session.send(Op::RevokeRule { code_hash: hash })?;
+        }
+        Ok(())
+    }
+
+    pub fn pending_approvals(&self) -> Vec<PendingApproval> {
+        self.core.pending.all()
+    }
+
+    pub fn pending_count(&self) -> u32 {
+        self.core.pending.count()
+    }
+
+    /// The window's focus: notifications are only sent while it is in the background.
+    pub fn set_window_focused(&self, focused: bool) {
+        self.core.focused.store(focused, Ordering::Relaxed);
+    }
+
+    // ---- workspace --------------------------------------------------------------------------
+
+    /// The conversation's workspace folder, created if the conversation has not run code yet
+    /// (so "Open folder" always has something to open).
+    pub fn workspace_dir(&self, id: ConversationId) -> Result<PathBuf> {
+        self.core.history.get_conversation(id)?;
+        let dir = workspace::dir(&self.core.paths, id)?;
+        std::fs::create_dir_all(&dir).map_err(|e| DesktopError::io(&dir, &e))?;
+        Ok(dir)
+    }
+
+    pub fn list_workspace(&self, id: ConversationId) -> Result<Vec<WorkspaceEntry>> {
+        self.core.history.get_conversation(id)?;
+        let dir = workspace::dir(&self.core.paths, id)?;
+        let last_run = self.last_run(id)?;
+        Ok(workspace::list(&dir, last_run))
+    }
+
+    fn last_run(&self, id: ConversationId) -> Result<Option<RunWindow>> {
+        let full = self.core.history.get_full_conversation(id)?;
+        let executions = full
+            .messages
+            .iter()
+            .flat_map(|m| &m.tool_calls)
+            .flat_map(|c| &c.approvals)
+            .chain(&full.standalone_approvals)
+            .filter_map(|a| a.execution.as_ref());
+        Ok(executions.max_by_key(|x| x.started_at).map(|x| RunWindow {
+            start_ms: x.started_at.as_millis(),
+            // File times can trail the recorded end by a moment (the record is written
+            // after the run's last output arrives).
+            end_ms: x.ended_at.map(|t| t.as_millis() + 1000),
+        }))
+    }
+
+    pub fn read_workspace_image(&self, id: ConversationId, path: &str) -> Result<String> {
+        self.core.history.get_conversation(id)?;
+        let dir = workspace::dir(&self.core.paths, id)?;
+        workspace::image::read_data_url(&dir, path)
+    }
+
+    /// A page of an execution's full log. Only that execution's own log file is read, and only
+    /// from inside its conversation's workspace.
+    pub fn read_log(&self, execution: ExecutionId, offset: u64, length: u64) -> Result<LogChunk> {
+        let x = self.core.history.get_execution(execution)?;
+        let Some(log) = x.log_path.as_deref() else {
+            return Err(DesktopError::Unavailable(
+                "this run's whole output is already shown in its cell; it has no separate log"
+                    .into(),
+            ));
+        };
+        let root = workspace::dir(&self.core.paths, x.conversation_id)?;
+        let logs = root.join(".ironclaw").join("logs");
+        let logs = std::fs::canonicalize(&logs).map_err(|e| DesktopError::io(&logs, &e))?;
+        let real = std::fs::canonicalize(log).map_err(|e| DesktopError::io(log, &e))?;
+        if !real.starts_with(&logs) {
+            return Err(DesktopError::rejected(
+                log,
+                "it is not a log file of this run's workspace",
+            ));
+        }
+        workspace::log::read_page(&real, offset, length)
+    }
+}
+
+pub use crate::links::validate_external_url;

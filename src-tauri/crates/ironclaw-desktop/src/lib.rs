@@ -1,0 +1,31 @@
+//! IronClaw's desktop app core, with no Tauri, GTK or WebKit dependency: everything the app
+//! does that can be tested without a window lives here, and each Tauri command is one call to
+//! a [`Desktop`] method.
+//!
+//! - [`desktop`]: the service object and its commands.
+//! - [`sessions`]: live agent sessions and the pump over their events (pending approvals,
+//!   notifications, changed files).
+//! - [`notify`]: native notifications whose actions go through the approval gate.
+//! - [`workspace`]: listing, inline images and log pages, all confined to the workspace.
+//! - [`types`], [`doctor`], [`sink`]: what crosses to the web UI (TypeScript in
+//!   `ui/src/bindings/`, see [`bindings`]).
+
+pub mod bindings;
+pub mod conversations;
+pub mod desktop;
+pub mod doctor;
+pub mod error;
+pub mod links;
+pub mod notify;
+pub mod pending;
+pub mod profiles;
+pub mod sessions;
+pub mod settings;
+pub mod sink;
+pub mod types;
+pub mod view;
+pub mod workspace;
+
+pub use desktop::{validate_external_url, Desktop, DesktopOptions};
+pub use error::{DesktopError, Result};
+pub use sink::{AppEvent, EventSink, NullSink, Subscriber};

@@ -1,0 +1,156 @@
+//! Native notifications: an approval waiting while the window is in the background, and a long
+//! run finishing. Actions come back as [`NoticeAction`]s; the core turns Approve/Deny into the
+//! same hash-bound `Op::Decide` the dialog sends (see `Desktop`), with the approval id and code
+//! hash captured when the notification was made, so a stale one can only be refused.
+
+mod dbus;
+
+pub use dbus::DbusNotifier;
+
+use ironclaw_agent::approval::CodeHash;
+use ironclaw_store::{ApprovalId, ConversationId, RiskLevel};
+
+/// What an approval notification shows and refers to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApprovalNotice {
+    pub conversation: ConversationId,
+    pub conversation_title: String,
+    pub approval_id: ApprovalId,
+    pub code_hash: CodeHash,
+    pub language: String,
+    pub code: String,
+    pub risk: RiskLevel,
+    pub destructive: bool,
+}
+
+/// What the person did with a notification.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoticeAction {
+    Approve,
+    Deny,
+    /// Body click or "Review…": show the approval in the window.
+    Focus,
+    /// Closed, expired, or closed by us because it was decided elsewhere.
+    Dismissed,
+}
+
+pub const ACTION_APPROVE: &str = "approve";
+pub const ACTION_DENY: &str = "deny";
+pub const ACTION_REVIEW: &str = "review";
+/// The freedesktop spec's name for a click on the notification body.
+pub const ACTION_DEFAULT: &str = "default";
+
+impl NoticeAction {
+    pub fn from_key(key: &str) -> Self {
+        match key {
+            ACTION_APPROVE => NoticeAction::Approve,
+            ACTION_DENY => NoticeAction::Deny,
+            ACTION_REVIEW | ACTION_DEFAULT => NoticeAction::Focus,
+            _ => NoticeAction::Dismissed,
+        }
+    }
+}
+
+impl ApprovalNotice {
+    /// Buttons, as (key, label). Destructive code cannot be approved from a notification: it
+    /// needs the dialog's second, deliberate confirmation, so it gets "Review…" instead.
+    pub fn actions(&self) -> Vec<(&'static str, &'static str)> {
+        let mut actions = vec![(ACTION_DEFAULT, "Open")];
+        if self.destructive {
+            actions.push((ACTION_REVIEW, "Review…"));
+        } else {
+            actions.push((ACTION_APPROVE, "Approve"));
+        }
+        actions.push((ACTION_DENY, "Deny"));
+        actions
+    }
+
+    pub fn summary(&self) -> String {
+        let risk = match self.risk {
+            RiskLevel::ReadOnly => "read-only",
+            RiskLevel::Normal => "normal risk",
+            RiskLevel::Destructive => "DESTRUCTIVE",
+        };
+        format!("IronClaw wants to run {} ({risk})", self.language)
+    }
+
+    pub fn body(&self) -> String {
+        let first = self
+            .code
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("");
+        let mut line: String = first.chars().take(100).collect();
+        if first.chars().count() > 100 || self.code.trim().lines().count() > 1 {
+            line.push('…');
+        }
+        format!("{line}\n— {}", self.conversation_title)
+    }
+}
+
+/// A desktop notification service. Implementations must not block the caller.
+pub trait Notifier: Send + Sync {
+    /// Shows the notice; `on_action` is called once, from a blocking thread, with what the
+    /// person did.
+    fn approval(&self, notice: ApprovalNotice, on_action: Box<dyn FnOnce(NoticeAction) + Send>);
+    /// The approval was decided elsewhere (or expired): take its notification away.
+    fn resolved(&self, approval_id: ApprovalId);
+    /// A plain notice without actions (a long run finished).
+    fn info(&self, summary: String, body: String);
+}
+
+/// No notifications (tests that do not look at them, or a person who turned them off).
+pub struct Silent;
+
+impl Notifier for Silent {
+    fn approval(&self, _: ApprovalNotice, _: Box<dyn FnOnce(NoticeAction) + Send>) {}
+    fn resolved(&self, _: ApprovalId) {}
+    fn info(&self, _: String, _: String) {}
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn notice(destructive: bool) -> ApprovalNotice {
+        ApprovalNotice {
+            conversation: ConversationId::new(),
+            conversation_title: "Plots".into(),
+            approval_id: ApprovalId::new(),
+            code_hash: CodeHash::of("s", "python", "x"),
+            language: "python".into(),
+            code: "\nimport os\nos.remove('x')\n".into(),
+            risk: if destructive {
+                RiskLevel::Destructive
+            } else {
+                RiskLevel::Normal
+            },
+            destructive,
+        }
+    }
+
+    #[test]
+    fn destructive_code_cannot_be_approved_from_a_notification() {
+        let keys = |n: &ApprovalNotice| n.actions().iter().map(|a| a.0).collect::<Vec<_>>();
+        assert_eq!(keys(&notice(false)), ["default", "approve", "deny"]);
+        assert_eq!(keys(&notice(true)), ["default", "review", "deny"]);
+    }
+
+    #[test]
+    fn the_summary_names_language_and_risk_and_the_body_the_first_line() {
+        let n = notice(true);
+        assert_eq!(n.summary(), "IronClaw wants to run python (DESTRUCTIVE)");
+        assert_eq!(n.body(), "import os…\n— Plots");
+    }
+
+    #[test]
+    fn unknown_and_closed_actions_do_nothing() {
+        assert_eq!(NoticeAction::from_key("__closed"), NoticeAction::Dismissed);
+        assert_eq!(NoticeAction::from_key("review"), NoticeAction::Focus);
+        assert_eq!(NoticeAction::from_key("default"), NoticeAction::Focus);
+        assert_eq!(NoticeAction::from_key("approve"), NoticeAction::Approve);
+    }
+}

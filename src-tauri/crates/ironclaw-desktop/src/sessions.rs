@@ -1,0 +1,273 @@
+//! Live sessions: one agent session per conversation in use, started on first need, and the
+//! pump that reads each one's events — recording pending approvals, notifying, reporting the
+//! files a run changed — before passing every event on to the window.
+
+use std::sync::Arc;
+
+use ironclaw_agent::approval::{CodeHash, Decision};
+use ironclaw_agent::protocol::{AgentEvent, ApprovalRequest};
+use ironclaw_agent::{Deps, Op, SessionConfig, SessionHandle};
+use ironclaw_llm::Provider;
+use ironclaw_sandbox::policy::Policy;
+use ironclaw_sandbox::{docker, Sandbox};
+use ironclaw_store::{ApprovalId, ConversationId, DecidedBy, ExecutionId};
+use tokio::sync::mpsc::UnboundedReceiver;
+
+use crate::desktop::Core;
+use crate::error::Result;
+use crate::notify::{ApprovalNotice, NoticeAction};
+use crate::sink::{AppEvent, ExecutionFilesEvent, FocusApprovalEvent, PendingApprovalsEvent};
+use crate::workspace;
+
+/// What sessions share: the engine connection and the model, made on first use so the app
+/// opens (and the doctor runs) without Docker or a model.
+#[derive(Clone)]
+pub(crate) struct Runtime {
+    pub sandbox: Arc<Sandbox>,
+    pub provider: Arc<dyn Provider>,
+    pub model: String,
+}
+
+impl Core {
+    pub(crate) async fn runtime(&self) -> Result<Runtime> {
+        let mut slot = self.runtime.lock().await;
+        if let Some(rt) = slot.as_ref() {
+            return Ok(rt.clone());
+        }
+        let engine = docker::connect().await?;
+        let policy = Policy::load(&self.paths)?;
+        let sandbox = Arc::new(Sandbox::new(engine.docker, self.paths.clone(), policy));
+        let (provider, model) = match &self.fixed_model {
+            Some((p, m)) => (p.clone(), m.clone()),
+            None => {
+                let resolved = self.settings.resolve().await?;
+                (Arc::from(resolved.provider), resolved.model)
+            }
+        };
+        let rt = Runtime {
+            sandbox,
+            provider,
+            model,
+        };
+        *slot = Some(rt.clone());
+        Ok(rt)
+    }
+
+    /// The conversation's live session, started if it has none.
+    pub(crate) async fn session(self: &Arc<Self>, id: ConversationId) -> Result<SessionHandle> {
+        let mut sessions = self.sessions.lock().await;
+        if let Some(handle) = sessions.get(&id) {
+            return Ok(handle.clone());
+        }
+        self.history.get_conversation(id)?;
+        let rt = self.runtime().await?;
+        let deps = Deps {
+            sandbox: rt.sandbox.clone(),
+            history: self.history.clone(),
+            audit: self.audit.clone(),
+            provider: rt.provider.clone(),
+        };
+        let mut config = SessionConfig::new(rt.model.clone());
+        config.profile = self.settings.get().ok().and_then(|s| s.default_profile);
+        let (handle, events) = ironclaw_agent::start(deps, id, config)?;
+        sessions.insert(id, handle.clone());
+        tokio::spawn(pump(self.clone(), id, events));
+        Ok(handle)
+    }
+
+    /// The live session, if the conversation has one (no session is started for this).
+    pub(crate) async fn live_session(&self, id: ConversationId) -> Option<SessionHandle> {
+        self.sessions.lock().await.get(&id).cloned()
+    }
+
+    fn emit(&self, event: AppEvent) {
+        self.sink.app_event(&event);
+    }
+
+    fn emit_pending_count(&self, count: u32) {
+        self.emit(AppEvent::PendingApprovals(PendingApprovalsEvent { count }));
+    }
+
+    fn observe(self: &Arc<Self>, id: ConversationId, event: &AgentEvent) {
+        match event {
+            AgentEvent::TurnStarted { .. } => self.set_busy(id, true),
+            AgentEvent::ApprovalRequested(request) => self.approval_requested(id, request),
+            AgentEvent::ApprovalResolved { approval_id, .. }
+            | AgentEvent::DecisionRejected {
+                approval_id,
+                still_pending: false,
+                ..
+            } => self.approval_gone(*approval_id),
+            AgentEvent::ExecutionEnded {
+                execution_id,
+                duration_ms,
+                exit_code,
+                ..
+            } => self.execution_ended(id, *execution_id, *duration_ms, *exit_code),
+            AgentEvent::AssistantMessage { .. } => self.conversation_updated(id),
+            AgentEvent::TurnEnded { .. } => {
+                self.set_busy(id, false);
+                // A cancelled or failed turn expires whatever it was waiting for.
+                let (gone, count) = self.pending.remove_conversation(id);
+                for approval in &gone {
+                    self.notifier.resolved(*approval);
+                }
+                if !gone.is_empty() {
+                    self.emit_pending_count(count);
+                }
+                self.conversation_updated(id);
+            }
+            _ => {}
+        }
+    }
+
+    fn set_busy(&self, id: ConversationId, busy: bool) {
+        if let Ok(mut set) = self.busy.lock() {
+            if busy {
+                set.insert(id);
+            } else {
+                set.remove(&id);
+            }
+        }
+    }
+
+    pub(crate) fn conversation_updated(&self, id: ConversationId) {
+        if let Ok(summary) = crate::conversations::summary(&self.history, &self.pending, id) {
+            self.emit(AppEvent::ConversationUpdated(summary));
+        }
+    }
+
+    fn approval_requested(self: &Arc<Self>, id: ConversationId, request: &ApprovalRequest) {
+        let title = self
+            .history
+            .get_conversation(id)
+            .map(|c| c.title)
+            .unwrap_or_default();
+        let count = self.pending.add(id, title.clone(), request.clone());
+        self.emit_pending_count(count);
+        if self.is_focused() || !self.notifications_on() {
+            return;
+        }
+        let notice = ApprovalNotice {
+            conversation: id,
+            conversation_title: title,
+            approval_id: request.approval_id,
+            code_hash: request.code_hash,
+            language: request.language.clone(),
+            code: request.code.clone(),
+            risk: request.risk,
+            destructive: request.destructive,
+        };
+        let core = self.clone();
+        let rt = tokio::runtime::Handle::current();
+        let (approval_id, code_hash) = (request.approval_id, request.code_hash);
+        self.notifier.approval(
+            notice,
+            Box::new(move |action| {
+                rt.spawn(async move {
+                    core.notification_action(id, approval_id, code_hash, action)
+                        .await;
+                });
+            }),
+        );
+    }
+
+    /// A notification's button: the same `Op::Decide` as the dialog's, bound to the id and hash
+    /// the notification was made for. If that approval was decided meanwhile, the gate refuses
+    /// it (`decisionRejected`) and nothing runs.
+    async fn notification_action(
+        self: Arc<Self>,
+        id: ConversationId,
+        approval_id: ApprovalId,
+        code_hash: CodeHash,
+        action: NoticeAction,
+    ) {
+        let decision = match action {
+            NoticeAction::Approve => Decision::ApproveOnce,
+            NoticeAction::Deny => Decision::Deny {
+                reason: Some("denied from a desktop notification".into()),
+            },
+            NoticeAction::Focus => {
+                self.emit(AppEvent::FocusApproval(FocusApprovalEvent {
+                    conversation_id: id,
+                    approval_id,
+                }));
+                return;
+            }
+            NoticeAction::Dismissed => return,
+        };
+        let sent = match self.live_session(id).await {
+            Some(session) => session.send(Op::Decide {
+                approval_id,
+                code_hash,
+                decision,
+                decided_by: DecidedBy::Notification,
+                confirmed: false,
+            }),
+            None => return,
+        };
+        if let Err(e) = sent {
+            tracing::warn!(error = %e, "a notification decision could not reach its session");
+        }
+    }
+
+    fn approval_gone(&self, approval_id: ApprovalId) {
+        self.notifier.resolved(approval_id);
+        if let Some(count) = self.pending.remove(approval_id) {
+            self.emit_pending_count(count);
+        }
+    }
+
+    fn execution_ended(
+        &self,
+        id: ConversationId,
+        execution: ExecutionId,
+        duration_ms: f64,
+        exit_code: i32,
+    ) {
+        let started = self
+            .history
+            .get_execution(execution)
+            .map(|x| x.started_at.as_millis());
+        if let (Ok(since), Ok(root)) = (started, workspace::dir(&self.paths, id)) {
+            let files = workspace::changed_since(&root, since);
+            self.emit(AppEvent::ExecutionFiles(ExecutionFilesEvent {
+                conversation_id: id,
+                execution_id: execution,
+                files,
+            }));
+        }
+        let threshold = self
+            .settings
+            .get()
+            .map(|s| s.long_run_notify_ms)
+            .unwrap_or(10_000);
+        if duration_ms >= threshold as f64 && !self.is_focused() && self.notifications_on() {
+            let title = self
+                .history
+                .get_conversation(id)
+                .map(|c| c.title)
+                .unwrap_or_default();
+            self.notifier.info(
+                format!("Run finished (exit {exit_code})"),
+                format!("after {:.1} s — {title}", duration_ms / 1000.0),
+            );
+        }
+    }
+}
+
+async fn pump(core: Arc<Core>, id: ConversationId, mut events: UnboundedReceiver<AgentEvent>) {
+    while let Some(event) = events.recv().await {
+        core.observe(id, &event);
+        let subscriber = core
+            .subscribers
+            .lock()
+            .ok()
+            .and_then(|s| s.get(&id).cloned());
+        if let Some(subscriber) = subscriber {
+            subscriber(&event);
+        }
+        core.sink.agent_event(id, &event);
+    }
+    core.set_busy(id, false);
+}

@@ -1,0 +1,286 @@
+//! Settings: the model provider lives in `<config>/provider.yaml` (the file the CLI reads, so
+//! both front ends agree), its API key in the OS keyring, and the app's own defaults in the
+//! history database's settings table.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use ironclaw_llm::{ApiKey, ProviderConfig, ProviderKind};
+use ironclaw_sandbox::Paths;
+use ironclaw_store::History;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{DesktopError, Result};
+use crate::types::{ProviderCheck, ProviderKindName, ProviderSettings, Settings};
+
+const DEFAULTS_KEY: &str = "desktop.settings";
+
+/// The part of [`Settings`] kept in the history database.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Defaults {
+    default_profile: Option<String>,
+    #[serde(default)]
+    default_policy: ironclaw_store::ApprovalPolicy,
+    notifications: bool,
+    long_run_notify_ms: u64,
+}
+
+pub struct SettingsStore {
+    paths: Paths,
+    history: Arc<History>,
+}
+
+impl SettingsStore {
+    pub fn new(paths: Paths, history: Arc<History>) -> Self {
+        Self { paths, history }
+    }
+
+    pub fn provider_file(&self) -> PathBuf {
+        self.paths.config_dir.join("provider.yaml")
+    }
+
+    /// The saved provider, as the CLI reads it; `None` when there is no file.
+    pub fn provider_config(&self) -> Result<Option<ProviderConfig>> {
+        let file = self.provider_file();
+        match std::fs::read_to_string(&file) {
+            Ok(text) => serde_yaml_ng::from_str(&text)
+                .map(Some)
+                .map_err(|e| DesktopError::Io {
+                    path: file,
+                    reason: format!("{e}. Fix the file, or save the provider again in Settings"),
+                }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(DesktopError::io(file, &e)),
+        }
+    }
+
+    pub fn get(&self) -> Result<Settings> {
+        let mut settings = Settings::default();
+        if let Some(d) = self.history.get_setting::<Defaults>(DEFAULTS_KEY)? {
+            settings.default_profile = d.default_profile;
+            settings.default_policy = d.default_policy;
+            settings.notifications = d.notifications;
+            settings.long_run_notify_ms = d.long_run_notify_ms;
+        }
+        settings.provider = self.provider_config()?.map(|c| ProviderSettings {
+            kind: kind_name(c.kind),
+            has_api_key: has_api_key(c.kind),
+            base_url: c.base_url,
+            model: c.model,
+        });
+        Ok(settings)
+    }
+
+    pub fn save(&self, settings: &Settings) -> Result<Settings> {
+        if let Some(profile) = &settings.default_profile {
+            let policy = ironclaw_sandbox::policy::Policy::load(&self.paths)?;
+            policy.profile(Some(profile))?;
+        }
+        if let Some(p) = &settings.provider {
+            // Keep what only the file can say (the key's variable, extra headers).
+            let mut config = self
+                .provider_config()
+                .ok()
+                .flatten()
+                .unwrap_or_else(|| ProviderConfig::new(kind(p.kind)));
+            if config.kind != kind(p.kind) {
+                config = ProviderConfig::new(kind(p.kind));
+            }
+            config.base_url = p.base_url.clone().filter(|u| !u.trim().is_empty());
+            config.model = p.model.clone().filter(|m| !m.trim().is_empty());
+            // Fails early on a malformed URL rather than on the first message.
+            if let Some(url) = &config.base_url {
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    return Err(DesktopError::invalid(
+                        "base URL",
+                        url,
+                        "it must start with http:// or https://",
+                    ));
+                }
+            }
+            let yaml = serde_yaml_ng::to_string(&config).map_err(|e| DesktopError::Io {
+                path: self.provider_file(),
+                reason: e.to_string(),
+            })?;
+            std::fs::create_dir_all(&self.paths.config_dir)
+                .map_err(|e| DesktopError::io(&self.paths.config_dir, &e))?;
+            let file = self.provider_file();
+            let tmp = file.with_extension("yaml.tmp");
+            std::fs::write(&tmp, yaml).map_err(|e| DesktopError::io(&tmp, &e))?;
+            std::fs::rename(&tmp, &file).map_err(|e| DesktopError::io(&file, &e))?;
+        }
+        self.history.set_setting(
+            DEFAULTS_KEY,
+            &Defaults {
+                default_profile: settings.default_profile.clone(),
+                default_policy: settings.default_policy,
+                notifications: settings.notifications,
+                long_run_notify_ms: settings.long_run_notify_ms,
+            },
+        )?;
+        self.get()
+    }
+
+    /// The model to talk to: the saved provider, else the environment, else a local Ollama.
+    pub async fn resolve(&self) -> Result<ironclaw_llm::Resolved> {
+        let config = self.provider_config()?;
+        Ok(ironclaw_llm::resolve(config.as_ref()).await?)
+    }
+
+    pub async fn check(&self) -> ProviderCheck {
+        let resolved = match self.resolve().await {
+            Ok(r) => r,
+            Err(e) => {
+                return ProviderCheck {
+                    ok: false,
+                    model: None,
+                    message: e.to_string(),
+                }
+            }
+        };
+        match resolved.provider.list_models().await {
+            Ok(models) => ProviderCheck {
+                ok: true,
+                message: format!(
+                    "{} answers ({} model{} listed)",
+                    resolved.provider.id(),
+                    models.len(),
+                    if models.len() == 1 { "" } else { "s" }
+                ),
+                model: Some(resolved.model),
+            },
+            Err(e) => ProviderCheck {
+                ok: false,
+                model: Some(resolved.model),
+                message: e.to_string(),
+            },
+        }
+    }
+}
+
+pub fn parse_kind(name: &str) -> Result<ProviderKind> {
+    match name {
+        "openai" => Ok(ProviderKind::OpenAi),
+        "anthropic" => Ok(ProviderKind::Anthropic),
+        "ollama" => Ok(ProviderKind::Ollama),
+        other => Err(DesktopError::invalid(
+            "provider",
+            other,
+            "use openai, anthropic or ollama",
+        )),
+    }
+}
+
+fn kind(name: ProviderKindName) -> ProviderKind {
+    match name {
+        ProviderKindName::Openai => ProviderKind::OpenAi,
+        ProviderKindName::Anthropic => ProviderKind::Anthropic,
+        ProviderKindName::Ollama => ProviderKind::Ollama,
+    }
+}
+
+fn kind_name(kind: ProviderKind) -> ProviderKindName {
+    match kind {
+        ProviderKind::OpenAi => ProviderKindName::Openai,
+        ProviderKind::Anthropic => ProviderKindName::Anthropic,
+        ProviderKind::Ollama => ProviderKindName::Ollama,
+    }
+}
+
+fn has_api_key(kind: ProviderKind) -> bool {
+    matches!(ApiKey::from_keyring(kind.id()), Ok(Some(_)))
+}
+
+/// Stores `key` for `provider` in the OS keyring. The key is never returned to the UI.
+pub fn set_api_key(provider: &str, key: &str) -> Result<()> {
+    let kind = parse_kind(provider)?;
+    let key = ApiKey::new(key)?;
+    key.save_to_keyring(kind.id()).map_err(|e| match e {
+        ironclaw_llm::Error::Keyring { reason } => DesktopError::KeyringUnavailable {
+            reason,
+            env_var: match kind {
+                ProviderKind::Anthropic => "ANTHROPIC_API_KEY",
+                ProviderKind::OpenAi | ProviderKind::Ollama => "OPENAI_API_KEY",
+            }
+            .into(),
+        },
+        other => other.into(),
+    })
+}
+
+/// Whether keys can be kept in the OS keyring on this machine, and a sentence saying so.
+pub fn keyring_status() -> (bool, String) {
+    match ApiKey::from_keyring("ironclaw-keyring-probe") {
+        Ok(_) => (true, "API keys are kept in the OS keyring".into()),
+        Err(e) => (
+            false,
+            format!("the OS keyring is unavailable ({e}); set the key's environment variable (OPENAI_API_KEY / ANTHROPIC_API_KEY) instead"),
+        ),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn store() -> (tempfile::TempDir, SettingsStore) {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = Paths::at(dir.path().join("data"), dir.path().join("config"));
+        std::fs::create_dir_all(&paths.data_dir).unwrap();
+        let (history, _) = History::open(paths.data_dir.join("h.sqlite3")).unwrap();
+        (dir, SettingsStore::new(paths, Arc::new(history)))
+    }
+
+    #[test]
+    fn the_provider_is_saved_where_the_cli_reads_it() {
+        let (_dir, store) = store();
+        assert_eq!(store.get().unwrap().provider, None);
+        let settings = Settings {
+            provider: Some(ProviderSettings {
+                kind: ProviderKindName::Ollama,
+                base_url: Some("http://127.0.0.1:11434".into()),
+                model: Some("llama3".into()),
+                has_api_key: true,
+            }),
+            long_run_notify_ms: 5000,
+            ..Settings::default()
+        };
+        let saved = store.save(&settings).unwrap();
+        let text = std::fs::read_to_string(store.provider_file()).unwrap();
+        let config: ProviderConfig = serde_yaml_ng::from_str(&text).unwrap();
+        assert_eq!(config.kind, ProviderKind::Ollama);
+        assert_eq!(config.model.as_deref(), Some("llama3"));
+        assert_eq!(saved.long_run_notify_ms, 5000);
+        // `hasApiKey` is read back from the keyring, never taken from the UI.
+        assert!(!saved.provider.unwrap().has_api_key);
+    }
+
+    #[test]
+    fn a_bad_base_url_or_unknown_profile_is_refused() {
+        let (_dir, store) = store();
+        let settings = Settings {
+            provider: Some(ProviderSettings {
+                kind: ProviderKindName::Openai,
+                base_url: Some("file:///etc/passwd".into()),
+                model: None,
+                has_api_key: false,
+            }),
+            ..Settings::default()
+        };
+        assert!(store.save(&settings).is_err());
+        let settings = Settings {
+            default_profile: Some("no-such-profile".into()),
+            ..Settings::default()
+        };
+        assert!(store.save(&settings).is_err());
+    }
+
+    #[test]
+    fn unknown_providers_and_empty_keys_are_refused() {
+        assert!(set_api_key("gemini", "k").is_err());
+        assert!(set_api_key("openai", "   ").is_err());
+    }
+}

@@ -1,0 +1,258 @@
+//! The values the web UI receives and sends, camelCase on the wire. Times are milliseconds
+//! since the Unix epoch (numbers); ids are UUID strings; code hashes 64 hex digits. TypeScript
+//! twins are generated into `ui/src/bindings/` (see `bindings.rs`).
+
+use ironclaw_agent::approval::ApprovalPolicy;
+use ironclaw_agent::protocol::ApprovalRequest;
+use ironclaw_store::{
+    ApprovalId, ConversationId, DecidedBy, ExecutionId, MessageId, MessageStatus, Timestamp,
+};
+use serde::{Deserialize, Serialize};
+
+/// A row of the sidebar.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct ConversationSummary {
+    pub id: ConversationId,
+    pub title: String,
+    pub updated_at: Timestamp,
+    pub pending_approvals: u32,
+    /// Search results only: text around the match, matched terms between « and ».
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub snippet: Option<String>,
+}
+
+/// State of a past approval as the chat shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub enum ApprovalState {
+    Pending,
+    Approved,
+    Denied,
+    Expired,
+}
+
+/// One thing to render in the chat, oldest first.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum HistoryItem {
+    User {
+        id: MessageId,
+        text: String,
+        at: Timestamp,
+    },
+    Assistant {
+        id: MessageId,
+        text: String,
+        status: MessageStatus,
+        at: Timestamp,
+    },
+    /// A note from IronClaw itself (e.g. "this turn was interrupted"), not from the model.
+    Note {
+        id: MessageId,
+        text: String,
+        at: Timestamp,
+    },
+    Approval {
+        request: ApprovalRequest,
+        state: ApprovalState,
+        #[cfg_attr(feature = "ts", ts(optional = nullable))]
+        decided_by: Option<DecidedBy>,
+        #[cfg_attr(feature = "ts", ts(optional = nullable))]
+        reason: Option<String>,
+        /// The person edited the code before approving; `request.code` is what ran.
+        user_edited: bool,
+    },
+    Execution {
+        execution_id: ExecutionId,
+        approval_id: ApprovalId,
+        language: String,
+        code: String,
+        /// Head and tail of the output as kept in the history; the full log is `logFile`.
+        stdout: String,
+        stderr: String,
+        exit_code: Option<i64>,
+        duration_ms: Option<u64>,
+        timed_out: bool,
+        cancelled: bool,
+        oom_killed: bool,
+        /// IronClaw stopped while this ran; the outcome is unknown.
+        interrupted: bool,
+        truncated: bool,
+        log_file: Option<String>,
+    },
+}
+
+/// What `open_conversation` returns: everything to render, then live events follow.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct ConversationView {
+    pub conversation: ConversationSummary,
+    pub items: Vec<HistoryItem>,
+    /// Approvals waiting for a decision right now (also among `items`).
+    pub pending_approvals: Vec<ApprovalRequest>,
+    pub policy: ApprovalPolicy,
+    /// `neverAsk`: the UI must show a warning.
+    pub policy_flagged: bool,
+    /// A turn is running (generation, an approval wait or an execution).
+    pub busy: bool,
+}
+
+/// An approval waiting somewhere, for the tray, the badge and the "pending" list.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct PendingApproval {
+    pub conversation_id: ConversationId,
+    pub title: String,
+    pub request: ApprovalRequest,
+}
+
+/// A saved "always allow this exact code in this conversation" rule.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct SessionRuleView {
+    pub code_hash: String,
+    pub language: String,
+    pub code: String,
+    pub created_at: Timestamp,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub enum EntryKind {
+    Dir,
+    Image,
+    Text,
+    Binary,
+}
+
+/// A file or folder in a conversation's workspace.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceEntry {
+    /// Relative to the workspace, `/`-separated.
+    pub path: String,
+    pub size: u64,
+    pub modified_ms: i64,
+    pub kind: EntryKind,
+    pub changed_by_last_run: bool,
+}
+
+/// A page of an execution's full log.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct LogChunk {
+    /// Invalid UTF-8 shows as U+FFFD; a character cut by the page end moves to the next page.
+    pub text: String,
+    pub offset: u64,
+    pub next_offset: u64,
+    pub total_bytes: u64,
+}
+
+/// A sandbox profile as Settings lists it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct ProfileInfo {
+    pub name: String,
+    pub description: String,
+    pub memory_bytes: u64,
+    pub cpus: f64,
+    pub pids: i64,
+    pub timeout_ms: u64,
+    /// `none` or `allowlist`.
+    pub network: String,
+    pub is_default: bool,
+}
+
+/// Which kind of model service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKindName {
+    Openai,
+    Anthropic,
+    Ollama,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderSettings {
+    pub kind: ProviderKindName,
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
+    pub base_url: Option<String>,
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
+    pub model: Option<String>,
+    /// Read-only: whether a key for this kind is in the OS keyring. Keys are never sent to the UI.
+    #[serde(default)]
+    pub has_api_key: bool,
+}
+
+/// Everything Settings edits. `provider: null` means "not configured yet": the environment or a
+/// local Ollama is used, as the CLI does.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct Settings {
+    #[serde(default)]
+    pub provider: Option<ProviderSettings>,
+    /// Sandbox profile for new conversations (`null`: the policy's default).
+    #[serde(default)]
+    pub default_profile: Option<String>,
+    /// Approval policy of new conversations.
+    #[serde(default)]
+    pub default_policy: ApprovalPolicy,
+    /// Desktop notifications for approvals and long runs while the window is in the background.
+    #[serde(default = "yes")]
+    pub notifications: bool,
+    /// Runs longer than this notify when they finish in the background.
+    #[serde(default = "ten_seconds")]
+    pub long_run_notify_ms: u64,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn ten_seconds() -> u64 {
+    10_000
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            provider: None,
+            default_profile: None,
+            default_policy: ApprovalPolicy::default(),
+            notifications: true,
+            long_run_notify_ms: ten_seconds(),
+        }
+    }
+}
+
+/// Whether the configured model answers.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderCheck {
+    pub ok: bool,
+    pub model: Option<String>,
+    pub message: String,
+}

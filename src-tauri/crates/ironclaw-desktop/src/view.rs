@@ -1,0 +1,131 @@
+//! Turning the stored conversation into the ordered items the chat renders.
+
+use std::collections::HashMap;
+
+use ironclaw_agent::approval::CodeHash;
+use ironclaw_agent::protocol::{ApprovalRequest, RiskReason};
+use ironclaw_store::{
+    Approval, ApprovalEntry, ApprovalId, ApprovalStatus, FullConversation, MessageRole, RiskLevel,
+};
+
+use crate::types::{ApprovalState, HistoryItem};
+
+/// `live` holds the requests of approvals pending right now: they carry the classifier's full
+/// reasons, which the history keeps only as messages.
+pub fn items(
+    full: &FullConversation,
+    live: &HashMap<ApprovalId, ApprovalRequest>,
+) -> Vec<HistoryItem> {
+    let mut out = Vec::new();
+    for entry in &full.messages {
+        let m = &entry.message;
+        match m.role {
+            MessageRole::User => out.push(HistoryItem::User {
+                id: m.id,
+                text: m.content.clone(),
+                at: m.created_at,
+            }),
+            MessageRole::Assistant => {
+                if !m.content.trim().is_empty() {
+                    out.push(HistoryItem::Assistant {
+                        id: m.id,
+                        text: m.content.clone(),
+                        status: m.status,
+                        at: m.created_at,
+                    });
+                }
+                for call in &entry.tool_calls {
+                    for approval in &call.approvals {
+                        push_approval(&mut out, approval, live);
+                    }
+                }
+            }
+            MessageRole::SystemNote => out.push(HistoryItem::Note {
+                id: m.id,
+                text: m.content.clone(),
+                at: m.created_at,
+            }),
+            // Tool results are for the model; the execution items already show them.
+            MessageRole::Tool => {}
+        }
+    }
+    for approval in &full.standalone_approvals {
+        push_approval(&mut out, approval, live);
+    }
+    out
+}
+
+fn push_approval(
+    out: &mut Vec<HistoryItem>,
+    entry: &ApprovalEntry,
+    live: &HashMap<ApprovalId, ApprovalRequest>,
+) {
+    let a = &entry.approval;
+    let state = match a.status {
+        ApprovalStatus::Pending if live.contains_key(&a.id) => ApprovalState::Pending,
+        // Pending in the database but unknown to every live session: nobody can decide it.
+        ApprovalStatus::Pending | ApprovalStatus::Expired => ApprovalState::Expired,
+        ApprovalStatus::Approved => ApprovalState::Approved,
+        ApprovalStatus::Denied => ApprovalState::Denied,
+    };
+    let request = live.get(&a.id).cloned().unwrap_or_else(|| request_of(a));
+    out.push(HistoryItem::Approval {
+        request,
+        state,
+        decided_by: a.decided_by,
+        reason: a.reason.clone(),
+        user_edited: a.user_edited,
+    });
+    if let Some(x) = &entry.execution {
+        let joined = |e: &ironclaw_store::OutputExcerpt| {
+            if e.tail.is_empty() {
+                e.head.clone()
+            } else {
+                format!("{}\n…\n{}", e.head, e.tail)
+            }
+        };
+        out.push(HistoryItem::Execution {
+            execution_id: x.id,
+            approval_id: x.approval_id,
+            language: x.language.clone(),
+            code: x.code.clone(),
+            stdout: joined(&x.stdout),
+            stderr: joined(&x.stderr),
+            exit_code: x.exit_code,
+            duration_ms: x.duration_ms,
+            timed_out: x.timed_out,
+            cancelled: x.cancelled,
+            oom_killed: x.oom_killed,
+            interrupted: x.interrupted,
+            truncated: x.log_path.is_some()
+                || !x.stdout.tail.is_empty()
+                || !x.stderr.tail.is_empty(),
+            log_file: x.log_path.clone(),
+        });
+    }
+}
+
+/// A stored approval as a request. The history keeps reasons as text, so each becomes a reason
+/// at the approval's own level.
+pub fn request_of(a: &Approval) -> ApprovalRequest {
+    ApprovalRequest {
+        approval_id: a.id,
+        // The history only stores hashes it computed itself; an unreadable one cannot match
+        // any pending approval, which is the safe failure.
+        code_hash: CodeHash::from_hex(&a.code_hash).unwrap_or(CodeHash::of("", "", "")),
+        language: a.language.clone(),
+        code: a.code.clone(),
+        risk: a.risk,
+        reasons: a
+            .reasons
+            .iter()
+            .map(|r| RiskReason {
+                level: a.risk,
+                message: r.clone(),
+                snippet: String::new(),
+                line: 0,
+            })
+            .collect(),
+        destructive: a.risk == RiskLevel::Destructive,
+    }
+}

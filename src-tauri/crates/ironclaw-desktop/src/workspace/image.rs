@@ -1,0 +1,101 @@
+//! Images the code wrote, as `data:` URLs the webview can show under its CSP (`img-src data:`).
+
+use std::io::Read;
+use std::path::Path;
+
+use base64::Engine as _;
+
+use super::safe_path;
+use crate::error::{DesktopError, Result};
+
+/// Larger images are refused: a data: URL this size already costs the webview plenty.
+pub const MAX_IMAGE_BYTES: u64 = 10 << 20;
+
+/// The MIME type for an image extension we show; `None` for anything else.
+pub fn mime_for(path: &Path) -> Option<&'static str> {
+    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    Some(match ext.as_str() {
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "webp" => "image/webp",
+        "svg" => "image/svg+xml",
+        _ => return None,
+    })
+}
+
+/// Whether the bytes look like the claimed type, so a renamed binary is not passed off as one.
+fn content_matches(mime: &str, bytes: &[u8]) -> bool {
+    match mime {
+        "image/png" => bytes.starts_with(b"\x89PNG\r\n\x1a\n"),
+        "image/jpeg" => bytes.starts_with(&[0xFF, 0xD8, 0xFF]),
+        "image/gif" => bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a"),
+        "image/webp" => bytes.len() >= 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP",
+        // An <img> never runs an SVG's scripts; it only has to be text that names an svg.
+        "image/svg+xml" => {
+            std::str::from_utf8(&bytes[..bytes.len().min(4096)]).is_ok_and(|t| t.contains("<svg"))
+        }
+        _ => false,
+    }
+}
+
+pub fn read_data_url(root: &Path, relative: &str) -> Result<String> {
+    let real = safe_path::resolve(root, relative)?;
+    let mime = mime_for(&real).ok_or_else(|| {
+        DesktopError::rejected(
+            relative,
+            "only PNG, JPEG, GIF, WebP and SVG images are shown",
+        )
+    })?;
+    let meta = std::fs::metadata(&real).map_err(|e| DesktopError::io(&real, &e))?;
+    if !meta.is_file() {
+        return Err(DesktopError::rejected(relative, "not a file"));
+    }
+    if meta.len() > MAX_IMAGE_BYTES {
+        return Err(DesktopError::rejected(
+            relative,
+            format!(
+                "the image is {} MiB; images over 10 MiB are not shown inline (open the folder instead)",
+                meta.len() >> 20
+            ),
+        ));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    std::fs::File::open(&real)
+        .and_then(|f| f.take(MAX_IMAGE_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(|e| DesktopError::io(&real, &e))?;
+    if bytes.len() as u64 > MAX_IMAGE_BYTES {
+        return Err(DesktopError::rejected(
+            relative,
+            "the image grew past 10 MiB",
+        ));
+    }
+    if !content_matches(mime, &bytes) {
+        return Err(DesktopError::rejected(
+            relative,
+            format!("the file's content is not {mime}"),
+        ));
+    }
+    Ok(format!(
+        "data:{mime};base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(&bytes)
+    ))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_png_becomes_a_data_url_and_a_renamed_text_file_does_not() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("ok.png"), b"\x89PNG\r\n\x1a\nrest").unwrap();
+        std::fs::write(dir.path().join("fake.png"), b"<script>").unwrap();
+        std::fs::write(dir.path().join("notes.txt"), b"hi").unwrap();
+        let url = read_data_url(dir.path(), "ok.png").unwrap();
+        assert!(url.starts_with("data:image/png;base64,iVBORw0KGg"), "{url}");
+        assert!(read_data_url(dir.path(), "fake.png").is_err());
+        assert!(read_data_url(dir.path(), "notes.txt").is_err());
+    }
+}

@@ -1,0 +1,86 @@
+//! Paging through an execution's full output log (the file the sandbox writes when the output
+//! is larger than what the history keeps).
+
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+use crate::error::{DesktopError, Result};
+use crate::types::LogChunk;
+
+/// The most one page returns, whatever the UI asks for.
+pub const MAX_PAGE: u64 = 1 << 20;
+
+pub fn read_page(file: &Path, offset: u64, length: u64) -> Result<LogChunk> {
+    let mut f = std::fs::File::open(file).map_err(|e| DesktopError::io(file, &e))?;
+    let total = f.metadata().map_err(|e| DesktopError::io(file, &e))?.len();
+    let offset = offset.min(total);
+    let want = length.clamp(1, MAX_PAGE).min(total - offset);
+    f.seek(SeekFrom::Start(offset))
+        .map_err(|e| DesktopError::io(file, &e))?;
+    let mut bytes = Vec::with_capacity(want as usize);
+    f.take(want)
+        .read_to_end(&mut bytes)
+        .map_err(|e| DesktopError::io(file, &e))?;
+    let end = offset + bytes.len() as u64;
+    // A character cut by the page end is not garbage: leave it for the next page.
+    let keep = if end < total {
+        complete_prefix(&bytes)
+    } else {
+        bytes.len()
+    };
+    bytes.truncate(keep);
+    Ok(LogChunk {
+        text: String::from_utf8_lossy(&bytes).into_owned(),
+        offset,
+        next_offset: offset + keep as u64,
+        total_bytes: total,
+    })
+}
+
+/// Length of `bytes` without a trailing incomplete UTF-8 sequence (but never empty when a
+/// whole page is one broken sequence, so paging always moves on).
+fn complete_prefix(bytes: &[u8]) -> usize {
+    let tail_start = bytes.len().saturating_sub(3);
+    for start in (tail_start..bytes.len()).rev() {
+        let b = bytes[start];
+        if b & 0b1100_0000 == 0b1000_0000 {
+            continue; // continuation byte: look further back for the lead byte
+        }
+        let needed = match b {
+            0xC0..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            0xF0..=0xF7 => 4,
+            _ => 1,
+        };
+        return if bytes.len() - start < needed && start > 0 {
+            start
+        } else {
+            bytes.len()
+        };
+    }
+    bytes.len()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn pages_never_split_a_character_and_invalid_bytes_become_replacement_characters() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("log");
+        // "aé" then an invalid byte then "z": é is two bytes (0xC3 0xA9).
+        std::fs::write(&file, b"a\xC3\xA9\xFFz").unwrap();
+        let first = read_page(&file, 0, 2).unwrap();
+        assert_eq!(first.text, "a");
+        assert_eq!(first.next_offset, 1);
+        let second = read_page(&file, first.next_offset, 100).unwrap();
+        assert_eq!(second.text, "é\u{FFFD}z");
+        assert_eq!(second.next_offset, 5);
+        assert_eq!(second.total_bytes, 5);
+        let past = read_page(&file, 99, 10).unwrap();
+        assert_eq!((past.text.as_str(), past.next_offset), ("", 5));
+    }
+}
