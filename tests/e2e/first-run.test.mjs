@@ -53,3 +53,19 @@ test("first run sets up the model on the doctor screen, then opens the chat", { 
   await s.waitForTestId("chat-view");
   assert.equal((await s.allByTestId("doctor-screen")).length, 0, "set up once, the app starts on the chat");
 });
+
+test("the doctor screen names the fix when Docker does not answer", { timeout: 120_000 }, async (t) => {
+  const app = await prepare(t);
+  // Points the app at a socket nobody listens on; the real engine stays untouched.
+  await app.restartDriver({ DOCKER_HOST: `unix://${app.root}/no-docker.sock` });
+  const s = await app.start();
+
+  await s.waitForTestId("doctor-screen");
+  const docker = await s.waitForTestId("docker-status");
+  const state = await docker.attribute("data-state");
+  assert.ok(["notRunning", "notInstalled"].includes(state), `docker-status data-state=${state}`);
+  const fix = await (await s.byTestId("docker-fix")).text();
+  assert.match(fix, state === "notRunning" ? /start docker/i : /install docker/i);
+  assert.equal((await s.allByTestId("chat-view")).length, 0, "no chat until Docker answers");
+  await screenshot(s, "doctor-docker-not-running");
+});

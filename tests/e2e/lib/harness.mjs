@@ -180,8 +180,10 @@ export class App {
     const port = await freePort();
     const nativePort = await freePort();
     fs.mkdirSync(LOG_DIR, { recursive: true });
-    this.logFile = path.join(LOG_DIR, `${safeName(this.t.name)}.log`);
-    const log = fs.openSync(this.logFile, "w");
+    this.logFile ??= path.join(LOG_DIR, `${safeName(this.t.name)}.log`);
+    if (!this.logStarted) fs.rmSync(this.logFile, { force: true });
+    this.logStarted = true;
+    const log = fs.openSync(this.logFile, "a");
     const env = {
       ...process.env,
       IRONCLAW_DATA_DIR: this.dataDir,
@@ -201,6 +203,28 @@ export class App {
     fs.closeSync(log);
     this.driverUrl = `http://127.0.0.1:${port}`;
     await waitForDriver(this.driverUrl);
+  }
+
+  /** Replaces the driver (and so the app's environment) with one that adds `extraEnv`. */
+  async restartDriver(extraEnv) {
+    await this.quit();
+    await this.stopDriver();
+    await this.startDriver(extraEnv);
+  }
+
+  async stopDriver() {
+    if (!this.driver || this.driver.exitCode !== null || this.driver.signalCode !== null) return;
+    try {
+      process.kill(-this.driver.pid, "SIGTERM");
+    } catch {
+      // Already gone.
+    }
+    await Promise.race([once(this.driver, "exit"), sleep(3000)]);
+    try {
+      process.kill(-this.driver.pid, "SIGKILL");
+    } catch {
+      // Already gone.
+    }
   }
 
   /** Launches the app (a new WebDriver session) and waits until the UI says it is interactive. */
@@ -255,19 +279,7 @@ export class App {
       }
       this.session = null;
     }
-    if (this.driver && this.driver.exitCode === null) {
-      try {
-        process.kill(-this.driver.pid, "SIGTERM");
-      } catch {
-        // Already gone.
-      }
-      await Promise.race([once(this.driver, "exit"), sleep(3000)]);
-      try {
-        process.kill(-this.driver.pid, "SIGKILL");
-      } catch {
-        // Already gone.
-      }
-    }
+    await this.stopDriver();
     this.llm?.stop();
     if (this.instance) await removeContainers(this.instance);
     fs.rmSync(this.root, { recursive: true, force: true, maxRetries: 3 });
