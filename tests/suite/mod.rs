@@ -4,6 +4,7 @@
 pub mod agent;
 mod cli;
 mod config;
+mod desktop;
 pub mod escape;
 mod host_user;
 mod isolation;

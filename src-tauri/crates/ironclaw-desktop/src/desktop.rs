@@ -116,6 +116,15 @@ impl Desktop {
         })
     }
 
+    /// Ends every live session (their running turns are cancelled). The app calls this on
+    /// exit; a `Desktop` opened again on the same folders sees the same history.
+    pub async fn close(&self) {
+        self.core.sessions.lock().await.clear();
+        if let Ok(mut s) = self.core.subscribers.lock() {
+            s.clear();
+        }
+    }
+
     pub fn paths(&self) -> &Paths {
         &self.core.paths
     }

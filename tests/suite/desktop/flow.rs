@@ -1,0 +1,299 @@
+//! Ask → approval pending → decide → output → history, through the desktop core.
+
+use ironclaw_agent::approval::Decision;
+use ironclaw_agent::protocol::{AgentEvent, TurnStatus};
+use ironclaw_desktop::types::{ApprovalState, HistoryItem};
+use ironclaw_desktop::AppEvent;
+use ironclaw_store::{DecidedBy, RiskLevel};
+use ironclaw_tests::agent::{asks_to_run, says};
+use pretty_assertions::assert_eq;
+
+use super::App;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approved_run_streams_output_and_is_in_the_history_after_a_restart() {
+    let mut app = App::start().await;
+    app.open().await;
+    let code = "print(6 * 7)";
+    app.push_all([asks_to_run("c1", "python", code), says("It is 42.")]);
+    app.send("what is 6*7?").await;
+
+    let req = app.approval_request().await;
+    assert_eq!((req.code.as_str(), req.language.as_str()), (code, "python"));
+    app.pending_count_becomes(1).await;
+    let pending = app.desktop.pending_approvals();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].request.approval_id, req.approval_id);
+    assert_eq!(
+        pending[0].title, "what is 6*7?",
+        "the first message names the chat"
+    );
+    let view = app.open().await;
+    assert_eq!(view.pending_approvals, vec![req.clone()]);
+    assert!(
+        app.started_code().is_empty(),
+        "nothing runs before the decision"
+    );
+
+    app.desktop
+        .decide(
+            app.conversation,
+            req.approval_id,
+            &req.code_hash.to_hex(),
+            Decision::ApproveOnce,
+            false,
+        )
+        .await
+        .expect("decide");
+    let resolved = app
+        .next_event("approvalResolved", |e| {
+            matches!(e, AgentEvent::ApprovalResolved { .. })
+        })
+        .await;
+    assert!(matches!(
+        resolved,
+        AgentEvent::ApprovalResolved {
+            approved: true,
+            decided_by: DecidedBy::UserDialog,
+            ..
+        }
+    ));
+    let ended = app.turn_end().await;
+    assert!(
+        matches!(
+            ended,
+            AgentEvent::TurnEnded {
+                status: TurnStatus::Done,
+                ..
+            }
+        ),
+        "{ended:?}"
+    );
+    assert_eq!(app.stdout().trim(), "42");
+    app.pending_count_becomes(0).await;
+    assert!(app.desktop.pending_approvals().is_empty());
+    let conv = app.conversation;
+    let updated = move |e: &AppEvent| matches!(e, AppEvent::ConversationUpdated(s) if s.id == conv);
+    if !app.app_seen.iter().any(updated) {
+        app.next_app_event("conversation-updated", updated).await;
+    }
+
+    app.restart().await;
+    let view = app.open().await;
+    assert_eq!(view.conversation.title, "what is 6*7?");
+    assert!(view.pending_approvals.is_empty());
+    let kinds: Vec<&str> = view.items.iter().map(kind).collect();
+    assert_eq!(
+        kinds,
+        ["user", "approval", "execution", "assistant"],
+        "{:#?}",
+        view.items
+    );
+    match &view.items[1] {
+        HistoryItem::Approval {
+            request,
+            state,
+            decided_by,
+            ..
+        } => {
+            assert_eq!(request.code, code);
+            assert_eq!(request.code_hash, req.code_hash);
+            assert_eq!(*state, ApprovalState::Approved);
+            assert_eq!(*decided_by, Some(DecidedBy::UserDialog));
+        }
+        other => panic!("{other:?}"),
+    }
+    match &view.items[2] {
+        HistoryItem::Execution {
+            code: ran,
+            stdout,
+            exit_code,
+            ..
+        } => {
+            assert_eq!(ran, code);
+            assert_eq!(stdout.trim(), "42");
+            assert_eq!(*exit_code, Some(0));
+        }
+        other => panic!("{other:?}"),
+    }
+    let found = app.desktop.list_conversations(Some("42")).expect("search");
+    assert_eq!(
+        found.first().map(|s| s.id),
+        Some(app.conversation),
+        "{found:?}"
+    );
+    let md = app
+        .desktop
+        .export_conversation(app.conversation, "markdown")
+        .expect("export");
+    let text = std::fs::read_to_string(&md).expect("read the export");
+    assert!(text.contains(code) && text.contains("It is 42."), "{text}");
+}
+
+fn kind(item: &HistoryItem) -> &'static str {
+    match item {
+        HistoryItem::User { .. } => "user",
+        HistoryItem::Assistant { .. } => "assistant",
+        HistoryItem::Note { .. } => "note",
+        HistoryItem::Approval { .. } => "approval",
+        HistoryItem::Execution { .. } => "execution",
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_denied_request_never_runs() {
+    let mut app = App::start().await;
+    app.open().await;
+    app.push_all([
+        asks_to_run("c1", "shell", "touch /workspace/should-not-exist"),
+        says("Understood, I will not."),
+    ]);
+    app.send("make a file").await;
+    let req = app.approval_request().await;
+    app.desktop
+        .decide(
+            app.conversation,
+            req.approval_id,
+            &req.code_hash.to_hex(),
+            Decision::Deny {
+                reason: Some("not today".into()),
+            },
+            false,
+        )
+        .await
+        .expect("decide");
+    app.turn_end().await;
+    assert!(app.started_code().is_empty(), "{:#?}", app.seen);
+    let view = app.open().await;
+    let denied = view.items.iter().any(|i| {
+        matches!(i, HistoryItem::Approval { state: ApprovalState::Denied, reason: Some(r), .. } if r == "not today")
+    });
+    assert!(denied, "{:#?}", view.items);
+    assert!(!view
+        .items
+        .iter()
+        .any(|i| matches!(i, HistoryItem::Execution { .. })));
+    let files = app.desktop.list_workspace(app.conversation).expect("list");
+    assert!(
+        files.iter().all(|f| f.path != "should-not-exist"),
+        "{files:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edited_request_runs_the_edited_code_only() {
+    let mut app = App::start().await;
+    app.open().await;
+    app.push_all([
+        asks_to_run("c1", "python", "print('original')"),
+        says("Done."),
+    ]);
+    app.send("print something").await;
+    let req = app.approval_request().await;
+    let edited = "print('edited')";
+    app.desktop
+        .decide(
+            app.conversation,
+            req.approval_id,
+            &req.code_hash.to_hex(),
+            Decision::EditAndApprove {
+                code: edited.into(),
+            },
+            false,
+        )
+        .await
+        .expect("decide");
+    app.turn_end().await;
+    assert_eq!(app.started_code(), [edited]);
+    assert_eq!(app.stdout().trim(), "edited");
+    let view = app.open().await;
+    assert!(view.items.iter().any(|i| matches!(
+        i,
+        HistoryItem::Approval {
+            user_edited: true,
+            ..
+        }
+    )));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn destructive_code_needs_the_confirmation_and_a_wrong_hash_runs_nothing() {
+    let mut app = App::start().await;
+    app.open().await;
+    let destroy = "rm -rf /workspace/x";
+    app.push_all([asks_to_run("c1", "shell", destroy), says("Removed.")]);
+    app.send("clean up x").await;
+    let req = app.approval_request().await;
+    assert!(
+        req.destructive && req.risk == RiskLevel::Destructive,
+        "{req:?}"
+    );
+    let id = app.conversation;
+
+    app.desktop
+        .decide(
+            id,
+            req.approval_id,
+            &req.code_hash.to_hex(),
+            Decision::ApproveOnce,
+            false,
+        )
+        .await
+        .expect("decide");
+    let rejected = app
+        .next_event("decisionRejected", |e| {
+            matches!(e, AgentEvent::DecisionRejected { .. })
+        })
+        .await;
+    assert!(
+        matches!(
+            rejected,
+            AgentEvent::DecisionRejected {
+                still_pending: true,
+                ..
+            }
+        ),
+        "{rejected:?}"
+    );
+    assert_eq!(app.desktop.pending_approvals().len(), 1, "still pending");
+
+    let wrong = ironclaw_agent::approval::CodeHash::of("other", "shell", destroy).to_hex();
+    app.desktop
+        .decide(id, req.approval_id, &wrong, Decision::ApproveOnce, true)
+        .await
+        .expect("decide");
+    let rejected = app
+        .next_event("decisionRejected", |e| {
+            matches!(e, AgentEvent::DecisionRejected { .. })
+        })
+        .await;
+    assert!(
+        matches!(
+            rejected,
+            AgentEvent::DecisionRejected {
+                still_pending: true,
+                ..
+            }
+        ),
+        "{rejected:?}"
+    );
+    assert!(app.started_code().is_empty());
+    assert!(app
+        .desktop
+        .decide(id, req.approval_id, "not-hex", Decision::ApproveOnce, true)
+        .await
+        .is_err());
+
+    app.desktop
+        .decide(
+            id,
+            req.approval_id,
+            &req.code_hash.to_hex(),
+            Decision::ApproveOnce,
+            true,
+        )
+        .await
+        .expect("decide");
+    app.turn_end().await;
+    assert_eq!(app.started_code(), [destroy]);
+}

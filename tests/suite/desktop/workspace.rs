@@ -1,0 +1,183 @@
+//! The workspace panel, inline images and full logs: what a run changed, and that the UI can
+//! read nothing outside the conversation's own workspace.
+
+use ironclaw_agent::approval::Decision;
+use ironclaw_agent::protocol::AgentEvent;
+use ironclaw_desktop::types::EntryKind;
+use ironclaw_desktop::AppEvent;
+use ironclaw_store::ExecutionId;
+use ironclaw_tests::agent::{asks_to_run, says};
+use pretty_assertions::assert_eq;
+
+use super::App;
+
+/// Approves the next request as it is (confirmed: the symlink to /etc/passwd reads as
+/// destructive, which is not what these tests are about) and waits for the end of the turn.
+async fn approve_next(app: &mut App) {
+    let req = app.approval_request().await;
+    app.desktop
+        .decide(
+            app.conversation,
+            req.approval_id,
+            &req.code_hash.to_hex(),
+            Decision::ApproveOnce,
+            true,
+        )
+        .await
+        .expect("decide");
+    app.turn_end().await;
+}
+
+const MAKE_FILES: &str = r#"
+import os
+open('/workspace/plot.png', 'wb').write(b'\x89PNG\r\n\x1a\n' + bytes(64))
+open('/workspace/notes.txt', 'w').write('hello')
+os.symlink('/etc/passwd', '/workspace/passwd.png')
+os.symlink('plot.png', '/workspace/alias.png')
+print('made')
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_a_run_writes_are_reported_marked_and_shown_inline_and_nothing_outside_is_readable() {
+    let mut app = App::start().await;
+    app.open().await;
+    app.push_all([
+        asks_to_run("c1", "python", MAKE_FILES),
+        says("Made them."),
+        asks_to_run(
+            "c2",
+            "python",
+            "open('/workspace/second.txt', 'w').write('2')",
+        ),
+        says("Another."),
+    ]);
+    app.send("make some files").await;
+    approve_next(&mut app).await;
+    let id = app.conversation;
+
+    let files = match app
+        .next_app_event("execution-files", |e| {
+            matches!(e, AppEvent::ExecutionFiles(_))
+        })
+        .await
+    {
+        AppEvent::ExecutionFiles(f) => f,
+        _ => unreachable!(),
+    };
+    assert_eq!(files.conversation_id, id);
+    let mut reported: Vec<(String, EntryKind)> = files
+        .files
+        .iter()
+        .map(|f| (f.path.clone(), f.kind))
+        .collect();
+    reported.sort_by(|a, b| a.0.cmp(&b.0));
+    // Symlinks are never listed (nor followed).
+    assert_eq!(
+        reported,
+        [
+            ("notes.txt".to_string(), EntryKind::Text),
+            ("plot.png".to_string(), EntryKind::Image)
+        ]
+    );
+
+    let url = app
+        .desktop
+        .read_workspace_image(id, "plot.png")
+        .expect("read the image");
+    assert!(url.starts_with("data:image/png;base64,"), "{url}");
+    assert!(
+        app.desktop.read_workspace_image(id, "alias.png").is_ok(),
+        "a link inside is fine"
+    );
+    let workspace = app.desktop.workspace_dir(id).expect("workspace");
+    let mut big = b"\x89PNG\r\n\x1a\n".to_vec();
+    big.resize(11 << 20, 0);
+    std::fs::write(workspace.join("big.png"), big).expect("write big.png");
+    for hostile in [
+        "passwd.png",
+        "../../history.sqlite3",
+        "../../../../../../etc/passwd",
+        "/etc/passwd",
+        "notes.txt",
+        "big.png",
+        "missing.png",
+        "",
+    ] {
+        let result = app.desktop.read_workspace_image(id, hostile);
+        assert!(
+            result.is_err(),
+            "{hostile:?} must be refused, got {result:?}"
+        );
+    }
+
+    app.send("one more").await;
+    approve_next(&mut app).await;
+    let listing = app.desktop.list_workspace(id).expect("list");
+    let changed = |path: &str| {
+        listing
+            .iter()
+            .find(|e| e.path == path)
+            .unwrap_or_else(|| panic!("{path} not listed: {listing:?}"))
+            .changed_by_last_run
+    };
+    assert!(changed("second.txt"));
+    assert!(!changed("plot.png"), "written by the run before the last");
+    assert!(
+        !listing.iter().any(|e| e.path.starts_with(".ironclaw")),
+        "{listing:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn full_logs_page_with_replacement_characters_and_only_for_runs_that_have_one() {
+    let mut app = App::start().await;
+    app.open().await;
+    let loud = "import sys\nsys.stdout.buffer.write(b'\\xffstart\\n' + b'x' * (3 << 20))\nsys.stdout.buffer.flush()";
+    app.push_all([
+        asks_to_run("c1", "python", "print('small')"),
+        says("Small."),
+        asks_to_run("c2", "python", loud),
+        says("Loud."),
+    ]);
+    app.send("small").await;
+    approve_next(&mut app).await;
+    app.send("loud").await;
+    approve_next(&mut app).await;
+    let ended: Vec<(ExecutionId, Option<String>)> = app
+        .seen
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ExecutionEnded {
+                execution_id,
+                log_file,
+                ..
+            } => Some((*execution_id, log_file.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ended.len(), 2, "{:#?}", app.seen);
+    let (small, loud_run) = (ended[0].0, ended[1].0);
+    assert!(ended[1].1.is_some(), "3 MiB of output leaves a full log");
+
+    let err = app
+        .desktop
+        .read_log(small, 0, 100)
+        .expect_err("no log for a small run");
+    assert!(err.to_string().contains("no separate log"), "{err}");
+    assert!(app.desktop.read_log(ExecutionId::new(), 0, 100).is_err());
+
+    let first = app.desktop.read_log(loud_run, 0, 4096).expect("first page");
+    assert!(
+        first.text.starts_with("\u{FFFD}start\nxxx"),
+        "{:?}",
+        &first.text[..20]
+    );
+    assert_eq!((first.offset, first.next_offset), (0, 4096));
+    assert!(first.total_bytes >= 3 << 20, "{}", first.total_bytes);
+    let last = app
+        .desktop
+        .read_log(loud_run, first.total_bytes - 10, 1 << 30)
+        .expect("last page");
+    assert_eq!(last.next_offset, first.total_bytes);
+    assert_eq!(last.text.len(), 10);
+}
