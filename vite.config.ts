@@ -5,7 +5,7 @@ export default defineConfig({
   root: "ui",
   base: "./",
   clearScreen: false,
-  server: { port: 1420, strictPort: true },
+  server: { port: 5173, strictPort: true },
   preview: { port: 4173 },
   build: {
     outDir: "dist",

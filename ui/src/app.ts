@@ -4,6 +4,7 @@
 import type { AgentEvent } from "./bindings/AgentEvent";
 import type { ApprovalRequest } from "./bindings/ApprovalRequest";
 import type { Decision } from "./bindings/Decision";
+import type { DoctorReport } from "./bindings/DoctorReport";
 import type { Api } from "./api";
 import { errorText } from "./api";
 import { h } from "./lib/dom";
@@ -14,6 +15,8 @@ import { LogViewer } from "./views/logviewer";
 import { openSettings } from "./views/settings";
 import { Sidebar } from "./views/sidebar";
 import { WorkspacePanel } from "./views/workspace";
+
+const DOCTOR_WAIT_MS = 400;
 
 export class App {
   readonly sidebar: Sidebar;
@@ -47,7 +50,11 @@ export class App {
       toggleWorkspace: () => this.workspace.toggle(),
     });
     this.queue = new ApprovalQueue((req, decision, confirmed) => this.decide(req, decision, confirmed), {
-      changed: (pending, open) => this.chat.setPending(pending.length, open),
+      changed: (pending, open) => {
+        this.chat.setPending(pending.length, open);
+        // A closed dialog leaves focus nowhere; give it back to the composer.
+        if (!open && (document.activeElement === document.body || !document.activeElement)) this.chat.focusInput();
+      },
       notice: (m) => this.chat.notice(m, true),
     });
     this.workspace = new WorkspacePanel(api, () => this.workspace.toggle(false));
@@ -55,25 +62,40 @@ export class App {
     this.shell = h("div", { className: "shell" }, this.sidebar.el, this.chat.el, this.workspace.el);
   }
 
-  /** First screen: the doctor when something is missing, else the chat. */
+  /**
+   * First screen: the doctor when Docker or the image is missing, else the chat. The doctor's
+   * checks can be slow (Docker pings, Ollama detection), so the chat does not wait for them
+   * longer than DOCTOR_WAIT_MS; a late "not ready" becomes a banner with a way to the checks.
+   */
   async start(): Promise<void> {
-    const report = await this.api.doctor().catch(() => null);
-    if (report && !report.ready) {
-      await this.showDoctor();
+    const doctor = this.api.doctor().catch(() => null);
+    const early = await Promise.race([doctor, new Promise<"late">((r) => setTimeout(() => r("late"), DOCTOR_WAIT_MS))]);
+    if (early !== "late" && early && !early.ready) {
+      await this.showDoctor(early);
       return;
     }
     await this.showShell();
+    if (early === "late") {
+      void doctor.then((r) => {
+        if (r && !r.ready) {
+          this.chat.banner(r.docker.state !== "ok" ? "Docker is not ready, so code cannot run yet." : "The sandbox image is not prepared yet.", "Open system check", () => void this.showDoctor());
+        }
+      });
+    }
   }
 
-  async showDoctor(): Promise<void> {
-    const screen = await doctorScreen(this.api, { continue: () => void this.showShell() });
+  async showDoctor(report?: DoctorReport): Promise<void> {
+    const screen = await doctorScreen(this.api, { continue: () => void this.showShell() }, report);
     this.root.replaceChildren(screen, this.toasts);
   }
 
   async showShell(): Promise<void> {
     this.root.replaceChildren(this.shell, this.toasts);
     await Promise.all([
-      this.api.onPendingApprovals((e) => this.sidebar.setPendingTotal(e.count)),
+      this.api.onPendingApprovals((e) => {
+        this.sidebar.setPendingTotal(e.count);
+        void this.sidebar.refresh(); // per-conversation counts
+      }),
       this.api.onFocusApproval((e) => void this.focusApproval(e.conversationId, e.approvalId)),
       this.api.onExecutionFiles((e) => {
         if (e.conversationId !== this.currentId) return;
@@ -105,13 +127,20 @@ export class App {
     const seq = ++this.openSeq;
     this.currentId = id;
     this.sidebar.setCurrent(id);
+    // Live events may overtake the view itself; hold them until the view is on screen.
+    let early: AgentEvent[] | null = [];
     try {
       const view = await this.api.openConversation(id, (e) => {
-        if (seq === this.openSeq) this.onEvent(e);
+        if (seq !== this.openSeq) return;
+        if (early) early.push(e);
+        else this.onEvent(e);
       });
       if (seq !== this.openSeq) return;
       this.chat.load(view);
       this.queue.reset(view.pendingApprovals);
+      const held = early;
+      early = null;
+      for (const e of held) this.onEvent(e);
       this.workspace.setConversation(id);
       if (!this.queue.openId) this.chat.focusInput();
     } catch (e) {

@@ -14,6 +14,16 @@ async function boot(): Promise<void> {
     root.textContent = `IronClaw could not start: ${String(e)}`;
   }
   document.body.dataset["ready"] = "true";
+  performance.mark("ironclaw-ready"); // for startup measurements (ms since navigation start)
+  // Ctrl/Cmd+K: search conversations; Ctrl/Cmd+N: new conversation.
+  document.addEventListener("keydown", (ev) => {
+    if (!(ev.ctrlKey || ev.metaKey) || ev.altKey || document.querySelector("dialog[open]")) return;
+    const k = ev.key.toLowerCase();
+    if (k === "k") document.querySelector<HTMLElement>('[data-testid="conversation-search"]')?.focus();
+    else if (k === "n") document.querySelector<HTMLElement>('[data-testid="new-conversation"]')?.click();
+    else return;
+    ev.preventDefault();
+  });
   if (!inTauri()) {
     const scenario = new URLSearchParams(location.search).get("scenario");
     if (scenario) void import("./api/fake-demo").then((m) => m.drive(scenario));

@@ -197,6 +197,10 @@ describe("whole screens against the fake backend", () => {
     q<HTMLButtonElement>("open-folder").click();
     await settle();
     expect(api.calls.find((c) => c.name === "openWorkspaceFolder")?.args).toEqual(["conv-sales"]);
+    files.find((f) => f.dataset["path"] === "chart.svg")?.querySelector("button")?.click();
+    await settle();
+    expect(api.calls.find((c) => c.name === "readWorkspaceImage")?.args).toEqual(["conv-sales", "chart.svg"]);
+    expect(q<HTMLImageElement>("workspace-image").src).toMatch(/^data:image\/svg\+xml;base64,/);
   });
 
   it("settings save the provider, send the key to the keyring only, and clear it", async () => {
@@ -229,6 +233,58 @@ describe("whole screens against the fake backend", () => {
     expect(q("image-progress").tagName).toBe("PROGRESS");
     expect(q("provider-form")).toBeTruthy();
     expect(api.calls.some((c) => c.name === "doctor")).toBe(true);
+  });
+});
+
+describe("first run", () => {
+  it("does not hold the first screen for slow checks; a late 'not ready' becomes a banner", async () => {
+    const api = new FakeBackend({ scenario: "doctor" });
+    const slow = api.doctor.bind(api);
+    let release: () => void = () => {};
+    let first = true;
+    api.doctor = () => {
+      if (!first) return slow();
+      first = false;
+      return new Promise((r) => (release = () => void slow().then(r)));
+    };
+    const app = new App(api, root);
+    await app.start(); // returns while the doctor is still checking
+    await settle();
+    expect(q("chat-view")).toBeTruthy();
+    expect(all("chat-banner")).toHaveLength(0);
+    release();
+    await settle(10);
+    expect(q("chat-banner").textContent).toContain("Docker is not ready");
+    q<HTMLButtonElement>("chat-banner", root).querySelector("button")?.click();
+    await settle(10);
+    expect(q("doctor-screen")).toBeTruthy();
+  });
+
+  it("prepares the image with a real progress bar fed by the progress channel, then offers to start", async () => {
+    const api = new FakeBackend({ scenario: "noimage" });
+    const app = new App(api, root);
+    await app.start();
+    await settle();
+    expect(q("docker-status").dataset["state"]).toBe("ok");
+    expect(all("docker-fix")).toHaveLength(0);
+    expect(q("image-status").dataset["state"]).toBe("missing");
+    const bar = q<HTMLProgressElement>("image-progress");
+    const seen: number[] = [];
+    const orig = api.prepareImage.bind(api);
+    api.prepareImage = (onProgress) =>
+      orig((p) => {
+        onProgress(p);
+        seen.push(bar.hasAttribute("value") ? bar.value : -1);
+      });
+    q<HTMLButtonElement>("prepare-image").click();
+    await vi.waitFor(() => expect(q("image-status").dataset["state"]).toBe("ready"), { timeout: 5000, interval: 20 });
+    expect(seen[0]).toBe(-1); // indeterminate before the step can measure itself
+    expect(seen.filter((v) => v > 0 && v < 1).length).toBeGreaterThan(5);
+    expect(seen[seen.length - 1]).toBe(1);
+    expect(q("doctor-continue").textContent).toBe("Start chatting");
+    q<HTMLButtonElement>("doctor-continue").click();
+    await settle();
+    expect(q("chat-view")).toBeTruthy();
   });
 });
 

@@ -164,6 +164,17 @@ describe("approval dialog", () => {
     expect(all("approval-dialog")).toHaveLength(1);
   });
 
+  it("a new request reopens a dismissed dialog, oldest first", () => {
+    const { queue } = setup();
+    queue.add(req({ approvalId: "a1" }));
+    queue.dismiss();
+    expect(all("approval-dialog")).toHaveLength(0);
+    queue.add(req({ approvalId: "a2" }));
+    expect(all("approval-dialog")).toHaveLength(1);
+    expect(q("approval-dialog").dataset["approvalId"]).toBe("a1");
+    expect(document.activeElement).toBe(q("approval-code"));
+  });
+
   it("shows a rejection in the dialog and lets the person try again", async () => {
     const { queue, send } = setup();
     queue.add(req());

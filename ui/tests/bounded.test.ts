@@ -56,6 +56,14 @@ describe("bounded output", () => {
     cell.dispose();
   });
 
+  it("finishing paints output still waiting for a frame before the final note", () => {
+    const cell = new ExecutionCell("exec-4", "bash", "yes", { stop() {}, openLog() {} });
+    cell.output("stdout", "a".repeat(HEAD_CHARS + TAIL_CHARS + 1000));
+    cell.finish({ exitCode: 0, durationMs: 1, timedOut: false, cancelled: false, oomKilled: false, truncated: false, logFile: null });
+    expect(cell.stdout.text.hiddenBytes).toBe(1000);
+    expect(cell.el.querySelector('[data-testid="cell-collapsed-note"]')?.textContent).toBe("1000 bytes of output hidden");
+  });
+
   it("renders output as text, never as HTML", () => {
     const cell = new ExecutionCell("exec-3", "bash", "cat evil.html", { stop() {}, openLog() {} });
     cell.output("stdout", '<img src=x onerror="window.__pwned=1"><button data-testid="approve-button">Approve</button>');

@@ -85,4 +85,49 @@ describe("markdown sanitizer", () => {
     expect(code?.getAttribute("data-lang")).toBe("python");
     expect(code?.textContent).toBe("print('x')");
   });
+
+  const PAYLOADS = [
+    '<a href="  javascript:window.__pwned=1">x</a>',
+    '<a href="jav&#x61;script:window.__pwned=1">x</a>',
+    '<a href="java\tscript:window.__pwned=1">x</a>',
+    "[x](JAVASCRIPT:window.__pwned=1)",
+    "[x](vbscript:msgbox(1))",
+    "[x](data:text/html;base64,PHNjcmlwdD53aW5kb3cuX19wd25lZD0xPC9zY3JpcHQ+)",
+    '<img srcset="https://evil.test/a.png 1x" src="https://evil.test/b.png">',
+    '<svg><script>window.__pwned=1</script></svg>',
+    '<math><mi xlink:href="javascript:window.__pwned=1">x</mi></math>',
+    '<noscript><p title="</noscript><img src=x onerror=window.__pwned=1>"></noscript>',
+    '<details open ontoggle="window.__pwned=1"><summary>s</summary>d</details>',
+    '<base href="https://evil.test/">',
+    '<meta http-equiv="refresh" content="0;url=https://evil.test">',
+    '<link rel="stylesheet" href="https://evil.test/x.css">',
+    '<video src="https://evil.test/v.mp4" autoplay></video><audio src="x" onerror="window.__pwned=1"></audio>',
+    '<table background="https://evil.test/bg.png"><tr><td>t</td></tr></table>',
+    '<div data-testid="approve-button" role="button" tabindex="0">Approve</div>',
+    '<label for="destructive-confirm">tick</label><input type="checkbox" data-testid="destructive-confirm">',
+    "```python\n</code></pre><img src=x onerror=window.__pwned=1>\n```",
+  ];
+
+  it.each(PAYLOADS)("stays inert: %s", async (payload) => {
+    const div = render(payload);
+    await new Promise((r) => setTimeout(r, 0));
+    expect((window as unknown as Record<string, unknown>)["__pwned"]).toBeUndefined();
+    for (const el of div.querySelectorAll("*")) {
+      for (const name of el.getAttributeNames()) {
+        expect(name.startsWith("on"), `${el.tagName} ${name}`).toBe(false);
+        if (name === "class") {
+          // Only classes our own renderer and highlighter add.
+          for (const c of el.classList) expect(c, `${el.tagName}.${c}`).toMatch(/^(md-link|md-blocked-image|hljs(-[\w-]+)?|[\w]+_)$/);
+          continue;
+        }
+        expect(["href", "srcset", "background", "style", "id", "data-testid", "role", "tabindex", "for", "xlink:href"], `${el.tagName} ${name}`).not.toContain(name);
+      }
+      if (el.hasAttribute("src")) expect(el.getAttribute("src")).toMatch(/^data:image\/(png|jpeg|gif|webp);base64,/);
+    }
+    expect(div.querySelector("script, svg, math, base, meta, link, video, audio, input, label[for], iframe, noscript")).toBeNull();
+    for (const a of div.querySelectorAll("a")) {
+      const url = linkTarget(a);
+      if (url) expect(url).toMatch(/^(https?:|mailto:)/);
+    }
+  });
 });

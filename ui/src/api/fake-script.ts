@@ -115,49 +115,49 @@ export function chartSvg(): string {
   return `<svg xmlns="http://www.w3.org/2000/svg" width="280" height="160" viewBox="0 0 280 160"><rect width="280" height="160" fill="#f7f8fa"/>${bars}<line x1="20" y1="140" x2="270" y2="140" stroke="#99a" /></svg>`;
 }
 
-const iso = (minutesAgo: number) => new Date(Date.now() - minutesAgo * 60_000).toISOString();
+const ago = (minutesAgo: number) => Date.now() - minutesAgo * 60_000;
 
 export function SEED_CONVERSATIONS(): { summary: ConversationSummary; items: HistoryItem[]; files: WorkspaceEntry[] }[] {
   const req = requestFor("plot");
   return [
     {
-      summary: { id: "conv-sales", title: "Sales per region", updatedAt: iso(3), pendingApprovals: 0, snippet: null },
+      summary: { id: "conv-sales", title: "Sales per region", updatedAt: ago(3), pendingApprovals: 0 },
       files: [
         { path: "sales.csv", size: 48_213, modifiedMs: Date.now() - 3_600_000, kind: "text", changedByLastRun: false },
         { path: "chart.svg", size: 2_048, modifiedMs: Date.now() - 180_000, kind: "image", changedByLastRun: true },
         { path: "out", size: 0, modifiedMs: Date.now() - 180_000, kind: "dir", changedByLastRun: false },
       ],
       items: [
-        { type: "user", id: "m1", text: "Which region sold the most last quarter? The data is in sales.csv.", at: iso(5) },
+        { type: "user", id: "m1", text: "Which region sold the most last quarter? The data is in sales.csv.", at: ago(5) },
         {
-          type: "assistant", id: "m2", status: "done", at: iso(5),
+          type: "assistant", id: "m2", status: "complete", at: ago(5),
           text: "Let me add up `amount` per `region` with Python's standard library:\n\n```python\n" + PLOT_CODE + "```",
         },
-        { type: "approval", request: req, state: "approved", decidedBy: "user_dialog", reason: null },
+        { type: "approval", request: req, state: "approved", decidedBy: "user_dialog", reason: null, userEdited: false },
         {
           type: "execution", executionId: "exec-seed-1", approvalId: req.approvalId, language: "python", code: PLOT_CODE,
           stdout: "  east:   17187.50\n north:   18562.50\n south:   12011.25\n  west:    9630.00\nmedian: 14599.375\n",
           stderr: "", exitCode: 0, durationMs: 184, timedOut: false, cancelled: false, oomKilled: false,
-          truncated: false, logFile: "logs/exec-seed-1.log",
+          interrupted: false, truncated: false, logFile: "logs/exec-seed-1.log",
         },
         {
-          type: "assistant", id: "m3", status: "done", at: iso(3),
+          type: "assistant", id: "m3", status: "complete", at: ago(3),
           text: "**North** sold the most (18,562.50), just ahead of east. The median region total is 14,599.38.",
         },
       ],
     },
     {
-      summary: { id: "conv-logs", title: "Parse nginx access logs", updatedAt: iso(60 * 26), pendingApprovals: 0, snippet: null },
+      summary: { id: "conv-logs", title: "Parse nginx access logs", updatedAt: ago(60 * 26), pendingApprovals: 0 },
       files: [{ path: "access.log", size: 8_400_000, modifiedMs: Date.now() - 86_400_000, kind: "text", changedByLastRun: false }],
       items: [
-        { type: "user", id: "l1", text: "Count the 5xx responses per hour in access.log", at: iso(60 * 26) },
-        { type: "assistant", id: "l2", status: "done", at: iso(60 * 26), text: "There were **41** 5xx responses, most of them between 02:00 and 03:00." },
+        { type: "user", id: "l1", text: "Count the 5xx responses per hour in access.log", at: ago(60 * 26) },
+        { type: "assistant", id: "l2", status: "complete", at: ago(60 * 26), text: "There were **41** 5xx responses, most of them between 02:00 and 03:00." },
       ],
     },
     {
-      summary: { id: "conv-disk", title: "Disk usage report", updatedAt: iso(60 * 24 * 3), pendingApprovals: 0, snippet: null },
+      summary: { id: "conv-disk", title: "Disk usage report", updatedAt: ago(60 * 24 * 3), pendingApprovals: 0 },
       files: [],
-      items: [{ type: "user", id: "d1", text: "What takes the most space in the workspace?", at: iso(60 * 24 * 3) }],
+      items: [{ type: "user", id: "d1", text: "What takes the most space in the workspace?", at: ago(60 * 24 * 3) }],
     },
   ];
 }

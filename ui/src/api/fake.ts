@@ -23,16 +23,17 @@ import type { SessionRuleView } from "../bindings/SessionRuleView";
 import type { Settings } from "../bindings/Settings";
 import type { WorkspaceEntry } from "../bindings/WorkspaceEntry";
 import type { Api, ExportFormat, Unlisten } from "./types";
+import { runFlood, runLive, type Runner } from "./fake-runs";
 import { SEED_CONVERSATIONS, chartSvg, requestFor, replyFor } from "./fake-script";
 
 export interface FakeOptions {
   /** Delay of each simulated step; 0 runs steps on the next macrotask. */
   latencyMs?: number;
-  /** "", "doctor" (Docker down, no image, no provider), "approval", "destructive". */
+  /** "", "doctor" (Docker down, no image, no provider), "noimage", "approval", "destructive", "live". */
   scenario?: string;
 }
 
-interface Conv {
+export interface Conv {
   summary: ConversationSummary;
   items: HistoryItem[];
   pending: ApprovalRequest[];
@@ -70,13 +71,15 @@ export class FakeBackend implements Api {
   constructor(opts: FakeOptions = {}) {
     this.latency = opts.latencyMs ?? 0;
     this.scenario = opts.scenario ?? "";
-    const firstRun = this.scenario === "doctor";
+    const firstRun = this.scenario === "doctor" || this.scenario === "noimage";
     this.imageReady = !firstRun;
-    this.dockerUp = !firstRun;
+    this.dockerUp = this.scenario !== "doctor";
     this.settings = {
-      provider: firstRun ? null : { kind: "ollama", baseUrl: "http://127.0.0.1:11434", model: "qwen2.5-coder:7b" },
-      profile: "default",
-      policy: "askUnlessSafe",
+      provider: firstRun ? null : { kind: "ollama", baseUrl: "http://127.0.0.1:11434", model: "qwen2.5-coder:7b", hasApiKey: false },
+      defaultProfile: null,
+      defaultPolicy: "askUnlessSafe",
+      notifications: true,
+      longRunNotifyMs: 10_000,
     };
     for (const seed of SEED_CONVERSATIONS()) {
       this.convs.set(seed.summary.id, {
@@ -92,7 +95,7 @@ export class FakeBackend implements Api {
     if (first && (this.scenario === "approval" || this.scenario === "destructive")) {
       const req = requestFor(this.scenario === "destructive" ? "clean up the build folder" : "plot it");
       first.pending.push(req);
-      first.items.push({ type: "approval", request: req, state: "pending", decidedBy: null, reason: null });
+      first.items.push({ type: "approval", request: req, state: "pending", decidedBy: null, reason: null, userEdited: false });
       first.summary.pendingApprovals = 1;
     }
   }
@@ -109,6 +112,11 @@ export class FakeBackend implements Api {
     const c = this.convs.get(id);
     if (!c) throw `Conversation ${id} does not exist any more — pick another one in the sidebar.`;
     return c;
+  }
+
+  /** What the scripted runs in fake-runs.ts need from the backend. */
+  private runner(id: string): Runner {
+    return { emit: (e) => this.emit(id, e), tick: (ms) => this.tick(ms), streamText: (text) => this.streamText(id, this.conv(id), text), conversationId: id };
   }
 
   /** Sends an event as the backend would (only the open conversation has a channel). */
@@ -141,45 +149,41 @@ export class FakeBackend implements Api {
   async doctor(): Promise<DoctorReport> {
     this.log("doctor");
     await this.tick();
-    const provider = this.settings.provider;
+    const tag = "ironclaw-sandbox:3f9c2e1a";
     return {
       docker: this.dockerUp
-        ? { state: "ok", message: "Docker 20.10.24 (API 1.41), cgroup v1", fix: null, version: "20.10.24" }
+        ? { state: "ok", message: "Docker 20.10.24 (API 1.41) at unix:///var/run/docker.sock", fix: null }
         : {
             state: "notRunning",
-            message: "The Docker engine does not answer at /var/run/docker.sock.",
+            message: "The Docker engine does not answer at unix:///var/run/docker.sock.",
             fix: "Start it: `sudo systemctl start docker` (or open Docker Desktop), then press Check again.",
-            version: null,
           },
       image: this.imageReady
-        ? { ready: true, tag: "ironclaw-sandbox:3f9c2e1a", message: "Sandbox image is ready." }
-        : { ready: false, tag: "ironclaw-sandbox:3f9c2e1a", message: "The sandbox image is not built yet." },
-      provider: {
-        configured: provider !== null,
-        kind: provider?.kind ?? null,
-        baseUrl: provider?.baseUrl ?? null,
-        model: provider?.model ?? null,
-        apiKeyStored: false,
-        message: provider ? `Using ${provider.model ?? "the default model"}` : "No model is set up yet.",
-        ollama: { baseUrl: "http://127.0.0.1:11434", models: ["qwen2.5-coder:7b", "llama3.1:8b"] },
+        ? { state: "ready", tag, message: "The sandbox image is ready." }
+        : this.dockerUp
+          ? { state: "missing", tag, message: "The sandbox image is not built yet." }
+          : { state: "unknown", tag, message: "Docker must run before the image can be checked." },
+      model: {
+        configured: this.settings.provider !== null,
+        ollamaModels: ["qwen2.5-coder:7b", "llama3.1:8b"],
+        keyringAvailable: true,
+        keyringMessage: "Keys are stored in the Secret Service keyring.",
       },
-      ready: this.dockerUp && this.imageReady && provider !== null,
+      dataDir: "/home/you/.local/share/ironclaw",
+      ready: this.dockerUp && this.imageReady,
     };
   }
 
   async prepareImage(onProgress: (p: ImageProgress) => void): Promise<void> {
     this.log("prepareImage");
-    onProgress({ type: "phase", name: "debootstrap", message: "Building a minimal Debian root file system" });
-    const total = 99 * 1024 * 1024;
-    for (let done = 0; done <= total; done += total / 20) {
+    onProgress({ phase: "debootstrap", message: "Building a minimal Debian root file system", fraction: null, done: false });
+    for (let i = 0; i <= 20; i++) {
       await this.tick(Math.max(this.latency, 60));
-      onProgress({ type: "bytes", done: Math.round(done), total });
+      onProgress({ phase: "import", message: `Importing into Docker — ${i * 5} MB of 99 MB`, fraction: i / 20, done: false });
     }
-    onProgress({ type: "phase", name: "import", message: "Importing into Docker" });
-    await this.tick(Math.max(this.latency, 200));
     this.imageReady = true;
     this.dockerUp = true;
-    onProgress({ type: "done", tag: "ironclaw-sandbox:3f9c2e1a" });
+    onProgress({ phase: "done", message: "Ready: ironclaw-sandbox:3f9c2e1a", fraction: 1, done: true });
   }
 
   async getSettings(): Promise<Settings> {
@@ -209,9 +213,9 @@ export class FakeBackend implements Api {
   async listProfiles(): Promise<ProfileInfo[]> {
     this.log("listProfiles");
     return [
-      { name: "default", description: "Everyday analysis", memoryBytes: 512 * 1024 ** 2, cpus: 1, pids: 128, timeoutMs: 120_000, network: "none" },
-      { name: "heavy", description: "Bigger data sets", memoryBytes: 2 * 1024 ** 3, cpus: 2, pids: 256, timeoutMs: 600_000, network: "none" },
-      { name: "locked", description: "Tight limits for untrusted tasks", memoryBytes: 128 * 1024 ** 2, cpus: 0.5, pids: 32, timeoutMs: 30_000, network: "none" },
+      { name: "default", description: "Everyday analysis", memoryBytes: 512 * 1024 ** 2, cpus: 1, pids: 128, timeoutMs: 120_000, network: "none", isDefault: true },
+      { name: "heavy", description: "Bigger data sets", memoryBytes: 2 * 1024 ** 3, cpus: 2, pids: 256, timeoutMs: 600_000, network: "none", isDefault: false },
+      { name: "locked", description: "Tight limits for untrusted tasks", memoryBytes: 128 * 1024 ** 2, cpus: 0.5, pids: 32, timeoutMs: 30_000, network: "none", isDefault: false },
     ];
   }
 
@@ -219,16 +223,19 @@ export class FakeBackend implements Api {
 
   async listConversations(query?: string): Promise<ConversationSummary[]> {
     this.log("listConversations", query);
-    const all = [...this.convs.values()].sort((a, b) => b.summary.updatedAt.localeCompare(a.summary.updatedAt));
+    const all = [...this.convs.values()].sort((a, b) => b.summary.updatedAt - a.summary.updatedAt);
     const q = query?.trim().toLowerCase();
-    if (!q) return all.map((c) => ({ ...c.summary, snippet: null }));
+    if (!q) return all.map((c) => ({ ...c.summary }));
     const hits: ConversationSummary[] = [];
     for (const c of all) {
       const texts = [c.summary.title, ...c.items.map((i) => ("text" in i ? i.text : i.type === "execution" ? i.code : ""))];
       const hit = texts.find((t) => t.toLowerCase().includes(q));
       if (hit) {
         const at = hit.toLowerCase().indexOf(q);
-        hits.push({ ...c.summary, snippet: hit.slice(Math.max(0, at - 30), at + q.length + 40) });
+        hits.push({
+          ...c.summary,
+          snippet: `${hit.slice(Math.max(0, at - 30), at)}«${hit.slice(at, at + q.length)}»${hit.slice(at + q.length, at + q.length + 40)}`,
+        });
       }
     }
     return hits;
@@ -239,12 +246,11 @@ export class FakeBackend implements Api {
     const summary: ConversationSummary = {
       id: newId("conv"),
       title: "New conversation",
-      updatedAt: new Date().toISOString(),
+      updatedAt: Date.now(),
       pendingApprovals: 0,
-      snippet: null,
     };
     this.convs.set(summary.id, {
-      summary, items: [], pending: [], policy: this.settings.policy, rules: [], files: [],
+      summary, items: [], pending: [], policy: this.settings.defaultPolicy, rules: [], files: [],
       waiters: new Map(), cancelled: false,
     });
     return { ...summary };
@@ -273,21 +279,24 @@ export class FakeBackend implements Api {
     this.log("openConversation", id);
     const c = this.conv(id);
     this.open = { id, onEvent };
-    if (this.scenario === "live" && !this.liveStarted) {
+    if ((this.scenario === "live" || this.scenario === "flood") && !this.liveStarted) {
       this.liveStarted = true;
-      setTimeout(() => void this.runLive(id, c), 50);
+      setTimeout(() => void (this.scenario === "flood" ? runFlood(this.runner(id)) : runLive(this.runner(id), c)), 50);
     }
-    return structuredClone({ conversation: c.summary, items: c.items, pendingApprovals: c.pending, policy: c.policy });
+    return structuredClone({
+      conversation: c.summary, items: c.items, pendingApprovals: c.pending, policy: c.policy,
+      policyFlagged: c.policy === "neverAsk", busy: c.waiters.size > 0,
+    });
   }
 
   async sendMessage(id: string, text: string): Promise<void> {
     this.log("sendMessage", id, text);
     const c = this.conv(id);
-    c.items.push({ type: "user", id: newId("msg"), text, at: new Date().toISOString() });
+    c.items.push({ type: "user", id: newId("msg"), text, at: Date.now() });
     if (c.summary.title === "New conversation") {
       c.summary.title = text.length > 40 ? `${text.slice(0, 40)}…` : text;
     }
-    c.summary.updatedAt = new Date().toISOString();
+    c.summary.updatedAt = Date.now();
     for (const fn of this.listeners.updated) fn({ ...c.summary });
     void this.runTurn(id, c, text);
   }
@@ -300,7 +309,7 @@ export class FakeBackend implements Api {
       this.emit(id, { type: "textDelta", messageId, text: words.slice(i, i + 3).join("") });
     }
     this.emit(id, { type: "assistantMessage", messageId, text });
-    c.items.push({ type: "assistant", id: messageId, text, status: "done", at: new Date().toISOString() });
+    c.items.push({ type: "assistant", id: messageId, text, status: "complete", at: Date.now() });
   }
 
   private async runTurn(id: string, c: Conv, text: string): Promise<void> {
@@ -316,7 +325,7 @@ export class FakeBackend implements Api {
     }
     const req = requestFor(text);
     c.pending.push(req);
-    c.items.push({ type: "approval", request: req, state: "pending", decidedBy: null, reason: null });
+    c.items.push({ type: "approval", request: req, state: "pending", decidedBy: null, reason: null, userEdited: false });
     this.emit(id, { type: "approvalRequested", ...req });
     this.announcePending();
     const decided = await new Promise<{ decision: Decision } | null>((resolve) => c.waiters.set(req.approvalId, resolve));
@@ -362,31 +371,11 @@ export class FakeBackend implements Api {
       oomKilled: false, peakMemoryBytes: 98 * 1024 * 1024, truncated: false, logFile: `logs/${executionId}.log`,
     };
     this.emit(id, { type: "executionEnded", ...ended });
-    c.items.push({ type: "execution", approvalId: req.approvalId, language: req.language, code, stdout, stderr: warn, ...ended });
+    c.items.push({ type: "execution", approvalId: req.approvalId, language: req.language, code, stdout, stderr: warn, interrupted: false, ...ended });
     if (!c.cancelled) {
       const file: WorkspaceEntry = { path: "chart.svg", size: 2048, modifiedMs: Date.now(), kind: "image", changedByLastRun: true };
       c.files = [file, ...c.files.filter((f) => f.path !== file.path).map((f) => ({ ...f, changedByLastRun: false }))];
       this.emitExecutionFiles({ conversationId: id, executionId, files: [file] });
-    }
-  }
-
-  /** A run that was allowed by a rule and keeps streaming (for looking at live cells). */
-  private async runLive(id: string, c: Conv): Promise<void> {
-    const turnId = newId("turn");
-    this.emit(id, { type: "turnStarted", conversationId: id, turnId });
-    await this.streamText(id, c, "Running the full export again with a **progress line per batch**:");
-    const req = requestFor("plot");
-    this.emit(id, { type: "approvalRequested", ...req });
-    this.emit(id, { type: "approvalResolved", approvalId: req.approvalId, approved: true, decidedBy: "policy", userEdited: false, auto: true, reason: null });
-    const executionId = newId("exec");
-    this.emit(id, { type: "executionStarted", executionId, approvalId: req.approvalId, language: "python", code: "for batch in range(10**6):\n    export(batch)\n    print(f'batch {batch}: 4096 rows ok')\n" });
-    let batch = 0;
-    for (let frame = 0; frame < 400 && !c.cancelled; frame++) {
-      let text = "";
-      for (let i = 0; i < 2000; i++) text += `batch ${batch++}: 4096 rows ok\n`;
-      this.emit(id, { type: "executionOutput", executionId, stream: "stdout", text });
-      this.emit(id, { type: "executionResources", executionId, cpuPercent: 60 + (frame % 7) * 5, memoryBytes: (180 + (frame % 13) * 6) * 1024 * 1024, pids: 4 });
-      await this.tick(30);
     }
   }
 
@@ -418,12 +407,12 @@ export class FakeBackend implements Api {
       item.decidedBy = "user_dialog";
     }
     if (decision.type === "alwaysAllowInSession") {
-      c.rules.push({ codeHash, language: req.language, code: req.code, createdAt: new Date().toISOString() });
+      c.rules.push({ codeHash, language: req.language, code: req.code, createdAt: Date.now() });
     }
     this.emit(id, {
       type: "approvalResolved", approvalId, approved: approving, decidedBy: "user_dialog",
       userEdited: decision.type === "editAndApprove", auto: false,
-      reason: decision.type === "deny" ? decision.reason : null,
+      reason: decision.type === "deny" ? (decision.reason ?? null) : null,
     });
     this.announcePending();
     const waiter = c.waiters.get(approvalId);

@@ -1,3 +1,4 @@
+import { tauriApi } from "./tauri";
 import type { Api } from "./types";
 
 export type { Api, ExportFormat, Unlisten } from "./types";
@@ -10,7 +11,8 @@ export function inTauri(): boolean {
 
 /** The real backend in the app; the in-browser fake otherwise (loaded only then). */
 export async function connect(): Promise<Api> {
-  if (inTauri()) return (await import("./tauri")).tauriApi;
+  // Static: inside the app, no extra module fetch before the first screen.
+  if (inTauri()) return tauriApi;
   const { FakeBackend } = await import("./fake");
   return new FakeBackend({ latencyMs: 0, scenario: new URLSearchParams(location.search).get("scenario") ?? "" });
 }

@@ -81,8 +81,12 @@ export function formatTime(at: string | number): string {
   return d.toLocaleDateString(undefined, { month: "short", day: "numeric" });
 }
 
+const NON_ASCII = /[^\x00-\x7f]/;
+
 /** Number of bytes `s` takes as UTF-8, without allocating an encoded copy. */
 export function utf8Length(s: string): number {
+  // Output is mostly ASCII: a native regex scan beats the JS loop by far.
+  if (!NON_ASCII.test(s)) return s.length;
   let n = 0;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);

@@ -4,12 +4,13 @@
 type Job = () => void;
 
 const queued = new Set<Job>();
+/** Jobs that read layout (scrolling to the end) run after every write of the frame. */
+const late = new Set<Job>();
 let scheduled = false;
 
-function run(): void {
-  scheduled = false;
-  const jobs = [...queued];
-  queued.clear();
+function drain(set: Set<Job>): void {
+  const jobs = [...set];
+  set.clear();
   for (const job of jobs) {
     try {
       job();
@@ -19,9 +20,18 @@ function run(): void {
   }
 }
 
-/** Runs `job` once in the next frame; scheduling the same function twice runs it once. */
-export function inNextFrame(job: Job): void {
-  queued.add(job);
+function run(): void {
+  scheduled = false;
+  drain(queued);
+  drain(late);
+}
+
+/**
+ * Runs `job` once in the next frame; scheduling the same function twice runs it once. `after`
+ * jobs run once all the frame's other jobs have written the DOM.
+ */
+export function inNextFrame(job: Job, after = false): void {
+  (after ? late : queued).add(job);
   if (scheduled) return;
   scheduled = true;
   if (typeof requestAnimationFrame === "function" && !document.hidden) requestAnimationFrame(run);
@@ -31,5 +41,5 @@ export function inNextFrame(job: Job): void {
 
 /** Runs every queued job now (tests, and before reading rendered state). */
 export function flushFrames(): void {
-  if (queued.size > 0) run();
+  if (queued.size > 0 || late.size > 0) run();
 }

@@ -251,7 +251,12 @@ export class ApprovalQueue {
   add(req: ApprovalRequest): void {
     if (this.pending.some((p) => p.approvalId === req.approvalId)) return;
     this.pending.push(req);
-    if (!this.dialog && !this.dismissed) this.showNext();
+    // A new request is new information: it reopens a dismissed dialog (focus lands on its code,
+    // so keys typed elsewhere at that moment cannot decide anything).
+    if (!this.dialog) {
+      this.dismissed = false;
+      this.showNext();
+    }
     else this.hooks.changed(this.pending, this.dialog !== null);
   }
 

@@ -40,7 +40,7 @@ export class ExecutionCell {
   readonly el: HTMLElement;
   readonly stdout: BoundedView;
   readonly stderr: BoundedView;
-  private readonly status: HTMLElement;
+  readonly status: HTMLElement;
   private readonly exit: HTMLElement;
   private readonly duration: HTMLElement;
   private readonly cpu: HTMLElement;
@@ -94,7 +94,8 @@ export class ExecutionCell {
     this.fullLog = h("button", { testid: "cell-full-log", className: "btn-link", type: "button", hidden: true }, "Open full log");
     this.fullLog.addEventListener("click", () => this.actions.openLog(this.executionId));
     this.images = h("div", { className: "cell-images" });
-    this.outputBox = h("div", { className: "cell-output" }, this.stdout.el, this.stderr.el);
+    // Not a live region: a screen reader must not read a flood of output aloud.
+    this.outputBox = h("div", { className: "cell-output", "aria-live": "off" }, this.stdout.el, this.stderr.el);
     this.outputBox.addEventListener("scroll", () => {
       const o = this.outputBox;
       this.follow = o.scrollHeight - o.scrollTop - o.clientHeight < 24;
@@ -120,6 +121,11 @@ export class ExecutionCell {
       h("footer", { className: "cell-foot" }, this.note, this.fullLog),
     );
     highlightElement(codeEl);
+    // Folded (older) cells open again with a click on their header.
+    this.el.querySelector("header")?.addEventListener("click", (ev) => {
+      if ((ev.target as Element).closest("button")) return;
+      if (this.el.getAttribute("data-collapsed") === "true") this.el.setAttribute("data-collapsed", "false");
+    });
     this.timer = setInterval(() => {
       this.duration.textContent = formatDuration(performance.now() - this.started);
     }, 250);
@@ -130,9 +136,10 @@ export class ExecutionCell {
     const cell = new ExecutionCell(item.executionId, item.language, item.code, actions);
     cell.stdout.push(item.stdout);
     cell.stderr.push(item.stderr);
-    if (item.exitCode === null) {
-      // Never finished (the app quit mid-run): show it as stopped, not running forever.
-      cell.finish({ exitCode: null, durationMs: item.durationMs, timedOut: item.timedOut, cancelled: true, oomKilled: item.oomKilled, truncated: item.truncated, logFile: item.logFile });
+    if (item.exitCode === null || item.interrupted) {
+      // Never finished (IronClaw stopped mid-run): shown as stopped, not running forever.
+      cell.finish({ ...item, cancelled: true });
+      cell.status.textContent = "Interrupted";
     } else {
       cell.finish({ ...item });
     }
@@ -162,6 +169,9 @@ export class ExecutionCell {
   finish(e: Pick<Ended, "timedOut" | "cancelled" | "oomKilled" | "truncated" | "logFile"> & { exitCode: number | null; durationMs: number | null; peakMemoryBytes?: number }): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    // Output still queued for the next frame belongs before the final state and note.
+    this.stdout.paint();
+    this.stderr.paint();
     const state = endState(e);
     this.el.setAttribute("data-state", state);
     this.status.textContent = STATE_LABEL[state];

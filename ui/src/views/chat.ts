@@ -6,6 +6,7 @@ import type { ApprovalRequest } from "../bindings/ApprovalRequest";
 import type { ApprovalState } from "../bindings/ApprovalState";
 import type { ConversationView } from "../bindings/ConversationView";
 import type { HistoryItem } from "../bindings/HistoryItem";
+import { errorText } from "../api/types";
 import { formatTime, h } from "../lib/dom";
 import { icon } from "../lib/icons";
 import { inNextFrame } from "../lib/frame";
@@ -101,7 +102,7 @@ export class ChatView {
     try {
       await this.actions.send(text);
     } catch (e) {
-      this.notice(String(e), true);
+      this.notice(errorText(e), true);
     }
   }
 
@@ -123,7 +124,8 @@ export class ChatView {
     this.setTitle(view.conversation.title);
     for (const item of view.items) this.addHistory(item);
     this.empty.hidden = view.items.length > 0;
-    this.setRunning(false);
+    this.setRunning(view.busy);
+    if (view.policyFlagged) this.notice("Approval policy is “never ask”: code in this conversation runs without asking you first.", true);
     this.stick = true;
     this.collapseOld();
     this.scroll(true);
@@ -138,10 +140,14 @@ export class ChatView {
         const m = this.assistant(item.id);
         m.text = item.text;
         m.render();
+        if (item.status === "interrupted") m.el.append(h("p", { className: "message-flag" }, "The reply was cut off."));
         break;
       }
+      case "note":
+        this.notice(item.text);
+        break;
       case "approval":
-        this.addCard(item.request, item.state, item.reason);
+        this.addCard(item.request, item.state, item.reason ?? null);
         break;
       case "execution": {
         const cell = ExecutionCell.fromHistory(item, {
@@ -163,14 +169,14 @@ export class ChatView {
 
   private scroll(force = false): void {
     if (!force && !this.stick) return;
-    inNextFrame(this.scrollJob);
+    inNextFrame(this.scrollJob, true);
   }
 
   private readonly scrollJob = () => {
     this.log.scrollTop = this.log.scrollHeight;
   };
 
-  addUser(text: string, at?: string): void {
+  addUser(text: string, at?: string | number): void {
     const body = h("div", { testid: "message-body", className: "message-body plain" }, text);
     this.append(h("article", { testid: "message", className: "message user", "data-role": "user" }, body, at ? h("time", { className: "message-time" }, formatTime(at)) : null));
   }
@@ -203,7 +209,8 @@ export class ChatView {
       "div",
       { className: `approval-card risk-${req.risk}`, "data-approval-id": req.approvalId },
       h("span", { className: `risk-dot risk-${req.risk}`, "aria-hidden": "true" }),
-      h("span", { className: "card-text" }, h("strong", {}, `${RISK_LABEL[req.risk] ?? req.risk} ${req.language}`), " ", h("code", {}, firstLine.trim().slice(0, 80))),
+      h("span", { className: "card-text" }, h("strong", {}, req.language), " ", h("code", {}, firstLine.trim().slice(0, 80))),
+      h("span", { className: `chip risk-chip risk-${req.risk}` }, RISK_LABEL[req.risk] ?? req.risk),
       stateEl,
       review,
     );
@@ -240,6 +247,18 @@ export class ChatView {
 
   get isRunning(): boolean {
     return this.running;
+  }
+
+  /** A bar above the conversation (e.g. Docker not ready) with one action. */
+  banner(message: string, label: string, action: () => void): void {
+    this.el.querySelector(".chat-banner")?.remove();
+    const btn = h("button", { className: "btn btn-small", type: "button" }, label);
+    const bar = h("div", { testid: "chat-banner", className: "chat-banner", role: "alert" }, h("span", {}, message), btn);
+    btn.addEventListener("click", () => {
+      bar.remove();
+      action();
+    });
+    this.log.before(bar);
   }
 
   notice(message: string, error = false): void {
@@ -304,6 +323,7 @@ export class ChatView {
         break;
       case "policyChanged":
         if (e.flagged) this.notice("Approval policy is now “never ask”: code runs without asking you first.", true);
+        else this.notice(e.policy === "askAlways" ? "Approval policy: ask before running any code." : "Approval policy: ask unless the code only reads.");
         break;
       case "error":
         this.notice(e.message, true);

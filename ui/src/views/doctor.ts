@@ -7,9 +7,11 @@ import type { ImageProgress } from "../bindings/ImageProgress";
 import type { Settings } from "../bindings/Settings";
 import type { Api } from "../api";
 import { errorText } from "../api";
-import { formatBytes, h } from "../lib/dom";
+import { h } from "../lib/dom";
 import { withCode } from "../lib/icons";
 import { ProviderFields } from "./provider";
+
+const OLLAMA_URL = "http://127.0.0.1:11434";
 
 const DOCKER_TITLE: Record<DockerState, string> = {
   ok: "Docker is running",
@@ -27,59 +29,26 @@ const DEFAULT_FIX: Record<DockerState, string> = {
   error: "See the message above, fix it, then press Check again.",
 };
 
-/** Tracks image preparation progress as a fraction, or null while it cannot be known. */
-export class ImageProgressModel {
-  private layers = new Map<string, { current: number; total: number }>();
-  fraction: number | null = null;
-  label = "";
-
-  apply(p: ImageProgress): void {
-    switch (p.type) {
-      case "phase":
-        this.label = p.message;
-        this.fraction = null;
-        this.layers.clear();
-        break;
-      case "bytes":
-        if (p.total !== null && Number(p.total) > 0) {
-          this.fraction = Math.min(1, Number(p.done) / Number(p.total));
-          this.label = `${this.label.replace(/ —.*$/, "")} — ${formatBytes(Number(p.done))} of ${formatBytes(Number(p.total))}`;
-        }
-        break;
-      case "layer":
-        if (p.total !== null && p.current !== null && Number(p.total) > 0) {
-          this.layers.set(p.id, { current: Number(p.current), total: Number(p.total) });
-          let cur = 0;
-          let tot = 0;
-          for (const l of this.layers.values()) {
-            cur += l.current;
-            tot += l.total;
-          }
-          this.fraction = tot > 0 ? cur / tot : null;
-        }
-        break;
-      case "log":
-        break;
-      case "done":
-        this.fraction = 1;
-        this.label = `Ready: ${p.tag}`;
-        break;
-    }
-  }
+/** Image preparation progress: a fraction while a step can measure itself, else indeterminate. */
+export function applyProgress(bar: HTMLProgressElement, label: HTMLElement, p: ImageProgress): void {
+  if (p.done) bar.value = 1;
+  else if (p.fraction === null || p.fraction === undefined) bar.removeAttribute("value");
+  else bar.value = Math.min(1, Math.max(0, Number(p.fraction)));
+  label.textContent = p.message;
 }
 
 export interface DoctorActions {
   continue(): void;
 }
 
-export async function doctorScreen(api: Api, actions: DoctorActions): Promise<HTMLElement> {
+export async function doctorScreen(api: Api, actions: DoctorActions, known?: DoctorReport): Promise<HTMLElement> {
   const root = h("section", { testid: "doctor-screen", className: "screen doctor" });
   let settings: Settings = await api.getSettings();
-  let report: DoctorReport = await api.doctor();
+  let report: DoctorReport = known ?? (await api.doctor());
 
   const dockerCard = h("div", { className: "check" });
   const imageCard = h("div", { className: "check" });
-  const provider = new ProviderFields({ kind: "provider-kind", baseUrl: "provider-base-url", model: "provider-model", apiKey: "provider-api-key" }, settings, report.provider.apiKeyStored);
+  const provider = new ProviderFields({ kind: "provider-kind", baseUrl: "provider-base-url", model: "provider-model", apiKey: "provider-api-key" }, settings);
   const providerStatus = h("p", { testid: "provider-status", className: "check-detail", role: "status" });
   const saveProvider = h("button", { testid: "save-provider", className: "btn btn-primary", type: "button" }, "Save and test");
   const ollamaNote = h("p", { className: "check-detail" });
@@ -90,7 +59,6 @@ export async function doctorScreen(api: Api, actions: DoctorActions): Promise<HT
   const progress = h("progress", { testid: "image-progress", className: "progress", max: 1, hidden: true });
   const progressLabel = h("p", { className: "check-detail" });
   const prepare = h("button", { testid: "prepare-image", className: "btn btn-primary", type: "button" }, "Prepare sandbox image");
-  const model = new ImageProgressModel();
 
   function renderDocker(): void {
     const d = report.docker;
@@ -109,16 +77,17 @@ export async function doctorScreen(api: Api, actions: DoctorActions): Promise<HT
 
   function renderImage(): void {
     const i = report.image;
+    const ready = i.state === "ready";
     const dockerOk = report.docker.state === "ok";
-    prepare.hidden = i.ready;
+    prepare.hidden = ready;
     prepare.disabled = !dockerOk;
     imageCard.replaceChildren(
-      h("span", { className: `check-mark ${i.ready ? "ok" : "bad"}`, "aria-hidden": "true" }, i.ready ? "✓" : "…"),
+      h("span", { className: `check-mark ${ready ? "ok" : "bad"}`, "aria-hidden": "true" }, ready ? "✓" : "…"),
       h(
         "div",
         { className: "check-body" },
-        h("h2", { testid: "image-status", "data-ready": String(i.ready) }, i.ready ? "Sandbox image is ready" : "Sandbox image needed"),
-        h("p", { className: "check-detail" }, i.ready ? i.tag : dockerOk ? `${i.message} It is built on this computer, offline; it takes a minute or two.` : "Docker must run first."),
+        h("h2", { testid: "image-status", "data-state": i.state }, ready ? "Sandbox image is ready" : "Sandbox image needed"),
+        h("p", { className: "check-detail" }, ready ? i.tag : dockerOk ? `${i.message} It is built on this computer, offline; it takes a minute or two.` : i.message),
         progress,
         progressLabel,
         h("div", { className: "row" }, prepare),
@@ -127,11 +96,19 @@ export async function doctorScreen(api: Api, actions: DoctorActions): Promise<HT
   }
 
   function renderProvider(): void {
-    const o = report.provider.ollama;
-    ollamaNote.textContent = o ? `Ollama found at ${o.baseUrl} with ${o.models.length} model${o.models.length === 1 ? "" : "s"}: ${o.models.slice(0, 4).join(", ")}` : "No local Ollama answered. Use an OpenAI-compatible or Anthropic endpoint instead.";
-    if (o && !settings.provider) provider.useOllama(o.baseUrl, o.models[0]);
-    providerStatus.textContent = report.provider.message;
-    providerStatus.classList.toggle("error", !report.provider.configured);
+    const m = report.model;
+    const models = m.ollamaModels;
+    ollamaNote.textContent = models.length
+      ? `Ollama is running on this computer with ${models.length} model${models.length === 1 ? "" : "s"}: ${models.slice(0, 4).join(", ")}`
+      : "No local Ollama answered. Use an OpenAI-compatible or Anthropic endpoint instead.";
+    if (models.length && !settings.provider) provider.useOllama(OLLAMA_URL, models[0]);
+    provider.keyringNote(m.keyringAvailable ? null : m.keyringMessage);
+    providerStatus.textContent = m.configured
+      ? "A model is set up."
+      : models.length
+        ? "Not saved yet: IronClaw will use the local Ollama until you save a choice."
+        : "No model is set up yet.";
+    providerStatus.classList.toggle("error", !m.configured && models.length === 0);
   }
 
   function renderAll(): void {
@@ -158,12 +135,7 @@ export async function doctorScreen(api: Api, actions: DoctorActions): Promise<HT
     progress.removeAttribute("value"); // indeterminate until sizes are known
     progressLabel.textContent = "Starting…";
     try {
-      await api.prepareImage((p) => {
-        model.apply(p);
-        if (model.fraction === null) progress.removeAttribute("value");
-        else progress.value = model.fraction;
-        progressLabel.textContent = model.label;
-      });
+      await api.prepareImage((p) => applyProgress(progress, progressLabel, p));
       progress.value = 1;
       report = await api.doctor();
       renderAll();

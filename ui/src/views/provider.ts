@@ -3,7 +3,7 @@
 // the key is never kept in any JS state.
 
 import type { ProviderCheck } from "../bindings/ProviderCheck";
-import type { ProviderKind } from "../bindings/ProviderKind";
+import type { ProviderKindName as ProviderKind } from "../bindings/ProviderKindName";
 import type { Settings } from "../bindings/Settings";
 import type { Api } from "../api";
 import { h } from "../lib/dom";
@@ -35,7 +35,10 @@ export class ProviderFields {
   readonly apiKey: HTMLInputElement;
   private readonly keyRow: HTMLElement;
 
-  constructor(ids: ProviderTestIds, settings: Settings, keyStored = false) {
+  private readonly keyHint: HTMLElement;
+
+  constructor(ids: ProviderTestIds, private readonly settings: Settings) {
+    const keyStored = settings.provider?.hasApiKey ?? false;
     this.kind = h("select", { testid: ids.kind, className: "input", "aria-label": "Provider" });
     for (const k of KINDS) this.kind.append(h("option", { value: k.value }, k.label));
     this.baseUrl = h("input", { testid: ids.baseUrl, className: "input", type: "url", autocomplete: "off", spellcheck: "false" });
@@ -45,6 +48,7 @@ export class ProviderFields {
       placeholder: keyStored ? "A key is stored — type to replace it" : "Paste your API key",
     });
     this.keyRow = field("API key", this.apiKey, "Stored in your system keyring, never in a file.");
+    this.keyHint = this.keyRow.querySelector(".field-hint") ?? h("span");
     this.el = h(
       "div",
       { className: "fields" },
@@ -61,8 +65,15 @@ export class ProviderFields {
     this.sync();
   }
 
+  /** Says why keys cannot be stored here (no keyring), or restores the usual hint. */
+  keyringNote(problem: string | null): void {
+    this.keyHint.textContent = problem ?? "Stored in your system keyring, never in a file.";
+    this.keyHint.classList.toggle("error", problem !== null);
+  }
+
   /** Prefills a detected local Ollama. */
   useOllama(baseUrl: string, model: string | undefined): void {
+    if (this.settings.provider) return;
     this.kind.value = "ollama";
     this.baseUrl.value = baseUrl;
     if (model && !this.model.value) this.model.value = model;
@@ -75,12 +86,21 @@ export class ProviderFields {
     this.keyRow.hidden = kind === "ollama";
   }
 
+  private hasKeyFor(kind: ProviderKind): boolean {
+    return this.settings.provider?.kind === kind && this.settings.provider.hasApiKey;
+  }
+
   /** Saves provider settings, hands a typed key to the keyring, then asks the model. */
   async save(api: Api, base: Settings): Promise<{ settings: Settings; check: ProviderCheck }> {
     const kind = this.kind.value as ProviderKind;
     const settings = await api.saveSettings({
       ...base,
-      provider: { kind, baseUrl: this.baseUrl.value.trim() || null, model: this.model.value.trim() || null },
+      provider: {
+        kind,
+        baseUrl: this.baseUrl.value.trim() || null,
+        model: this.model.value.trim() || null,
+        hasApiKey: this.hasKeyFor(kind),
+      },
     });
     if (kind !== "ollama" && this.apiKey.value) {
       const key = this.apiKey.value;

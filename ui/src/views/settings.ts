@@ -34,8 +34,8 @@ export async function openSettings(api: Api, conversationId: string | null, acti
   const provider = new ProviderFields({ kind: "settings-provider-kind", baseUrl: "settings-base-url", model: "settings-model", apiKey: "settings-api-key" }, settings);
 
   const profile = h("select", { testid: "settings-profile", className: "input" });
-  for (const p of profiles) profile.append(h("option", { value: p.name }, `${p.name} — ${p.description}`));
-  profile.value = settings.profile;
+  for (const p of profiles) profile.append(h("option", { value: p.name }, `${p.name}${p.isDefault ? " (default)" : ""} — ${p.description}`));
+  profile.value = settings.defaultProfile ?? profiles.find((p) => p.isDefault)?.name ?? profiles[0]?.name ?? "";
   const limits = h("p", { className: "field-hint", testid: "settings-profile-limits" });
   const showLimits = () => {
     const p = profiles.find((x) => x.name === profile.value);
@@ -46,7 +46,10 @@ export async function openSettings(api: Api, conversationId: string | null, acti
 
   const policy = h("select", { testid: "settings-policy", className: "input" });
   for (const p of POLICIES) policy.append(h("option", { value: p.value }, p.label));
-  policy.value = settings.policy;
+  policy.value = settings.defaultPolicy;
+
+  const notify = h("input", { testid: "settings-notifications", type: "checkbox" });
+  notify.checked = settings.notifications;
 
   const ruleList = h("ul", { className: "rules" });
   const renderRules = (list: typeof rules) => {
@@ -80,9 +83,15 @@ export async function openSettings(api: Api, conversationId: string | null, acti
     status.textContent = "Saving…";
     status.classList.remove("error");
     try {
-      const base: Settings = { ...settings, profile: profile.value || settings.profile, policy: policy.value as ApprovalPolicy };
+      const base: Settings = {
+        ...settings,
+        defaultProfile: profile.value || settings.defaultProfile,
+        defaultPolicy: policy.value as ApprovalPolicy,
+        notifications: notify.checked,
+      };
       const { settings: saved, check } = await provider.save(api, base);
-      if (conversationId && saved.policy !== settings.policy) await api.setPolicy(conversationId, saved.policy);
+      // The policy applies to new conversations and, from now on, to the open one.
+      if (conversationId && saved.defaultPolicy !== settings.defaultPolicy) await api.setPolicy(conversationId, saved.defaultPolicy);
       Object.assign(settings, saved);
       status.textContent = check.ok ? `Saved. ${check.message}` : `Saved, but the model did not answer: ${check.message}`;
       status.classList.toggle("error", !check.ok);
@@ -104,7 +113,7 @@ export async function openSettings(api: Api, conversationId: string | null, acti
       h("header", { className: "screen-head" }, h("h1", {}, "Settings"), h("span", { className: "spacer" }), doctor),
       h("section", {}, h("h2", {}, "Model"), provider.el),
       h("section", {}, h("h2", {}, "Sandbox"), field("Profile", profile), limits),
-      h("section", {}, h("h2", {}, "Approvals"), field("Policy", policy), h("h3", {}, "Always-allow rules"), ruleList),
+      h("section", {}, h("h2", {}, "Approvals"), field("Policy for new conversations and this one", policy), h("label", { className: "check-line" }, notify, " Desktop notifications for approvals and long runs while IronClaw is in the background"), h("h3", {}, "Always-allow rules"), ruleList),
       status,
       h("footer", { className: "row-end" }, close, save),
     ),

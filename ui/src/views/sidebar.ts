@@ -15,6 +15,16 @@ export interface SidebarActions {
   toast(message: string, action?: { label: string; testid: string; run: () => void }): void;
 }
 
+/** Search snippets mark matched terms between « and »; shown as <mark>, the rest as text. */
+export function snippet(text: string): DocumentFragment {
+  const frag = document.createDocumentFragment();
+  text.split(/(«[^»]*»)/).forEach((part) => {
+    if (part.startsWith("«") && part.endsWith("»")) frag.append(h("mark", {}, part.slice(1, -1)));
+    else if (part) frag.append(part);
+  });
+  return frag;
+}
+
 export class Sidebar {
   readonly el: HTMLElement;
   private readonly list: HTMLElement;
@@ -88,7 +98,8 @@ export class Sidebar {
   /** Updates one entry in place (title, time, pending count changed). */
   upsert(c: ConversationSummary): void {
     const i = this.items.findIndex((x) => x.id === c.id);
-    if (i >= 0) this.items[i] = { ...this.items[i], ...c, snippet: this.items[i]?.snippet ?? null };
+    const prev = this.items[i];
+    if (prev) this.items[i] = { ...prev, ...c, ...(prev.snippet !== undefined ? { snippet: prev.snippet } : {}) };
     else if (!this.query) this.items.unshift(c);
     this.render();
   }
@@ -123,7 +134,7 @@ export class Sidebar {
       "button",
       { className: "conv-select", type: "button" },
       h("span", { className: "conv-line" }, title, c.pendingApprovals > 0 ? h("span", { className: "conv-pending", title: "Approvals waiting" }, String(c.pendingApprovals)) : null),
-      c.snippet ? h("span", { className: "conv-snippet" }, c.snippet) : h("span", { className: "conv-time" }, formatTime(c.updatedAt)),
+      c.snippet ? h("span", { className: "conv-snippet" }, snippet(c.snippet)) : h("span", { className: "conv-time" }, formatTime(c.updatedAt)),
     );
     select.addEventListener("click", () => this.actions.select(c.id));
     const rename = h("button", { testid: "conversation-rename", className: "icon-btn", type: "button", title: "Rename", "aria-label": "Rename" }, icon("pencil", 15));

@@ -67,20 +67,44 @@ export class WorkspacePanel {
     }
   }
 
+  /** Shows a workspace image in a small viewer (read through the backend's safe reader). */
+  private async preview(path: string): Promise<void> {
+    if (!this.id) return;
+    try {
+      const url = await this.api.readWorkspaceImage(this.id, path);
+      if (!/^data:image\/(png|jpeg|gif|webp|svg\+xml);base64,/i.test(url)) return;
+      const img = h("img", { testid: "workspace-image", className: "ws-preview-img", alt: path });
+      img.src = url;
+      const close = h("button", { className: "btn", type: "button" }, "Close");
+      const dlg = h("dialog", { className: "ws-preview", "aria-label": path }, h("header", { className: "log-head" }, h("h2", {}, path)), img, h("footer", { className: "row-end" }, close));
+      const done = () => dlg.remove();
+      close.addEventListener("click", done);
+      dlg.addEventListener("close", done);
+      document.body.append(dlg);
+      if (typeof dlg.showModal === "function") dlg.showModal();
+      else dlg.setAttribute("open", "");
+      close.focus();
+    } catch (e) {
+      this.status.textContent = errorText(e);
+    }
+  }
+
   private render(entries: WorkspaceEntry[]): void {
     const sorted = [...entries].sort((a, b) => Number(b.changedByLastRun) - Number(a.changedByLastRun) || a.path.localeCompare(b.path));
-    this.list.replaceChildren(
-      ...sorted.map((f) =>
-        h(
-          "li",
-          { testid: "workspace-file", className: `ws-file${f.changedByLastRun ? " changed" : ""}`, "data-path": f.path, "data-changed": String(f.changedByLastRun), title: f.path },
-          h("span", { className: "ws-icon", "aria-hidden": "true" }, KIND_ICON[f.kind] ?? "·"),
-          h("span", { className: "ws-name" }, f.path),
-          f.changedByLastRun ? h("span", { className: "ws-changed", title: "Changed by the last run" }, "changed") : null,
-          f.kind === "dir" ? null : h("span", { className: "ws-size" }, formatBytes(Number(f.size))),
-        ),
-      ),
-    );
+    this.list.replaceChildren(...sorted.map((f) => this.row(f)));
     this.status.textContent = entries.length === 0 ? "The workspace is empty. Files the code writes appear here." : "";
+  }
+
+  private row(f: WorkspaceEntry): HTMLElement {
+    const name = f.kind === "image" ? h("button", { className: "ws-name ws-open", type: "button", title: `Show ${f.path}` }, f.path) : h("span", { className: "ws-name" }, f.path);
+    if (f.kind === "image") name.addEventListener("click", () => void this.preview(f.path));
+    return h(
+      "li",
+      { testid: "workspace-file", className: `ws-file${f.changedByLastRun ? " changed" : ""}`, "data-path": f.path, "data-changed": String(f.changedByLastRun), title: f.path },
+      h("span", { className: "ws-icon", "aria-hidden": "true" }, KIND_ICON[f.kind] ?? "·"),
+      name,
+      f.changedByLastRun ? h("span", { className: "ws-changed", title: "Changed by the last run" }, "changed") : null,
+      f.kind === "dir" ? null : h("span", { className: "ws-size" }, formatBytes(Number(f.size))),
+    );
   }
 }
