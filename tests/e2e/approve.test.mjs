@@ -12,6 +12,7 @@ import { prepare, runCodeReplies } from "./lib/harness.mjs";
 import { testid, RetryableError } from "./lib/webdriver.mjs";
 import {
   approvalDialog, cells, cellText, finishedCell, screenshot, sendMessage, textContent, waitForAssistant,
+  waitForCellOutput,
 } from "./lib/ui.mjs";
 
 // Prints three ticks a second apart (so output arrives while the cell is still running), then
@@ -31,6 +32,8 @@ for i in range(1, 4):
 png("gradient.png")
 print("wrote gradient.png")
 `;
+
+const OUTPUT = "tick 1\ntick 2\ntick 3\nwrote gradient.png\n";
 
 test("approved code streams into its cell, and the conversation survives a restart", { timeout: 300_000 }, async (t) => {
   const app = await prepare(t, {
@@ -70,7 +73,7 @@ test("approved code streams into its cell, and the conversation survives a resta
 
   const cell = await finishedCell(s);
   assert.equal(cell.state, "ok");
-  assert.equal(cell.stdout, "tick 1\ntick 2\ntick 3\nwrote gradient.png\n");
+  await waitForCellOutput(s, cell.el, OUTPUT);
   assert.equal(cell.code, CODE);
   assert.match(cell.exit ?? "", /\b0\b/);
   await waitForAssistant(s, "Counted to three");
@@ -110,7 +113,7 @@ test("approved code streams into its cell, and the conversation survives a resta
   await (await s.find(`${testid("conversation-item", `[data-id="${conversationId}"]`)} button`)).click();
   const again = await finishedCell(s);
   assert.equal(again.state, "ok");
-  assert.equal(again.stdout, "tick 1\ntick 2\ntick 3\nwrote gradient.png\n");
+  assert.equal(again.stdout, OUTPUT, "the stored output comes back whole");
   assert.equal(again.code, CODE);
   await waitForAssistant(s, "Counted to three");
   assert.equal(app.llm.chatRequests().length, 2, "one request for the tool call, one after its result");

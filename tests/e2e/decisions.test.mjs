@@ -11,6 +11,7 @@ import { prepare, runCodeReplies } from "./lib/harness.mjs";
 import { testid } from "./lib/webdriver.mjs";
 import {
   alertOpen, approvalDialog, cells, finishedCell, screenshot, sendMessage, textContent, waitForAssistant,
+  waitForCellOutput,
 } from "./lib/ui.mjs";
 
 /** The text of every message the app sent the model in its last chat request. */
@@ -69,7 +70,7 @@ test("edited code is what runs, and the model learns it was edited", { timeout: 
   const cell = await finishedCell(s);
   assert.equal(cell.state, "ok");
   assert.equal(cell.code.trim(), edited);
-  assert.equal(cell.stdout, "the person's version\n");
+  await waitForCellOutput(s, cell.el, "the person's version\n");
   await waitForAssistant(s, "Thanks for fixing it");
   const prompt = lastPrompt(app);
   assert.match(prompt, /The user edited your code and approved the edited version/);
@@ -110,7 +111,7 @@ test("destructive code needs the second confirmation before it can be approved",
 
   const cell = await finishedCell(s);
   assert.equal(cell.state, "ok");
-  assert.equal(cell.stdout, "removed\n");
+  await waitForCellOutput(s, cell.el, "removed\n");
   await waitForAssistant(s, "Cleaned up");
   assert.deepEqual(workspaceFiles(app).filter((f) => f === "scratch"), []);
 });

@@ -50,6 +50,25 @@ export async function finishedCell(session, options) {
   );
 }
 
+/** Waits (output is painted per animation frame) until the cell's `stream` equals `expected`;
+ *  on timeout fails with what the cell showed instead. */
+export async function waitForCellOutput(session, cell, expected, { stream = "stdout", timeoutMs = 15_000 } = {}) {
+  let last;
+  try {
+    await session.waitUntil(
+      `${stream} of the cell to be ${JSON.stringify(expected)}`,
+      async () => {
+        last = await cellText(session, cell);
+        return last[stream] === expected;
+      },
+      { timeoutMs },
+    );
+  } catch {
+    throw new Error(`the cell's ${stream} is ${JSON.stringify(last?.[stream])}, expected ${JSON.stringify(expected)} (whole cell: ${JSON.stringify(last)})`);
+  }
+  return last;
+}
+
 export async function cellText(session, cell) {
   return session.execute(
     `const c = arguments[0];
