@@ -273,6 +273,12 @@ export class App {
   async teardown() {
     if (this.session) {
       try {
+        // The last thing the window showed, for whoever reads a failure.
+        fs.writeFileSync(this.logFile.replace(/\.log$/, ".png"), await this.session.screenshot());
+      } catch {
+        // No window to show.
+      }
+      try {
         await this.session.delete();
       } catch {
         // The app may already be gone; the process group kill below covers it.
