@@ -70,6 +70,8 @@ test("Settings sets up the model, and the chat then talks to it", { timeout: 240
   const status = await s.find(`${testid("settings-screen")} [role="status"]`);
   await s.waitUntil("the settings to be saved and the model to answer", async () => /^Saved\./.test(await status.text()));
   assert.doesNotMatch(await status.text(), /did not answer/);
+  // The shot shows the top of the screen (saving scrolled the status into view).
+  await s.execute(`for (let e = document.querySelector('[data-testid="settings-provider-kind"]'); e; e = e.parentElement) e.scrollTop = 0;`);
   await screenshot(s, "settings");
   await (await s.byTestId("settings-close")).click();
   await s.waitGone(testid("settings-screen"));
