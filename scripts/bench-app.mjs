@@ -152,7 +152,8 @@ try {
     .map((p) => `${p.comm === "app" ? path.basename(app) : p.comm} ${mib(p.pssKiB)}`)
     .join(", ");
 
-  console.log(`IronClaw desktop app, ${RUNS} launches on ${os.cpus().length} CPU(s), ${path.basename(app)} (${(fs.statSync(app).size / 1048576).toFixed(1)} MiB binary)\n`);
+  const load = os.loadavg().map((l) => l.toFixed(1)).join(" ");
+  console.log(`IronClaw desktop app, ${RUNS} launches on ${os.cpus().length} CPU(s) (load average ${load}), ${path.basename(app)} (${(fs.statSync(app).size / 1048576).toFixed(1)} MiB binary)\n`);
   console.log("| measure | IronClaw (measured here) | reference |");
   console.log("| --- | --- | --- |");
   console.log(`| start → interactive window, p50 (app's own clock) | ${p50.toFixed(0)} ms (${(p50 / TARGET_MS).toFixed(2)}× the target) | target 1500 ms |`);
