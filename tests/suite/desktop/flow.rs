@@ -214,6 +214,19 @@ async fn an_edited_request_runs_the_edited_code_only() {
             ..
         }
     )));
+
+    // Deleting the conversation takes its sandbox with it.
+    let id = app.conversation;
+    let workspace = app.desktop.workspace_dir(id).expect("workspace");
+    assert!(app.env.container_id(&id.to_string()).await.is_some());
+    app.desktop.delete_conversation(id).await.expect("delete");
+    assert!(app.env.container_id(&id.to_string()).await.is_none());
+    assert!(!workspace.exists(), "{}", workspace.display());
+    assert!(app
+        .desktop
+        .list_conversations(None)
+        .expect("list")
+        .is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

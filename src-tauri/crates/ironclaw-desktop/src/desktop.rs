@@ -19,7 +19,6 @@ use crate::doctor::{self, DoctorReport, ImageProgress};
 use crate::error::{DesktopError, Result};
 use crate::notify::{DbusNotifier, Notifier};
 use crate::pending::Pending;
-use crate::sessions::Runtime;
 use crate::settings::{self, SettingsStore};
 use crate::sink::{EventSink, Subscriber};
 use crate::types::{
@@ -60,7 +59,9 @@ pub(crate) struct Core {
     pub sink: Arc<dyn EventSink>,
     pub notifier: Arc<dyn Notifier>,
     pub fixed_model: Option<(Arc<dyn Provider>, String)>,
-    pub runtime: tokio::sync::Mutex<Option<Runtime>>,
+    pub sandbox: tokio::sync::Mutex<Option<Arc<ironclaw_sandbox::Sandbox>>>,
+    /// The model new sessions talk to; cleared when Settings change.
+    pub model: tokio::sync::Mutex<Option<(Arc<dyn Provider>, String)>>,
     pub sessions: tokio::sync::Mutex<HashMap<ConversationId, SessionHandle>>,
     pub subscribers: Mutex<HashMap<ConversationId, Subscriber>>,
     pub pending: Pending,
@@ -105,7 +106,8 @@ impl Desktop {
                     .notifier
                     .unwrap_or_else(|| Arc::new(DbusNotifier::new())),
                 fixed_model: options.model,
-                runtime: tokio::sync::Mutex::default(),
+                sandbox: tokio::sync::Mutex::default(),
+                model: tokio::sync::Mutex::default(),
                 sessions: tokio::sync::Mutex::default(),
                 subscribers: Mutex::default(),
                 pending: Pending::default(),
@@ -157,13 +159,13 @@ impl Desktop {
     /// Saves; conversations opened from now on use the new model.
     pub async fn save_settings(&self, settings: &Settings) -> Result<Settings> {
         let saved = self.core.settings.save(settings)?;
-        *self.core.runtime.lock().await = None;
+        *self.core.model.lock().await = None;
         Ok(saved)
     }
 
     pub async fn set_api_key(&self, provider: &str, key: &str) -> Result<()> {
         settings::set_api_key(provider, key)?;
-        *self.core.runtime.lock().await = None;
+        *self.core.model.lock().await = None;
         Ok(())
     }
 
@@ -219,8 +221,8 @@ impl Desktop {
             .get(&name)?
             .is_some();
         if has_sandbox {
-            let rt = self.core.runtime().await?;
-            match rt.sandbox.remove(&name, true).await {
+            let sandbox = self.core.sandbox().await?;
+            match sandbox.remove(&name, true).await {
                 Ok(()) | Err(ironclaw_sandbox::Error::SessionNotFound { .. }) => {}
                 Err(e) => return Err(e.into()),
             }

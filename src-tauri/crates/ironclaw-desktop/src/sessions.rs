@@ -29,28 +29,38 @@ pub(crate) struct Runtime {
 }
 
 impl Core {
-    pub(crate) async fn runtime(&self) -> Result<Runtime> {
-        let mut slot = self.runtime.lock().await;
-        if let Some(rt) = slot.as_ref() {
-            return Ok(rt.clone());
+    /// The sandbox, connected on first use (deleting a conversation needs it, a model not).
+    pub(crate) async fn sandbox(&self) -> Result<Arc<Sandbox>> {
+        let mut slot = self.sandbox.lock().await;
+        if let Some(sandbox) = slot.as_ref() {
+            return Ok(sandbox.clone());
         }
         let engine = docker::connect().await?;
         let policy = Policy::load(&self.paths)?;
         let sandbox = Arc::new(Sandbox::new(engine.docker, self.paths.clone(), policy));
-        let (provider, model) = match &self.fixed_model {
-            Some((p, m)) => (p.clone(), m.clone()),
-            None => {
+        *slot = Some(sandbox.clone());
+        Ok(sandbox)
+    }
+
+    pub(crate) async fn runtime(&self) -> Result<Runtime> {
+        let sandbox = self.sandbox().await?;
+        let mut slot = self.model.lock().await;
+        let (provider, model) = match (slot.as_ref(), &self.fixed_model) {
+            (_, Some((p, m))) => (p.clone(), m.clone()),
+            (Some((p, m)), None) => (p.clone(), m.clone()),
+            (None, None) => {
                 let resolved = self.settings.resolve().await?;
-                (Arc::from(resolved.provider), resolved.model)
+                let chosen: (Arc<dyn Provider>, String) =
+                    (Arc::from(resolved.provider), resolved.model);
+                *slot = Some(chosen.clone());
+                chosen
             }
         };
-        let rt = Runtime {
+        Ok(Runtime {
             sandbox,
             provider,
             model,
-        };
-        *slot = Some(rt.clone());
-        Ok(rt)
+        })
     }
 
     /// The conversation's live session, started if it has none.

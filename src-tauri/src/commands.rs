@@ -1,0 +1,236 @@
+//! The commands the web UI may call (each granted in `capabilities/default.json`). Each one
+//! turns its arguments into one `Desktop` call and errors into the message the UI shows.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use ironclaw_agent::approval::{ApprovalPolicy, Decision};
+use ironclaw_agent::AgentEvent;
+use ironclaw_desktop::doctor::{DoctorReport, ImageProgress};
+use ironclaw_desktop::types::{
+    ConversationSummary, ConversationView, LogChunk, PendingApproval, ProfileInfo, ProviderCheck,
+    SessionRuleView, Settings, WorkspaceEntry,
+};
+use ironclaw_desktop::{validate_external_url, Desktop, DesktopError};
+use ironclaw_store::{ApprovalId, ConversationId, ExecutionId};
+use tauri::ipc::Channel;
+use tauri::{AppHandle, State};
+use tauri_plugin_opener::OpenerExt;
+
+use crate::Started;
+
+type Res<T> = Result<T, String>;
+
+fn msg(e: DesktopError) -> String {
+    e.to_string()
+}
+
+#[tauri::command]
+pub async fn doctor(desktop: State<'_, Desktop>) -> Res<DoctorReport> {
+    Ok(desktop.doctor().await)
+}
+
+#[tauri::command]
+pub async fn prepare_image(
+    desktop: State<'_, Desktop>,
+    on_progress: Channel<ImageProgress>,
+) -> Res<()> {
+    let mut forward = |p: ImageProgress| {
+        let _ = on_progress.send(p);
+    };
+    desktop
+        .prepare_image(&mut forward)
+        .await
+        .map(|_| ())
+        .map_err(msg)
+}
+
+#[tauri::command]
+pub fn get_settings(desktop: State<'_, Desktop>) -> Res<Settings> {
+    desktop.get_settings().map_err(msg)
+}
+
+#[tauri::command]
+pub async fn save_settings(desktop: State<'_, Desktop>, settings: Settings) -> Res<Settings> {
+    desktop.save_settings(&settings).await.map_err(msg)
+}
+
+#[tauri::command]
+pub async fn set_api_key(desktop: State<'_, Desktop>, provider: String, key: String) -> Res<()> {
+    desktop.set_api_key(&provider, &key).await.map_err(msg)
+}
+
+#[tauri::command]
+pub async fn check_provider(desktop: State<'_, Desktop>) -> Res<ProviderCheck> {
+    Ok(desktop.check_provider().await)
+}
+
+#[tauri::command]
+pub fn list_profiles(desktop: State<'_, Desktop>) -> Res<Vec<ProfileInfo>> {
+    desktop.list_profiles().map_err(msg)
+}
+
+#[tauri::command]
+pub fn list_conversations(
+    desktop: State<'_, Desktop>,
+    query: Option<String>,
+) -> Res<Vec<ConversationSummary>> {
+    desktop.list_conversations(query.as_deref()).map_err(msg)
+}
+
+#[tauri::command]
+pub fn create_conversation(desktop: State<'_, Desktop>) -> Res<ConversationSummary> {
+    desktop.create_conversation().map_err(msg)
+}
+
+#[tauri::command]
+pub fn rename_conversation(
+    desktop: State<'_, Desktop>,
+    id: ConversationId,
+    title: String,
+) -> Res<()> {
+    desktop.rename_conversation(id, &title).map_err(msg)
+}
+
+#[tauri::command]
+pub async fn delete_conversation(desktop: State<'_, Desktop>, id: ConversationId) -> Res<()> {
+    desktop.delete_conversation(id).await.map_err(msg)
+}
+
+#[tauri::command]
+pub fn export_conversation(
+    desktop: State<'_, Desktop>,
+    id: ConversationId,
+    format: String,
+) -> Res<String> {
+    let path = desktop.export_conversation(id, &format).map_err(msg)?;
+    Ok(path.display().to_string())
+}
+
+#[tauri::command]
+pub async fn open_conversation(
+    desktop: State<'_, Desktop>,
+    id: ConversationId,
+    events: Channel<AgentEvent>,
+) -> Res<ConversationView> {
+    let subscriber = Arc::new(move |e: &AgentEvent| {
+        let _ = events.send(e.clone());
+    });
+    desktop.open_conversation(id, subscriber).await.map_err(msg)
+}
+
+#[tauri::command]
+pub async fn send_message(
+    desktop: State<'_, Desktop>,
+    id: ConversationId,
+    text: String,
+) -> Res<()> {
+    desktop.send_message(id, &text).await.map_err(msg)
+}
+
+#[tauri::command]
+pub async fn decide(
+    desktop: State<'_, Desktop>,
+    id: ConversationId,
+    approval_id: ApprovalId,
+    code_hash: String,
+    decision: Decision,
+    confirmed: bool,
+) -> Res<()> {
+    desktop
+        .decide(id, approval_id, &code_hash, decision, confirmed)
+        .await
+        .map_err(msg)
+}
+
+#[tauri::command]
+pub async fn cancel(desktop: State<'_, Desktop>, id: ConversationId) -> Res<()> {
+    desktop.cancel(id).await.map_err(msg)
+}
+
+#[tauri::command]
+pub async fn set_policy(
+    desktop: State<'_, Desktop>,
+    id: ConversationId,
+    policy: ApprovalPolicy,
+) -> Res<()> {
+    desktop.set_policy(id, policy).await.map_err(msg)
+}
+
+#[tauri::command]
+pub fn list_rules(desktop: State<'_, Desktop>, id: ConversationId) -> Res<Vec<SessionRuleView>> {
+    desktop.list_rules(id).map_err(msg)
+}
+
+#[tauri::command]
+pub async fn revoke_rule(
+    desktop: State<'_, Desktop>,
+    id: ConversationId,
+    code_hash: String,
+) -> Res<()> {
+    desktop.revoke_rule(id, &code_hash).await.map_err(msg)
+}
+
+#[tauri::command]
+pub fn list_workspace(desktop: State<'_, Desktop>, id: ConversationId) -> Res<Vec<WorkspaceEntry>> {
+    desktop.list_workspace(id).map_err(msg)
+}
+
+#[tauri::command]
+pub fn read_workspace_image(
+    desktop: State<'_, Desktop>,
+    id: ConversationId,
+    path: String,
+) -> Res<String> {
+    desktop.read_workspace_image(id, &path).map_err(msg)
+}
+
+#[tauri::command]
+pub fn read_log(
+    desktop: State<'_, Desktop>,
+    execution_id: ExecutionId,
+    offset: u64,
+    length: u64,
+) -> Res<LogChunk> {
+    desktop.read_log(execution_id, offset, length).map_err(msg)
+}
+
+#[tauri::command]
+pub fn open_workspace_folder(
+    app: AppHandle,
+    desktop: State<'_, Desktop>,
+    id: ConversationId,
+) -> Res<()> {
+    let dir = desktop.workspace_dir(id).map_err(msg)?;
+    tracing::info!(folder = %dir.display(), "opening the workspace folder");
+    app.opener()
+        .open_path(dir.to_string_lossy(), None::<&str>)
+        .map_err(|e| format!("could not open {}: {e}", dir.display()))
+}
+
+#[tauri::command]
+pub fn open_external(app: AppHandle, url: String) -> Res<()> {
+    let url = validate_external_url(&url).map_err(msg)?;
+    app.opener()
+        .open_url(&url, None::<&str>)
+        .map_err(|e| format!("could not open {url}: {e}"))
+}
+
+#[tauri::command]
+pub fn pending_approvals(desktop: State<'_, Desktop>) -> Vec<PendingApproval> {
+    desktop.pending_approvals()
+}
+
+/// The front end's first screen is interactive: log (and, for the startup benchmark, print)
+/// how long that took from process start.
+#[tauri::command]
+pub fn app_ready(started: State<'_, Started>) {
+    static ONCE: AtomicBool = AtomicBool::new(false);
+    let ms = started.0.elapsed().as_millis();
+    tracing::info!(ms, "first screen interactive");
+    if !ONCE.swap(true, Ordering::Relaxed)
+        && std::env::var("IRONCLAW_REPORT_READY").as_deref() == Ok("1")
+    {
+        println!("ironclaw-ready ms={ms}");
+    }
+}

@@ -1,0 +1,88 @@
+//! IronClaw's desktop app: the Tauri 2 shell. Builder wiring, the tray, window focus and the
+//! bridge from the core's events to the webview. Everything else is in `ironclaw-desktop`.
+
+// No console window on Windows release builds.
+#![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
+
+mod bridge;
+mod commands;
+mod tray;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use ironclaw_desktop::{Desktop, DesktopOptions};
+use tauri::{Manager, WindowEvent};
+
+/// When the process started, for the startup measurement `app_ready` reports.
+pub struct Started(pub Instant);
+
+fn main() {
+    let started = Instant::now();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("IRONCLAW_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,ironclaw=info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    if let Err(e) = run(started) {
+        eprintln!("IronClaw could not start: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run(started: Instant) -> Result<(), Box<dyn std::error::Error>> {
+    tauri::Builder::default()
+        .plugin(tauri_plugin_opener::init())
+        .manage(Started(started))
+        .setup(|app| {
+            let sink = Arc::new(bridge::TauriSink::new(app.handle().clone()));
+            let options = DesktopOptions::from_env()?;
+            let desktop = Desktop::open(options, sink)?;
+            app.manage(desktop);
+            // No StatusNotifier host (e.g. under Xvfb) means no tray: the window title and
+            // the in-app badge still show the count.
+            if let Err(e) = tray::create(app.handle()) {
+                tracing::warn!(error = %e, "no tray icon");
+            }
+            Ok(())
+        })
+        .on_window_event(|window, event| {
+            if let WindowEvent::Focused(focused) = event {
+                if let Some(desktop) = window.try_state::<Desktop>() {
+                    desktop.set_window_focused(*focused);
+                }
+            }
+        })
+        .invoke_handler(tauri::generate_handler![
+            commands::doctor,
+            commands::prepare_image,
+            commands::get_settings,
+            commands::save_settings,
+            commands::set_api_key,
+            commands::check_provider,
+            commands::list_profiles,
+            commands::list_conversations,
+            commands::create_conversation,
+            commands::rename_conversation,
+            commands::delete_conversation,
+            commands::export_conversation,
+            commands::open_conversation,
+            commands::send_message,
+            commands::decide,
+            commands::cancel,
+            commands::set_policy,
+            commands::list_rules,
+            commands::revoke_rule,
+            commands::list_workspace,
+            commands::read_workspace_image,
+            commands::read_log,
+            commands::open_workspace_folder,
+            commands::open_external,
+            commands::pending_approvals,
+            commands::app_ready,
+        ])
+        .run(tauri::generate_context!())?;
+    Ok(())
+}
