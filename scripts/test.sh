@@ -34,12 +34,8 @@ else
   timed rust-tests cargo test --locked --workspace --no-fail-fast
 fi
 
-# The real app (debug build from above) on a virtual display and a private session bus, driven
-# through tauri-driver; each test starts its own driver, scripted LLM and data folders.
-IRONCLAW_APP_BIN="$ROOT/target/debug/ironclaw-app" \
-IRONCLAW_MOCK_LLM_BIN="$ROOT/target/debug/ironclaw-mock-llm" \
-  timed app-e2e xvfb-run -a -s "-screen 0 1280x800x24 -nolisten tcp" dbus-run-session -- \
-  node --test --test-concurrency=1 tests/e2e/*.test.mjs
+# The real app (the debug build from above) under Xvfb through WebDriver.
+timed app-e2e "$ROOT/scripts/e2e.sh" --no-build
 
 # The installers build offline and carry the binary and its desktop entry. `--debug` reuses the
 # debug build above instead of compiling a release one.
