@@ -310,3 +310,107 @@ async fn destructive_code_needs_the_confirmation_and_a_wrong_hash_runs_nothing()
     app.turn_end().await;
     assert_eq!(app.started_code(), [destroy]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn saved_rules_are_listed_and_revocable_and_the_policy_is_kept() {
+    let mut app = App::start().await;
+    let id = app.conversation;
+    app.desktop
+        .set_policy(id, ironclaw_agent::approval::ApprovalPolicy::AskUnlessSafe)
+        .await
+        .expect("policy without a session");
+    let view = app.open().await;
+    assert_eq!(
+        view.policy,
+        ironclaw_agent::approval::ApprovalPolicy::AskUnlessSafe
+    );
+    assert!(!view.policy_flagged);
+
+    let code = "open('/workspace/n', 'a').write('x')";
+    app.push_all([asks_to_run("c1", "python", code), says("Saved.")]);
+    app.send("append").await;
+    let req = app.approval_request().await;
+    app.desktop
+        .decide(
+            id,
+            req.approval_id,
+            &req.code_hash.to_hex(),
+            Decision::AlwaysAllowInSession,
+            false,
+        )
+        .await
+        .expect("decide");
+    app.turn_end().await;
+    let rules = app.desktop.list_rules(id).expect("rules");
+    assert_eq!(rules.len(), 1, "{rules:?}");
+    assert_eq!(
+        (rules[0].code.as_str(), rules[0].code_hash.clone()),
+        (code, req.code_hash.to_hex())
+    );
+
+    app.desktop
+        .revoke_rule(id, &rules[0].code_hash)
+        .await
+        .expect("revoke");
+    assert!(app.desktop.list_rules(id).expect("rules").is_empty());
+    // Revoked in the live gate too: the same code asks again.
+    app.push_all([asks_to_run("c2", "python", code), says("Asked.")]);
+    app.send("append again").await;
+    let again = app.approval_request().await;
+    assert_eq!(again.code_hash, req.code_hash);
+    app.desktop.cancel(id).await.expect("cancel");
+    let ended = app.turn_end().await;
+    assert!(
+        matches!(
+            ended,
+            AgentEvent::TurnEnded {
+                status: TurnStatus::Cancelled,
+                ..
+            }
+        ),
+        "{ended:?}"
+    );
+    app.pending_count_becomes(0).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approvals_pending_in_several_conversations_are_counted_together() {
+    let mut app = App::start().await;
+    let other = app.desktop.create_conversation().expect("create").id;
+    app.push_all([
+        asks_to_run("a", "python", "print('a')"),
+        asks_to_run("b", "python", "print('b')"),
+    ]);
+    app.open().await;
+    app.send("first").await;
+    app.approval_request().await;
+    app.pending_count_becomes(1).await;
+    app.desktop
+        .send_message(other, "second")
+        .await
+        .expect("send to the other conversation");
+    app.pending_count_becomes(2).await;
+
+    let mut owners: Vec<_> = app
+        .desktop
+        .pending_approvals()
+        .into_iter()
+        .map(|p| p.conversation_id)
+        .collect();
+    owners.sort();
+    let mut expected = vec![app.conversation, other];
+    expected.sort();
+    assert_eq!(owners, expected);
+    let listed = app.desktop.list_conversations(None).expect("list");
+    assert!(
+        listed.iter().all(|s| s.pending_approvals == 1),
+        "{listed:?}"
+    );
+
+    app.desktop
+        .delete_conversation(other)
+        .await
+        .expect("delete");
+    app.pending_count_becomes(1).await;
+    assert_eq!(app.desktop.pending_approvals().len(), 1);
+}

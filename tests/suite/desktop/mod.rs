@@ -7,6 +7,7 @@
 
 mod flow;
 mod notifications;
+mod shell_config;
 mod workspace;
 
 use std::sync::Arc;
@@ -188,6 +189,14 @@ impl App {
                     self.app_seen
                 ),
             }
+        }
+    }
+
+    /// Collects app events for up to `within` (into `app_seen`).
+    pub async fn app_event_within(&mut self, within: std::time::Duration) {
+        let deadline = tokio::time::Instant::now() + within;
+        while let Ok(Some(e)) = tokio::time::timeout_at(deadline, self.app_events.recv()).await {
+            self.app_seen.push(e);
         }
     }
 

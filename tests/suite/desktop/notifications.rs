@@ -15,6 +15,7 @@ use ironclaw_agent::approval::Decision;
 use ironclaw_agent::protocol::AgentEvent;
 use ironclaw_desktop::notify::DbusNotifier;
 use ironclaw_desktop::types::{ApprovalState, HistoryItem};
+use ironclaw_desktop::AppEvent;
 use ironclaw_store::{ApprovalId, DecidedBy};
 use ironclaw_tests::agent::{asks_to_run, says, EVENT_GUARD};
 use pretty_assertions::assert_eq;
@@ -244,6 +245,15 @@ fn resolved_for(id: ApprovalId) -> impl Fn(&AgentEvent) -> bool {
 async fn approve_from_the_notification_runs_the_code() {
     let code = "print('approved from the notification')";
     let (mut app, bus) = app_with_bus(true, code).await;
+    // Every run counts as long, so its end is notified too (the window is in the background).
+    let settings = ironclaw_desktop::types::Settings {
+        long_run_notify_ms: 0,
+        ..app.desktop.get_settings().expect("settings")
+    };
+    app.desktop
+        .save_settings(&settings)
+        .await
+        .expect("save settings");
     let req = app.approval_request().await;
     let n = bus.notification(0).await;
     assert_eq!(
@@ -292,6 +302,33 @@ async fn approve_from_the_notification_runs_the_code() {
         .items
         .iter()
         .any(|i| matches!(i, HistoryItem::Execution { .. })));
+    let finished = bus.notification(1).await;
+    assert_eq!(finished.summary, "Run finished (exit 0)");
+    assert!(finished.actions.is_empty(), "{finished:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_click_on_the_notification_body_asks_the_window_to_show_that_approval() {
+    let (mut app, bus) = app_with_bus(true, "print(1)").await;
+    let req = app.approval_request().await;
+    let n = bus.notification(0).await;
+    let deadline = tokio::time::Instant::now() + EVENT_GUARD;
+    let conversation = app.conversation;
+    let wanted = |e: &AppEvent| matches!(e, AppEvent::FocusApproval(f) if f.approval_id == req.approval_id && f.conversation_id == conversation);
+    while !app.app_seen.iter().any(wanted) {
+        bus.invoke(n.id, "default").await;
+        app.app_event_within(Duration::from_millis(500)).await;
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no focus-approval: {:#?}",
+            app.app_seen
+        );
+    }
+    assert!(
+        app.started_code().is_empty(),
+        "a body click decides nothing"
+    );
+    assert_eq!(app.desktop.pending_approvals().len(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -75,7 +75,10 @@ impl Core {
     }
 
     pub(crate) fn notifications_on(&self) -> bool {
-        self.settings.get().map(|s| s.notifications).unwrap_or(true)
+        self.settings
+            .defaults()
+            .map(|s| s.notifications)
+            .unwrap_or(true)
     }
 }
 
@@ -184,7 +187,7 @@ impl Desktop {
     }
 
     pub fn create_conversation(&self) -> Result<ConversationSummary> {
-        let policy = self.core.settings.get()?.default_policy;
+        let policy = self.core.settings.defaults()?.default_policy;
         let c = self.core.history.create_conversation(UNTITLED, policy)?;
         conversations::summary(&self.core.history, &self.core.pending, c.id)
     }

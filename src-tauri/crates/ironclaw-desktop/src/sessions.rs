@@ -78,7 +78,11 @@ impl Core {
             provider: rt.provider.clone(),
         };
         let mut config = SessionConfig::new(rt.model.clone());
-        config.profile = self.settings.get().ok().and_then(|s| s.default_profile);
+        config.profile = self
+            .settings
+            .defaults()
+            .ok()
+            .and_then(|s| s.default_profile);
         let (handle, events) = ironclaw_agent::start(deps, id, config)?;
         sessions.insert(id, handle.clone());
         tokio::spawn(pump(self.clone(), id, events));
@@ -249,7 +253,7 @@ impl Core {
         }
         let threshold = self
             .settings
-            .get()
+            .defaults()
             .map(|s| s.long_run_notify_ms)
             .unwrap_or(10_000);
         if duration_ms >= threshold as f64 && !self.is_focused() && self.notifications_on() {

@@ -55,7 +55,8 @@ impl SettingsStore {
         }
     }
 
-    pub fn get(&self) -> Result<Settings> {
+    /// The app's own settings only (no provider file, no keyring): cheap enough for every event.
+    pub fn defaults(&self) -> Result<Settings> {
         let mut settings = Settings::default();
         if let Some(d) = self.history.get_setting::<Defaults>(DEFAULTS_KEY)? {
             settings.default_profile = d.default_profile;
@@ -63,6 +64,11 @@ impl SettingsStore {
             settings.notifications = d.notifications;
             settings.long_run_notify_ms = d.long_run_notify_ms;
         }
+        Ok(settings)
+    }
+
+    pub fn get(&self) -> Result<Settings> {
+        let mut settings = self.defaults()?;
         settings.provider = self.provider_config()?.map(|c| ProviderSettings {
             kind: kind_name(c.kind),
             has_api_key: has_api_key(c.kind),
