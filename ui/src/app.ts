@@ -8,6 +8,7 @@ import type { DoctorReport } from "./bindings/DoctorReport";
 import type { Api } from "./api";
 import { errorText } from "./api";
 import { h } from "./lib/dom";
+import { needsDoctor } from "./lib/readiness";
 import { ApprovalQueue } from "./views/approval";
 import { ChatView } from "./views/chat";
 import { doctorScreen } from "./views/doctor";
@@ -17,6 +18,7 @@ import { Sidebar } from "./views/sidebar";
 import { WorkspacePanel } from "./views/workspace";
 
 const DOCTOR_WAIT_MS = 400;
+
 
 export class App {
   readonly sidebar: Sidebar;
@@ -28,6 +30,7 @@ export class App {
   private currentId: string | null = null;
   private openSeq = 0;
   private overlay: HTMLElement | null = null;
+  private listening = false;
 
   constructor(
     private readonly api: Api,
@@ -63,23 +66,34 @@ export class App {
   }
 
   /**
-   * First screen: the doctor when Docker or the image is missing, else the chat. The doctor's
-   * checks can be slow (Docker pings, Ollama detection), so the chat does not wait for them
-   * longer than DOCTOR_WAIT_MS; a late "not ready" becomes a banner with a way to the checks.
+   * First screen: the doctor when Docker or the image is missing or no model can be found, else
+   * the chat. The doctor's checks can be slow (Docker pings, Ollama detection), so the chat does
+   * not wait for them longer than DOCTOR_WAIT_MS. A late "not ready" still takes the person to
+   * the doctor if they have not started using the chat yet, else it becomes a banner.
    */
   async start(): Promise<void> {
+    let touched = false;
+    const touch = () => {
+      touched = true;
+    };
+    document.addEventListener("pointerdown", touch, { once: true, capture: true });
+    document.addEventListener("keydown", touch, { once: true, capture: true });
     const doctor = this.api.doctor().catch(() => null);
     const early = await Promise.race([doctor, new Promise<"late">((r) => setTimeout(() => r("late"), DOCTOR_WAIT_MS))]);
-    if (early !== "late" && early && !early.ready) {
+    if (early !== "late" && early && needsDoctor(early)) {
       await this.showDoctor(early);
       return;
     }
     await this.showShell();
     if (early === "late") {
       void doctor.then((r) => {
-        if (r && !r.ready) {
-          this.chat.banner(r.docker.state !== "ok" ? "Docker is not ready, so code cannot run yet." : "The sandbox image is not prepared yet.", "Open system check", () => void this.showDoctor());
+        if (!r || !needsDoctor(r)) return;
+        if (!touched) {
+          void this.showDoctor(r);
+          return;
         }
+        const why = r.docker.state !== "ok" ? "Docker is not ready, so code cannot run yet." : r.image.state !== "ready" ? "The sandbox image is not prepared yet." : "No model is set up yet.";
+        this.chat.banner(why, "Open system check", () => void this.showDoctor());
       });
     }
   }
@@ -91,6 +105,23 @@ export class App {
 
   async showShell(): Promise<void> {
     this.root.replaceChildren(this.shell, this.toasts);
+    if (!this.listening) await this.listen();
+    await this.sidebar.refresh("");
+    const pending = await this.api.pendingApprovals().catch(() => []);
+    this.sidebar.setPendingTotal(pending.length);
+    if (this.currentId && this.sidebar.conversations.some((c) => c.id === this.currentId)) return;
+    const first = this.sidebar.conversations[0];
+    if (first) await this.open(first.id);
+    else {
+      const c = await this.api.createConversation();
+      await this.sidebar.refresh("");
+      await this.open(c.id);
+    }
+  }
+
+  /** App-wide events, subscribed once for the life of the window. */
+  private async listen(): Promise<void> {
+    this.listening = true;
     await Promise.all([
       this.api.onPendingApprovals((e) => {
         this.sidebar.setPendingTotal(e.count);
@@ -107,17 +138,8 @@ export class App {
         if (c.id === this.currentId) this.chat.setTitle(c.title);
       }),
     ]);
-    await this.sidebar.refresh("");
-    const pending = await this.api.pendingApprovals().catch(() => []);
-    this.sidebar.setPendingTotal(pending.length);
-    const first = this.sidebar.conversations[0];
-    if (first) await this.open(first.id);
-    else {
-      const c = await this.api.createConversation();
-      await this.sidebar.refresh("");
-      await this.open(c.id);
-    }
   }
+
 
   get conversationId(): string | null {
     return this.currentId;
@@ -165,8 +187,25 @@ export class App {
       case "executionEnded":
         if (this.workspace.visible) void this.workspace.refresh();
         break;
+      case "turnEnded":
+        if (this.queue.requests.length > 0) void this.reconcilePending();
+        break;
       default:
         break;
+    }
+  }
+
+  /** A turn ended with requests still queued: drop any the backend no longer holds. */
+  private async reconcilePending(): Promise<void> {
+    const id = this.currentId;
+    const all = await this.api.pendingApprovals().catch(() => null);
+    if (!all || id !== this.currentId) return;
+    const live = new Set(all.filter((p) => p.conversationId === id).map((p) => p.request.approvalId));
+    for (const r of [...this.queue.requests]) {
+      if (!live.has(r.approvalId)) {
+        this.queue.resolved(r.approvalId);
+        this.chat.setCardState(r.approvalId, "expired");
+      }
     }
   }
 

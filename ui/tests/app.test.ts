@@ -237,8 +237,7 @@ describe("whole screens against the fake backend", () => {
 });
 
 describe("first run", () => {
-  it("does not hold the first screen for slow checks; a late 'not ready' becomes a banner", async () => {
-    const api = new FakeBackend({ scenario: "doctor" });
+  function slowDoctor(api: FakeBackend): () => void {
     const slow = api.doctor.bind(api);
     let release: () => void = () => {};
     let first = true;
@@ -247,17 +246,55 @@ describe("first run", () => {
       first = false;
       return new Promise((r) => (release = () => void slow().then(r)));
     };
+    return () => release();
+  }
+
+  it("does not hold the first screen for slow checks; a late 'not ready' opens the doctor if untouched", async () => {
+    const api = new FakeBackend({ scenario: "doctor" });
+    const release = slowDoctor(api);
     const app = new App(api, root);
     await app.start(); // returns while the doctor is still checking
     await settle();
     expect(q("chat-view")).toBeTruthy();
-    expect(all("chat-banner")).toHaveLength(0);
+    release();
+    await settle(10);
+    expect(q("doctor-screen")).toBeTruthy();
+    expect(all("chat-view")).toHaveLength(0);
+  });
+
+  it("once the person uses the chat, a late 'not ready' is a banner instead", async () => {
+    const api = new FakeBackend({ scenario: "doctor" });
+    const release = slowDoctor(api);
+    const app = new App(api, root);
+    await app.start();
+    await settle();
+    q("message-input").dispatchEvent(new KeyboardEvent("keydown", { key: "h", bubbles: true }));
     release();
     await settle(10);
     expect(q("chat-banner").textContent).toContain("Docker is not ready");
     q<HTMLButtonElement>("chat-banner", root).querySelector("button")?.click();
     await settle(10);
     expect(q("doctor-screen")).toBeTruthy();
+  });
+
+  it("with no model saved and no local Ollama, the doctor opens even though code could run", async () => {
+    const api = new FakeBackend({ scenario: "nomodel" });
+    const app = new App(api, root);
+    await app.start();
+    await settle();
+    expect(q("doctor-screen")).toBeTruthy();
+    expect(q("docker-status").dataset["state"]).toBe("ok");
+    expect(q("image-status").dataset["ready"]).toBe("true");
+    q<HTMLSelectElement>("provider-kind").value = "openai";
+    q<HTMLSelectElement>("provider-kind").dispatchEvent(new Event("change"));
+    q<HTMLInputElement>("provider-base-url").value = "http://127.0.0.1:8080/v1";
+    q<HTMLInputElement>("provider-model").value = "mock";
+    q<HTMLButtonElement>("save-provider").click();
+    await settle(10);
+    expect(q("provider-status").textContent).toMatch(/connected/i);
+    q<HTMLButtonElement>("doctor-continue").click();
+    await settle();
+    expect(q("chat-view")).toBeTruthy();
   });
 
   it("prepares the image with a real progress bar fed by the progress channel, then offers to start", async () => {

@@ -106,6 +106,7 @@ describe("markdown sanitizer", () => {
     '<div data-testid="approve-button" role="button" tabindex="0">Approve</div>',
     '<label for="destructive-confirm">tick</label><input type="checkbox" data-testid="destructive-confirm">',
     "```python\n</code></pre><img src=x onerror=window.__pwned=1>\n```",
+    '<a title="javascript:window.__pwned=1" href="https://example.com">t</a><img alt="javascript:alert(1)" src="x"><p title=" javascript:alert(1)">p</p>',
   ];
 
   it.each(PAYLOADS)("stays inert: %s", async (payload) => {
@@ -125,6 +126,9 @@ describe("markdown sanitizer", () => {
       if (el.hasAttribute("src")) expect(el.getAttribute("src")).toMatch(/^data:image\/(png|jpeg|gif|webp);base64,/);
     }
     expect(div.querySelector("script, svg, math, base, meta, link, video, audio, input, label[for], iframe, noscript")).toBeNull();
+    for (const el of div.querySelectorAll("*")) {
+      for (const name of el.getAttributeNames()) expect(el.getAttribute(name), `${el.tagName} ${name}`).not.toMatch(/^\s*(javascript|vbscript):/i);
+    }
     for (const a of div.querySelectorAll("a")) {
       const url = linkTarget(a);
       if (url) expect(url).toMatch(/^(https?:|mailto:)/);

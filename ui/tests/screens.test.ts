@@ -91,4 +91,19 @@ describe("composer, cells, log viewer, rules", () => {
     await settle(20);
     expect(q("pending-badge").hidden).toBe(true);
   });
+
+  it("a turn that ends with its approval gone (cancelled) closes the dialog and marks the card expired", async () => {
+    const { api } = await startApp();
+    q<HTMLTextAreaElement>("message-input").value = "total it";
+    q<HTMLButtonElement>("send-button").click();
+    await settle(40);
+    const id = q("approval-dialog").dataset["approvalId"]!;
+    // The backend drops the request without an approvalResolved (e.g. the turn was cancelled).
+    const conv = api.convs.get("conv-sales")!;
+    conv.pending = [];
+    api.emit("conv-sales", { type: "turnEnded", turnId: "t", status: "cancelled", error: null });
+    await settle(10);
+    expect(all("approval-dialog")).toHaveLength(0);
+    expect(root.querySelector(`.approval-card[data-approval-id="${id}"]`)?.getAttribute("data-state")).toBe("expired");
+  });
 });

@@ -38,6 +38,15 @@ function measureFlood(): void {
 export function drive(scenario: string): void {
   const later = (fn: () => void, ms = 200) => setTimeout(fn, ms);
   switch (scenario) {
+    case "run":
+      later(() => {
+        const input = document.querySelector<HTMLTextAreaElement>('[data-testid="message-input"]');
+        if (!input) return;
+        input.value = "Which region sold the most?";
+        click("send-button");
+        setTimeout(() => click("approve-button"), 800);
+      });
+      break;
     case "new":
       later(() => click("new-conversation"));
       break;

@@ -29,7 +29,10 @@ import { SEED_CONVERSATIONS, chartSvg, requestFor, replyFor } from "./fake-scrip
 export interface FakeOptions {
   /** Delay of each simulated step; 0 runs steps on the next macrotask. */
   latencyMs?: number;
-  /** "", "doctor" (Docker down, no image, no provider), "noimage", "approval", "destructive", "live". */
+  /**
+   * "", "doctor" (Docker down, no image, no provider), "noimage", "nomodel" (no provider, no
+   * Ollama), "approval", "destructive", "live", "flood".
+   */
   scenario?: string;
 }
 
@@ -75,7 +78,7 @@ export class FakeBackend implements Api {
     this.imageReady = !firstRun;
     this.dockerUp = this.scenario !== "doctor";
     this.settings = {
-      provider: firstRun ? null : { kind: "ollama", baseUrl: "http://127.0.0.1:11434", model: "qwen2.5-coder:7b", hasApiKey: false },
+      provider: firstRun || this.scenario === "nomodel" ? null : { kind: "ollama", baseUrl: "http://127.0.0.1:11434", model: "qwen2.5-coder:7b", hasApiKey: false },
       defaultProfile: null,
       defaultPolicy: "askUnlessSafe",
       notifications: true,
@@ -139,9 +142,9 @@ export class FakeBackend implements Api {
   }
 
   private announcePending(): void {
+    for (const c of this.convs.values()) c.summary.pendingApprovals = c.pending.length;
     const count = this.pendingCount();
     for (const fn of this.listeners.pending) fn({ count });
-    for (const c of this.convs.values()) c.summary.pendingApprovals = c.pending.length;
   }
 
   // --- first run ---------------------------------------------------------------------------
@@ -165,7 +168,7 @@ export class FakeBackend implements Api {
           : { state: "unknown", tag, message: "Docker must run before the image can be checked." },
       model: {
         configured: this.settings.provider !== null,
-        ollamaModels: ["qwen2.5-coder:7b", "llama3.1:8b"],
+        ollamaModels: this.scenario === "nomodel" ? [] : ["qwen2.5-coder:7b", "llama3.1:8b"],
         keyringAvailable: true,
         keyringMessage: "Keys are stored in the Secret Service keyring.",
       },

@@ -15,6 +15,7 @@ const ALLOWED_TAGS = [
 // `data-lang` (our fence language) is the only data attribute, added by our own renderer.
 const ALLOWED_ATTR = ["href", "title", "alt", "src", "start", "align", "data-lang"];
 const SAFE_LINK = /^(https?:|mailto:)/i;
+const SCRIPT_URL = /^\s*(javascript|vbscript|data):/i;
 const SAFE_IMAGE = /^data:image\/(png|jpeg|gif|webp);base64,[a-z0-9+/=\s]+$/i;
 
 const marked = new Marked({ gfm: true, breaks: false, async: false });
@@ -40,6 +41,10 @@ function getPurifier(): ReturnType<typeof createDOMPurify> {
   p.addHook("afterSanitizeAttributes", (node) => {
     const el = node as Element;
     if (el.nodeType !== 1) return;
+    // No attribute keeps a script-ish URL as text either (a title or alt that says "javascript:").
+    for (const name of el.getAttributeNames()) {
+      if (name !== "href" && name !== "src" && SCRIPT_URL.test(el.getAttribute(name) ?? "")) el.removeAttribute(name);
+    }
     if (el.tagName === "A") {
       const href = (el.getAttribute("href") ?? "").trim();
       el.removeAttribute("href");

@@ -194,7 +194,7 @@ export class ExecutionCell {
     if (!/^data:image\/(png|jpeg|gif|webp|svg\+xml);base64,/i.test(dataUrl)) return;
     if (this.imageCount >= MAX_IMAGES) return;
     this.imageCount++;
-    const img = h("img", { testid: "cell-image", className: "cell-image", alt: path, title: path, "data-path": path, loading: "lazy" });
+    const img = h("img", { testid: "cell-image", className: "cell-image", alt: path, title: path, "data-path": path });
     img.src = dataUrl;
     this.images.append(h("figure", {}, img, h("figcaption", {}, path)));
   }

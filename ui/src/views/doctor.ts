@@ -10,6 +10,7 @@ import { errorText } from "../api";
 import { h } from "../lib/dom";
 import { withCode } from "../lib/icons";
 import { ProviderFields } from "./provider";
+import { needsDoctor } from "../lib/readiness";
 
 const OLLAMA_URL = "http://127.0.0.1:11434";
 
@@ -56,7 +57,7 @@ export async function doctorScreen(api: Api, actions: DoctorActions, known?: Doc
   const recheck = h("button", { className: "btn", type: "button" }, "Check again");
   continueBtn.addEventListener("click", () => actions.continue());
 
-  const progress = h("progress", { testid: "image-progress", className: "progress", max: 1, hidden: true });
+  const progress = h("progress", { testid: "image-progress", className: "progress", max: 1, hidden: true, "aria-label": "Preparing the sandbox image" });
   const progressLabel = h("p", { className: "check-detail" });
   const prepare = h("button", { testid: "prepare-image", className: "btn btn-primary", type: "button" }, "Prepare sandbox image");
 
@@ -86,7 +87,7 @@ export async function doctorScreen(api: Api, actions: DoctorActions, known?: Doc
       h(
         "div",
         { className: "check-body" },
-        h("h2", { testid: "image-status", "data-state": i.state }, ready ? "Sandbox image is ready" : "Sandbox image needed"),
+        h("h2", { testid: "image-status", "data-state": i.state, "data-ready": String(ready) }, ready ? "Sandbox image is ready" : "Sandbox image needed"),
         h("p", { className: "check-detail" }, ready ? i.tag : dockerOk ? `${i.message} It is built on this computer, offline; it takes a minute or two.` : i.message),
         progress,
         progressLabel,
@@ -101,7 +102,10 @@ export async function doctorScreen(api: Api, actions: DoctorActions, known?: Doc
     ollamaNote.textContent = models.length
       ? `Ollama is running on this computer with ${models.length} model${models.length === 1 ? "" : "s"}: ${models.slice(0, 4).join(", ")}`
       : "No local Ollama answered. Use an OpenAI-compatible or Anthropic endpoint instead.";
-    if (models.length && !settings.provider) provider.useOllama(OLLAMA_URL, models[0]);
+    if (firstRender) {
+      if (models.length) provider.useOllama(OLLAMA_URL, models[0]);
+      else provider.preferKind("openai");
+    }
     provider.keyringNote(m.keyringAvailable ? null : m.keyringMessage);
     providerStatus.textContent = m.configured
       ? "A model is set up."
@@ -111,12 +115,15 @@ export async function doctorScreen(api: Api, actions: DoctorActions, known?: Doc
     providerStatus.classList.toggle("error", !m.configured && models.length === 0);
   }
 
+  let firstRender = true;
   function renderAll(): void {
     renderDocker();
     renderImage();
     renderProvider();
-    continueBtn.textContent = report.ready ? "Start chatting" : "Continue anyway";
-    continueBtn.classList.toggle("btn-primary", report.ready);
+    firstRender = false;
+    const good = !needsDoctor(report);
+    continueBtn.textContent = good ? "Start chatting" : "Continue anyway";
+    continueBtn.classList.toggle("btn-primary", good);
   }
 
   recheck.addEventListener("click", async () => {

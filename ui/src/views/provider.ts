@@ -21,6 +21,12 @@ const KINDS: { value: ProviderKind; label: string }[] = [
   { value: "anthropic", label: "Anthropic" },
 ];
 
+const PLACEHOLDER_MODEL: Record<ProviderKind, string> = {
+  ollama: "e.g. qwen2.5-coder:7b",
+  openai: "e.g. gpt-4o-mini, or the model your server serves",
+  anthropic: "e.g. claude-sonnet-4-5",
+};
+
 const PLACEHOLDER_URL: Record<ProviderKind, string> = {
   ollama: "http://127.0.0.1:11434",
   openai: "Leave empty for OpenAI itself, or e.g. http://localhost:8000/v1",
@@ -42,7 +48,7 @@ export class ProviderFields {
     this.kind = h("select", { testid: ids.kind, className: "input", "aria-label": "Provider" });
     for (const k of KINDS) this.kind.append(h("option", { value: k.value }, k.label));
     this.baseUrl = h("input", { testid: ids.baseUrl, className: "input", type: "url", autocomplete: "off", spellcheck: "false" });
-    this.model = h("input", { testid: ids.model, className: "input", type: "text", autocomplete: "off", spellcheck: "false", placeholder: "e.g. qwen2.5-coder:7b" });
+    this.model = h("input", { testid: ids.model, className: "input", type: "text", autocomplete: "off", spellcheck: "false" });
     this.apiKey = h("input", {
       testid: ids.apiKey, className: "input", type: "password", autocomplete: "off", spellcheck: "false",
       placeholder: keyStored ? "A key is stored — type to replace it" : "Paste your API key",
@@ -71,6 +77,13 @@ export class ProviderFields {
     this.keyHint.classList.toggle("error", problem !== null);
   }
 
+  /** Picks a kind when nothing is saved yet (e.g. no Ollama here: an endpoint is likelier). */
+  preferKind(kind: ProviderKind): void {
+    if (this.settings.provider) return;
+    this.kind.value = kind;
+    this.sync();
+  }
+
   /** Prefills a detected local Ollama. */
   useOllama(baseUrl: string, model: string | undefined): void {
     if (this.settings.provider) return;
@@ -83,6 +96,7 @@ export class ProviderFields {
   private sync(): void {
     const kind = this.kind.value as ProviderKind;
     this.baseUrl.placeholder = PLACEHOLDER_URL[kind];
+    this.model.placeholder = PLACEHOLDER_MODEL[kind];
     this.keyRow.hidden = kind === "ollama";
   }
 
