@@ -14,15 +14,11 @@ const NO_MODEL = {
   env: { IRONCLAW_OLLAMA_BASE_URL: "http://127.0.0.1:9", OPENAI_API_KEY: "", ANTHROPIC_API_KEY: "", IRONCLAW_OPENAI_BASE_URL: "" },
 };
 
-// The issue puts the model set-up on the first-run screen. Today the app shows the doctor only
-// when Docker or the image is not ready (`DoctorReport.ready`), so with no model configured it
-// opens an empty chat whose first message fails. Kept as a todo until the UI also opens the
-// doctor when `report.model.configured` is false and no Ollama answers.
-test("first run with no model configured opens the model set-up", { timeout: 240_000, todo: "the doctor is skipped when only the model is missing" }, async (t) => {
-  const app = await prepare(t, NO_MODEL);
+test("first run with no model configured opens the model set-up, then the chat", { timeout: 240_000 }, async (t) => {
+  const app = await prepare(t, { ...NO_MODEL, replies: [{ type: "text", chunks: ["Set up ", "and answering."] }] });
   let s = await app.start();
 
-  await s.waitForTestId("doctor-screen", { timeoutMs: 10_000 });
+  await s.waitForTestId("doctor-screen");
   const docker = await s.waitForTestId("docker-status");
   assert.equal(await docker.attribute("data-state"), "ok");
   const image = await s.byTestId("image-status");
@@ -44,7 +40,8 @@ test("first run with no model configured opens the model set-up", { timeout: 240
 
   await (await s.byTestId("doctor-continue")).click();
   await s.waitForTestId("chat-view");
-  await s.waitForTestId("message-input");
+  await sendMessage(s, "Are you there?");
+  await waitForAssistant(s, "Set up and answering.");
 
   s = await app.restart();
   await s.waitForTestId("chat-view");
@@ -54,6 +51,9 @@ test("first run with no model configured opens the model set-up", { timeout: 240
 test("Settings sets up the model, and the chat then talks to it", { timeout: 240_000 }, async (t) => {
   const app = await prepare(t, { ...NO_MODEL, replies: [{ type: "text", chunks: ["Hello from ", "the scripted model."] }] });
   let s = await app.start();
+  // Past the first-run screen without setting anything up there.
+  await s.waitForTestId("doctor-screen");
+  await (await s.byTestId("doctor-continue")).click();
   await s.waitForTestId("chat-view");
 
   await (await s.byTestId("open-settings")).click();
