@@ -3,11 +3,17 @@
 # on a private virtual display and session bus, driven through tauri-driver; each test starts
 # its own driver, scripted LLM and data folders. Extra arguments go to `node --test`
 # (e.g. --test-name-pattern=deny). Expects scripts/setup.sh to have run; builds what is missing.
-# Usage: scripts/e2e.sh [--no-build] [NODE_TEST_ARGS...]
+# Screenshots of the main screens go to target/e2e-screenshots, or with --update-screenshots to
+# docs/screenshots (the README's).
+# Usage: scripts/e2e.sh [--update-screenshots] [--no-build] [NODE_TEST_ARGS...]
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
 export PATH="$HOME/.cargo/bin:$PATH"
 
+if [ "${1:-}" = "--update-screenshots" ]; then
+  shift
+  export IRONCLAW_SCREENSHOT_DIR="$ROOT/docs/screenshots"
+fi
 if [ "${1:-}" = "--no-build" ]; then
   shift
 else

@@ -6,7 +6,9 @@ import * as path from "node:path";
 import { ROOT } from "./harness.mjs";
 import { testid, RetryableError } from "./webdriver.mjs";
 
-export const SCREENSHOT_DIR = path.join(ROOT, "docs/screenshots");
+// The README's screenshots (docs/screenshots) are refreshed on request
+// (`scripts/e2e.sh --update-screenshots`); ordinary runs write to target/ so the tree stays clean.
+export const SCREENSHOT_DIR = process.env.IRONCLAW_SCREENSHOT_DIR ?? path.join(ROOT, "target/e2e-screenshots");
 
 /** The element's text exactly as in the DOM (WebDriver's own `text` normalizes whitespace). */
 export function textContent(session, element) {
