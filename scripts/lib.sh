@@ -8,17 +8,28 @@ mkdir -p "$LOG_DIR"
 die() { echo "ironclaw setup: $*" >&2; exit 1; }
 note() { [ -n "${IRONCLAW_VERBOSE:-}" ] && echo "ironclaw setup: $*" >&2 || true; }
 
-# Runs a command with its output in a log file; shows the log only if it fails.
+# Runs a command with its output in a log file; shows the log only if it fails. Each step's
+# duration goes to $LOG_DIR/timings.tsv, so CI time can be attributed without extra output.
 quietly() {
   local name="$1"; shift
   local log="$LOG_DIR/$name.log"
+  local start=$SECONDS
   if ! "$@" >"$log" 2>&1; then
     echo "ironclaw setup: '$*' failed; its output ($log):" >&2
     tail -n 40 "$log" >&2
     exit 1
   fi
+  printf '%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$name" "$((SECONDS - start))" >>"$LOG_DIR/timings.tsv"
 }
 
 is_root() { [ "$(id -u)" -eq 0 ]; }
 
 docker_answers() { docker info >/dev/null 2>&1; }
+
+# Like `quietly`, but the command's output stays on the terminal (test runners' reports).
+timed() {
+  local name="$1"; shift
+  local start=$SECONDS
+  "$@"
+  printf '%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$name" "$((SECONDS - start))" >>"$LOG_DIR/timings.tsv"
+}

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up everything IronClaw needs on Debian/Ubuntu, idempotently and quietly:
-# Debian packages, a running Docker engine, the Rust build, and the sandbox image.
+# Debian packages, a running Docker engine, the Rust build, the front end's npm packages,
+# tauri-driver, and the sandbox image.
 # Usage: scripts/setup.sh [--no-image]
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -12,6 +13,18 @@ WITH_IMAGE=1
 # parser grammars of the risk classifier are C; passwd/procps/util-linux: tests run code as a
 # real non-root user (useradd, runuser).
 PACKAGES=(docker.io debootstrap ca-certificates gcc libc6-dev pkg-config passwd procps util-linux git)
+# The desktop app: Tauri's WebKitGTK build deps; Xvfb, D-Bus, WebKitWebDriver, xdotool and
+# ImageMagick for the end-to-end suite and screenshots; xdg-utils for "Open folder"; rpm so
+# `tauri build` can make the .rpm next to the .deb.
+PACKAGES+=(libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libayatana-appindicator3-dev libssl-dev
+  libxdo-dev build-essential file xvfb xauth imagemagick xdotool x11-utils fonts-dejavu-core
+  webkit2gtk-driver dbus xdg-utils rpm)
+# Node 18+ builds the front end. Debian's nodejs/npm only when there is none (or an older one):
+# a Node from elsewhere ships its own npm, which Debian's npm package would conflict with.
+node_major() { node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }
+if ! command -v npm >/dev/null 2>&1 || [ "$(node_major)" -lt 18 ]; then
+  PACKAGES+=(nodejs npm)
+fi
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -22,8 +35,34 @@ if [ "${#missing[@]}" -gt 0 ]; then
   quietly apt-install env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
 fi
 
+[ "$(node_major)" -ge 18 ] || die "Node $(node -v 2>/dev/null || echo '(none)') is too old for the front end: install Node 18 or newer, then run this again"
+
 # --- Rust toolchain ----------------------------------------------------------------------------
 command -v cargo >/dev/null 2>&1 || die "no Rust toolchain: install rustup (https://rustup.rs) and a stable Rust, then run this again"
+export PATH="$HOME/.cargo/bin:$PATH"
+# The end-to-end suite drives the real app through tauri-driver (a WebDriver proxy to
+# WebKitWebDriver).
+if ! command -v tauri-driver >/dev/null 2>&1; then
+  quietly tauri-driver cargo install tauri-driver --locked
+fi
+
+# --- Front-end dependencies --------------------------------------------------------------------
+# `npm ci` again only when package-lock.json changed since the last install.
+if [ -f "$ROOT/package-lock.json" ]; then
+  lock_hash="$(sha256sum "$ROOT/package-lock.json" | cut -d' ' -f1)"
+  stamp="$ROOT/node_modules/.ironclaw-lock-sha256"
+  if [ ! -d "$ROOT/node_modules" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$lock_hash" ]; then
+    # `npm ci` refuses a lock that lacks the other platforms' optional packages (Tauri's CLI
+    # binaries for macOS/Windows…), which is what a registry mirror serving only this platform
+    # produces; `npm install --no-save` then installs the same locked versions without
+    # rewriting the lock.
+    if ! (cd "$ROOT" && npm ci --no-audit --no-fund >"$LOG_DIR/npm-ci.log" 2>&1); then
+      grep -q "Missing: .* from lock file" "$LOG_DIR/npm-ci.log" || { tail -n 40 "$LOG_DIR/npm-ci.log" >&2; die "npm ci failed (log above: $LOG_DIR/npm-ci.log)"; }
+      (cd "$ROOT" && quietly npm-install npm install --no-save --no-audit --no-fund)
+    fi
+    echo "$lock_hash" >"$stamp"
+  fi
+fi
 
 # --- Docker engine -----------------------------------------------------------------------------
 # Start one only when none answers and we are root; never touch an engine that is running.
@@ -60,8 +99,12 @@ fi
 
 # --- Build -------------------------------------------------------------------------------------
 cd "$ROOT"
-# scripts/test.sh asks for a debug build (it needs one anyway); running the app wants release.
-if [ "${IRONCLAW_BUILD:-release}" = debug ]; then
+# scripts/test.sh asks for a debug build (it needs one anyway); running the app wants release;
+# packaging needs neither the CLI nor the image (IRONCLAW_BUILD=none).
+if [ "${IRONCLAW_BUILD:-release}" = none ]; then
+  BIN=""
+  WITH_IMAGE=0
+elif [ "${IRONCLAW_BUILD:-release}" = debug ]; then
   quietly cargo-build cargo build --locked -p ironclaw-cli
   BIN="$ROOT/target/debug/ironclaw"
 else

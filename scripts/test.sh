@@ -1,19 +1,43 @@
 #!/usr/bin/env bash
-# Sets everything up, then runs every check and test: formatting, lints, unit tests and the
-# end-to-end suite against the real Docker engine.
+# Sets everything up, then runs every check and test: formatting, lints, the front end's type
+# check and unit tests, the TypeScript bindings' drift check, the Rust unit and end-to-end tests
+# against the real Docker engine, the desktop app's end-to-end suite (the real built app under
+# Xvfb through WebDriver), and a debug .deb/.rpm bundle check.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 IRONCLAW_BUILD=debug "$ROOT/scripts/setup.sh"
 cd "$ROOT"
+export PATH="$HOME/.cargo/bin:$PATH"
+
+# One feature set for every cargo invocation below, so Tauri is compiled once: the app embeds
+# ui/dist (custom-protocol), which therefore has to exist before clippy or the build look at it.
+APP_FEATURES=(--features ironclaw-app/custom-protocol)
 
 quietly fmt cargo fmt --all --check
-quietly clippy cargo clippy --locked --workspace --all-targets -- -D warnings
-quietly build cargo build --locked --workspace --bins
+quietly typecheck npm run typecheck
+quietly vitest npm test
+quietly ui-build npm run build
+quietly clippy cargo clippy --locked --workspace --all-targets "${APP_FEATURES[@]}" -- -D warnings
+quietly build cargo build --locked --workspace --bins "${APP_FEATURES[@]}"
+quietly mock-llm cargo build --locked -p ironclaw-llm --features testing --bin ironclaw-mock-llm
 python3 -m py_compile src-tauri/crates/ironclaw-sandbox/image/supervisor.py src-tauri/crates/ironclaw-sandbox/image/pyworker.py
+if [ -f scripts/check-bindings.sh ]; then
+  quietly bindings bash scripts/check-bindings.sh
+else
+  echo "ironclaw test: scripts/check-bindings.sh not there yet; skipping the bindings drift check" >&2
+fi
 
 # Tests remove their own containers (by label) even when they fail; a container a killed run
 # leaves behind stops itself after the policy's idle timeout.
 if cargo nextest --version >/dev/null 2>&1; then
-  cargo nextest run --locked --workspace --no-fail-fast
+  timed rust-tests cargo nextest run --locked --workspace --no-fail-fast
 else
-  cargo test --locked --workspace --no-fail-fast
+  timed rust-tests cargo test --locked --workspace --no-fail-fast
 fi
+
+# The real app (the debug build from above) under Xvfb through WebDriver.
+timed app-e2e "$ROOT/scripts/e2e.sh" --no-build
+
+# The installers build offline and carry the binary and its desktop entry. `--debug` reuses the
+# debug build above instead of compiling a release one.
+quietly tauri-bundle npx --no tauri build --debug --bundles deb,rpm
+quietly bundle-check "$ROOT/scripts/check-bundle.sh" debug

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Checks the newest .deb and .rpm under target/<profile>/bundle: both exist, and the .deb
+# installs the app binary and its .desktop entry. Quiet on success.
+# Usage: scripts/check-bundle.sh [debug|release]
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bundle_dir="$ROOT/target/${1:-release}/bundle"
+deb="$(ls -t "$bundle_dir"/deb/*.deb 2>/dev/null | head -n1)"
+rpm="$(ls -t "$bundle_dir"/rpm/*.rpm 2>/dev/null | head -n1)"
+[ -n "$deb" ] || die "no .deb under $bundle_dir/deb: run npx tauri build --bundles deb (log: $LOG_DIR/tauri-bundle.log)"
+[ -n "$rpm" ] || die "no .rpm under $bundle_dir/rpm: install rpm (apt-get install rpm) and build again"
+contents="$(dpkg-deb -c "$deb")"
+grep -qE ' (\./)?usr/bin/ironclaw-app$' <<<"$contents" || die "$deb does not install usr/bin/ironclaw-app; its contents: $contents"
+desktop="$(grep -oE '(\./)?usr/share/applications/[^/]+\.desktop$' <<<"$contents" | head -n1)"
+[ -n "$desktop" ] || die "$deb has no .desktop entry under usr/share/applications; its contents: $contents"
+# The menu entry must start the installed binary.
+dpkg-deb --fsys-tarfile "$deb" | tar -xO "$desktop" | grep -qE '^Exec=ironclaw-app( |$)' \
+  || die "$deb's $desktop does not run ironclaw-app: $(dpkg-deb --fsys-tarfile "$deb" | tar -xO "$desktop")"
+rpm -qlp "$rpm" 2>/dev/null | grep -q '/usr/bin/ironclaw-app$' || die "$rpm does not install /usr/bin/ironclaw-app"

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The desktop app's end-to-end suite: the real app (debug build with the front end embedded)
+# on a private virtual display and session bus, driven through tauri-driver; each test starts
+# its own driver, scripted LLM and data folders. Extra arguments go to `node --test`
+# (e.g. --test-name-pattern=deny). Expects scripts/setup.sh to have run; builds what is missing.
+# Screenshots of the main screens go to target/e2e-screenshots, or with --update-screenshots to
+# docs/screenshots (the README's).
+# Usage: scripts/e2e.sh [--update-screenshots] [--no-build] [NODE_TEST_ARGS...]
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$ROOT"
+export PATH="$HOME/.cargo/bin:$PATH"
+
+if [ "${1:-}" = "--update-screenshots" ]; then
+  shift
+  export IRONCLAW_SCREENSHOT_DIR="$ROOT/docs/screenshots"
+fi
+if [ "${1:-}" = "--no-build" ]; then
+  shift
+else
+  "$ROOT/scripts/build-app.sh"
+  quietly mock-llm cargo build --locked -p ironclaw-llm --features testing --bin ironclaw-mock-llm
+fi
+
+export IRONCLAW_APP_BIN="${IRONCLAW_APP_BIN:-$ROOT/target/debug/ironclaw-app}"
+export IRONCLAW_MOCK_LLM_BIN="${IRONCLAW_MOCK_LLM_BIN:-$ROOT/target/debug/ironclaw-mock-llm}"
+exec xvfb-run -a -s "-screen 0 1280x800x24 -nolisten tcp" dbus-run-session -- \
+  node --test --test-concurrency=1 "$@" tests/e2e/*.test.mjs

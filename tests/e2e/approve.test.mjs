@@ -1,0 +1,120 @@
+// Ask → the approval dialog shows the exact code and its risk → approve → the output streams
+// into the cell (and the PNG the code wrote shows inline) → the workspace panel marks the new
+// files and "Open folder" hands the workspace to the system file manager → after a restart the
+// conversation is found again in the sidebar by full-text search, output included.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as path from "node:path";
+
+import { prepare, runCodeReplies } from "./lib/harness.mjs";
+import { testid, RetryableError } from "./lib/webdriver.mjs";
+import {
+  approvalDialog, cells, cellText, finishedCell, screenshot, sendMessage, textContent, waitForAssistant,
+  waitForCellOutput,
+} from "./lib/ui.mjs";
+
+// Prints three ticks a second apart (so output arrives while the cell is still running), then
+// writes a small gradient PNG with nothing but the standard library.
+const CODE = `import struct, time, zlib
+
+def png(path, w=96, h=64):
+    rows = b"".join(b"\\x00" + bytes(v for x in range(w) for v in (x * 255 // w, y * 255 // h, 170)) for y in range(h))
+    chunk = lambda kind, data: struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    with open(path, "wb") as f:
+        f.write(b"\\x89PNG\\r\\n\\x1a\\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+                + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+for i in range(1, 4):
+    print(f"tick {i}", flush=True)
+    time.sleep(1)
+png("gradient.png")
+print("wrote gradient.png")
+`;
+
+const OUTPUT = "tick 1\ntick 2\ntick 3\nwrote gradient.png\n";
+
+test("approved code streams into its cell, and the conversation survives a restart", { timeout: 300_000 }, async (t) => {
+  const app = await prepare(t, {
+    replies: runCodeReplies("python", CODE, {
+      before: ["I'll count to three and draw a gradient."],
+      after: "Counted to three and saved **gradient.png** in your workspace.",
+    }),
+  });
+  let s = await app.start();
+
+  await sendMessage(s, "Count to three slowly and draw me a zebra-striped gradient");
+
+  // The dialog shows exactly what the model asked for, with language and risk.
+  const dialog = await approvalDialog(s);
+  assert.equal(await textContent(s, await dialog.find(testid("approval-code"))), CODE);
+  assert.equal((await (await dialog.find(testid("approval-language"))).text()).trim(), "python");
+  const risk = await dialog.attribute("data-risk");
+  assert.ok(["read_only", "normal", "destructive"].includes(risk), `data-risk=${risk}`);
+  assert.equal(risk, "normal", "writing a file in the workspace is normal risk");
+  assert.match(await (await dialog.find(testid("approval-risk"))).text(), /normal/i);
+  assert.equal(await dialog.attribute("data-destructive"), "false");
+  await screenshot(s, "approval-dialog");
+
+  await (await dialog.find(testid("approve-button"))).click();
+  await s.waitGone(testid("approval-dialog"));
+
+  // Output arrives while the code still runs: some tick is in the cell before it ends.
+  const seenWhileRunning = await s.waitUntil("output in a running cell", async () => {
+    const [cell] = await cells(s);
+    if (!cell) throw new RetryableError("no cell yet");
+    const { stdout } = await cellText(s, cell.el);
+    if (cell.state !== "running") return { state: cell.state, stdout };
+    return stdout && stdout.includes("tick 1") ? { state: "running", stdout } : null;
+  });
+  assert.equal(seenWhileRunning.state, "running", `the cell finished before any output showed: ${JSON.stringify(seenWhileRunning)}`);
+  assert.doesNotMatch(seenWhileRunning.stdout, /wrote gradient\.png/);
+
+  const cell = await finishedCell(s);
+  assert.equal(cell.state, "ok");
+  await waitForCellOutput(s, cell.el, OUTPUT);
+  assert.equal(cell.code, CODE);
+  assert.match(cell.exit ?? "", /\b0\b/);
+  await waitForAssistant(s, "Counted to three");
+
+  // The image the code wrote is shown inline, from the workspace.
+  const img = await s.waitFor(testid("cell-image"));
+  assert.equal(await img.attribute("data-path"), "gradient.png");
+  await s.waitUntil("the inline image to load", () => s.execute("const i = arguments[0]; return i.complete && i.naturalWidth === 96;", [img]));
+  await screenshot(s, "chat-with-cell");
+
+  // The workspace panel lists what the last run changed; Open folder opens that folder.
+  await (await s.byTestId("open-workspace-panel")).click();
+  await s.waitForTestId("workspace-panel");
+  const file = await s.waitFor(testid("workspace-file", '[data-path="gradient.png"]'));
+  assert.equal(await file.attribute("data-changed"), "true");
+  await screenshot(s, "workspace-panel");
+  await (await s.byTestId("open-folder")).click();
+  const opened = await s.waitUntil("the file manager to be invoked", () => app.openedFolders()[0]);
+  const [workspace] = app.workspaces();
+  assert.ok(workspace, "the app made a workspace under its data folder");
+  assert.equal(fs.realpathSync(opened), fs.realpathSync(workspace));
+  assert.ok(fs.existsSync(path.join(opened, "gradient.png")), "the opened folder is the one the code wrote to");
+
+  const conversationId = await (await s.find(`${testid("conversation-item")}.active`)).attribute("data-id");
+
+  // Restart: the conversation is in the sidebar, found by a word only its text contains, and
+  // opening it shows the cell with its output.
+  s = await app.restart();
+  await s.waitFor(testid("conversation-item", `[data-id="${conversationId}"]`));
+  const search = await s.byTestId("conversation-search");
+  await search.click();
+  await search.sendKeys("zebra");
+  await s.waitUntil("search to narrow the list to the zebra conversation", async () => {
+    const ids = await Promise.all((await s.allByTestId("conversation-item")).map((e) => e.attribute("data-id")));
+    return ids.length === 1 && ids[0] === conversationId;
+  });
+  await (await s.find(`${testid("conversation-item", `[data-id="${conversationId}"]`)} button`)).click();
+  const again = await finishedCell(s);
+  assert.equal(again.state, "ok");
+  assert.equal(again.stdout, OUTPUT, "the stored output comes back whole");
+  assert.equal(again.code, CODE);
+  await waitForAssistant(s, "Counted to three");
+  assert.equal(app.llm.chatRequests().length, 2, "one request for the tool call, one after its result");
+});
