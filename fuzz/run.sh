@@ -16,15 +16,17 @@ cd "$HERE"
 # visibly wait; a parser stuck longer than this on one input is a bug.
 TIMEOUT=${FUZZ_TIMEOUT:-5}
 TARGETS=(llm_stream tool_args frame_decoder risk sandbox_yaml provider_yaml)
+# CI keeps the (slow, sanitizer-instrumented) build outside its fresh clone.
+TARGET_DIR=${FUZZ_TARGET_DIR:-$HERE/target}
 
-cargo +nightly fuzz build -O
+cargo +nightly fuzz build -O --target-dir "$TARGET_DIR"
 
 failed=()
 for target in "${TARGETS[@]}"; do
     mkdir -p "corpus-new/$target" "artifacts/$target"
     echo "== $target: ${SECONDS_EACH}s"
     log="artifacts/$target/last-run.log"
-    if cargo +nightly fuzz run -O "$target" "corpus-new/$target" "corpus/$target" -- \
+    if cargo +nightly fuzz run -O --target-dir "$TARGET_DIR" "$target" "corpus-new/$target" "corpus/$target" -- \
         -max_total_time="$SECONDS_EACH" -timeout="$TIMEOUT" -rss_limit_mb=2048 \
         -max_len=65536 -print_final_stats=1 >"$log" 2>&1; then
         grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$log" | sed "s/^/   /" || true

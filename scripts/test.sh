@@ -19,12 +19,8 @@ quietly ui-build npm run build
 quietly clippy cargo clippy --locked --workspace --all-targets "${APP_FEATURES[@]}" -- -D warnings
 quietly build cargo build --locked --workspace --bins "${APP_FEATURES[@]}"
 quietly mock-llm cargo build --locked -p ironclaw-llm --features testing --bin ironclaw-mock-llm
-python3 -m py_compile src-tauri/crates/ironclaw-sandbox/image/supervisor.py src-tauri/crates/ironclaw-sandbox/image/pyworker.py
-if [ -f scripts/check-bindings.sh ]; then
-  quietly bindings bash scripts/check-bindings.sh
-else
-  echo "ironclaw test: scripts/check-bindings.sh not there yet; skipping the bindings drift check" >&2
-fi
+python3 -m py_compile src-tauri/crates/ironclaw-sandbox/image/supervisor.py src-tauri/crates/ironclaw-sandbox/image/pyworker.py src-tauri/crates/ironclaw-sandbox/image/nosuid.py
+quietly bindings bash scripts/check-bindings.sh
 
 # Tests remove their own containers (by label) even when they fail; a container a killed run
 # leaves behind stops itself after the policy's idle timeout.
@@ -41,3 +37,9 @@ timed app-e2e "$ROOT/scripts/e2e.sh" --no-build
 # debug build above instead of compiling a release one.
 quietly tauri-bundle npx --no tauri build --debug --bundles deb,rpm
 quietly bundle-check "$ROOT/scripts/check-bundle.sh" debug
+
+# Every fuzz target briefly, from the committed seed corpora; fails on a crash, leak or hang.
+# The sanitizer build lives outside the clone so CI on the same machine builds it once.
+quietly fuzz-tools "$ROOT/scripts/fuzz-tools.sh"
+timed fuzz env FUZZ_TARGET_DIR="${IRONCLAW_CACHE_DIR:-$HOME/.cache/ironclaw}/fuzz-target" \
+  bash "$ROOT/fuzz/run.sh" "${IRONCLAW_FUZZ_SECONDS:-15}"

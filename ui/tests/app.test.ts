@@ -356,3 +356,32 @@ describe("network prompts", () => {
     expect(all("network-prompt")).toHaveLength(0);
   });
 });
+
+describe("chat rendering details", () => {
+  it("an approval approved with the person's edits is marked so on its card", async () => {
+    await startApp();
+    await send("total the sales please");
+    const id = q("approval-dialog").dataset["approvalId"]!;
+    q<HTMLButtonElement>("edit-button").click();
+    const area = q<HTMLTextAreaElement>("edit-code");
+    area.value = `${area.value}\nprint("mine")`;
+    area.dispatchEvent(new Event("input", { bubbles: true }));
+    q<HTMLButtonElement>("edit-approve-button").click();
+    await settle(60);
+    const card = document.querySelector<HTMLElement>(`.approval-card[data-approval-id="${id}"]`)!;
+    expect(card.dataset["edited"]).toBe("true");
+    expect(card.textContent).toContain("Approved with your edits");
+  });
+
+  it("a reply that is only a tool call leaves no empty bubble", async () => {
+    const { api, app } = await startApp();
+    const id = app.conversationId!;
+    api.emit(id, { type: "assistantMessage", messageId: "m-empty", text: "" });
+    api.emit(id, { type: "assistantMessage", messageId: "m-words", text: "Done." });
+    await settle();
+    const empty = document.querySelector<HTMLElement>('[data-message-id="m-empty"]')!;
+    const words = document.querySelector<HTMLElement>('[data-message-id="m-words"]')!;
+    expect(empty.hidden).toBe(true);
+    expect(words.hidden).toBe(false);
+  });
+});

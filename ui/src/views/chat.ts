@@ -151,7 +151,7 @@ export class ChatView {
         this.notice(item.text);
         break;
       case "approval":
-        this.addCard(item.request, item.state, item.reason ?? null);
+        this.addCard(item.request, item.state, item.reason ?? null, item.userEdited);
         break;
       case "execution": {
         const cell = ExecutionCell.fromHistory(item, {
@@ -189,12 +189,14 @@ export class ChatView {
     const existing = this.messages.get(messageId);
     if (existing) return existing;
     const body = h("div", { testid: "message-body", className: "message-body markdown" });
-    const el = h("article", { testid: "message", className: "message assistant", "data-role": "assistant", "data-message-id": messageId }, body);
+    // Hidden while empty: a reply that is only a tool call has no words to show.
+    const el = h("article", { testid: "message", className: "message assistant", "data-role": "assistant", "data-message-id": messageId, hidden: true }, body);
     const m: Message = {
       el,
       body,
       text: "",
       render: () => {
+        m.el.hidden = m.text.trim() === "";
         renderMarkdownInto(m.body, m.text);
         this.scroll();
       },
@@ -204,7 +206,7 @@ export class ChatView {
     return m;
   }
 
-  private addCard(req: ApprovalRequest, state: ApprovalState, reason: string | null = null): void {
+  private addCard(req: ApprovalRequest, state: ApprovalState, reason: string | null = null, edited = false): void {
     const stateEl = h("span", { className: "card-state" });
     const review = h("button", { className: "btn btn-small", type: "button" }, "Review");
     review.addEventListener("click", () => this.actions.reviewApproval(req.approvalId));
@@ -220,21 +222,22 @@ export class ChatView {
     );
     this.cards.set(req.approvalId, { el, state: stateEl, review });
     this.append(el);
-    this.setCardState(req.approvalId, state, reason);
+    this.setCardState(req.approvalId, state, reason, edited);
   }
 
-  setCardState(approvalId: string, state: ApprovalState | "approvedAuto", reason: string | null = null): void {
+  setCardState(approvalId: string, state: ApprovalState | "approvedAuto", reason: string | null = null, edited = false): void {
     const card = this.cards.get(approvalId);
     if (!card) return;
     const label: Record<string, string> = {
       pending: "Waiting for your approval",
-      approved: "Approved",
+      approved: edited ? "Approved with your edits" : "Approved",
       approvedAuto: "Allowed by your rules",
       denied: reason ? `Denied: ${reason}` : "Denied",
       expired: "Expired",
     };
     card.state.textContent = label[state] ?? state;
     card.el.setAttribute("data-state", state);
+    if (edited) card.el.setAttribute("data-edited", "true");
     card.review.hidden = state !== "pending";
   }
 
@@ -296,7 +299,7 @@ export class ChatView {
         break;
       }
       case "approvalResolved":
-        this.setCardState(e.approvalId, e.approved ? (e.auto ? "approvedAuto" : "approved") : "denied", e.reason);
+        this.setCardState(e.approvalId, e.approved ? (e.auto ? "approvedAuto" : "approved") : "denied", e.reason, e.userEdited);
         break;
       case "decisionRejected":
         break;
