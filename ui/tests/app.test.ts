@@ -385,3 +385,18 @@ describe("chat rendering details", () => {
     expect(words.hidden).toBe(false);
   });
 });
+
+describe("network activity of a run", () => {
+  it("is shown with its execution, host names as text", async () => {
+    const { api, app } = await startApp();
+    const id = app.conversationId!;
+    api.emit(id, { type: "executionStarted", executionId: "exec-net", approvalId: "a-net", language: "bash", code: "pip install x" });
+    api.emit(id, { type: "executionNetwork", executionId: "exec-net", allowed: ["files.example:443"], denied: ["<img src=x onerror=alert(1)>:80"] });
+    await settle();
+    const cell = document.querySelector<HTMLElement>('[data-execution-id="exec-net"]')!;
+    const line = q("cell-network", cell);
+    expect(line.hidden).toBe(false);
+    expect(line.textContent).toBe("Network: reached files.example:443 · blocked <img src=x onerror=alert(1)>:80");
+    expect(line.querySelector("img")).toBeNull();
+  });
+});

@@ -125,6 +125,18 @@ async fn a_refused_host_is_reported_audited_and_can_be_allowed_only_when_it_was_
             .any(|e| matches!(e, AgentEvent::NetworkBlocked { .. })),
         "{events:?}"
     );
+    // The run's network activity is shown with the execution.
+    let shown = events.iter().find_map(|e| match e {
+        AgentEvent::ExecutionNetwork {
+            allowed, denied, ..
+        } => Some((allowed.clone(), denied.clone())),
+        _ => None,
+    });
+    assert_eq!(
+        shown,
+        Some((vec![TARGET.to_string()], vec![])),
+        "{events:?}"
+    );
     let note = agent.tool_results_in(3).join("\n");
     assert!(note.contains("hello from web"), "{note}");
     let file = agent.env.paths.config_dir.join("network.yaml");

@@ -22,4 +22,4 @@ target: string, reason: string,
 /**
  * The person already said no to this host in this conversation.
  */
-alreadyDenied: boolean, } | { "type": "networkDecided", target: string, decision: HostDecision, decidedBy: DecidedBy, };
+alreadyDenied: boolean, } | { "type": "executionNetwork", executionId: ExecutionId, allowed: Array<string>, denied: Array<string>, } | { "type": "networkDecided", target: string, decision: HostDecision, decidedBy: DecidedBy, };

@@ -52,6 +52,7 @@ export class ExecutionCell {
   private readonly note: HTMLElement;
   private readonly fullLog: HTMLButtonElement;
   private readonly images: HTMLElement;
+  private readonly netLine: HTMLElement = h("div", { testid: "cell-network", className: "cell-network", hidden: true });
   private readonly started = performance.now();
   private timer: ReturnType<typeof setInterval> | null = null;
   private hasLog = false;
@@ -118,6 +119,7 @@ export class ExecutionCell {
       h("pre", { testid: "cell-code", className: "cell-code" }, codeEl),
       this.outputBox,
       this.images,
+      this.netLine,
       h("footer", { className: "cell-foot" }, this.note, this.fullLog),
     );
     highlightElement(codeEl);
@@ -129,6 +131,16 @@ export class ExecutionCell {
     this.timer = setInterval(() => {
       this.duration.textContent = formatDuration(performance.now() - this.started);
     }, 250);
+  }
+
+  /** The hosts this run reached and was refused (allowlist mode). Host names are text only. */
+  network(allowed: string[], denied: string[]): void {
+    const parts: (string | HTMLElement)[] = ["Network: "];
+    if (allowed.length) parts.push("reached ", h("code", {}, allowed.join(", ")));
+    if (allowed.length && denied.length) parts.push(" · ");
+    if (denied.length) parts.push("blocked ", h("code", { className: "denied" }, denied.join(", ")));
+    this.netLine.replaceChildren(...parts);
+    this.netLine.hidden = false;
   }
 
   /** A finished execution from history. */

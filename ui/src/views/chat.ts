@@ -338,6 +338,9 @@ export class ChatView {
       case "networkBlocked":
         if (!e.alreadyDenied) this.hostPrompt(e.target, e.reason);
         break;
+      case "executionNetwork":
+        this.cells.get(e.executionId)?.network(e.allowed, e.denied);
+        break;
       case "networkDecided":
         this.hostDecided(e.target, e.decision);
         break;

@@ -199,6 +199,13 @@ pub enum AgentEvent {
         /// The person already said no to this host in this conversation.
         already_denied: bool,
     },
+    /// The hosts one execution reached and was refused (allowlist mode only), shown with it.
+    #[serde(rename_all = "camelCase")]
+    ExecutionNetwork {
+        execution_id: ExecutionId,
+        allowed: Vec<String>,
+        denied: Vec<String>,
+    },
     /// A [`Op::DecideHost`] was applied.
     #[serde(rename_all = "camelCase")]
     NetworkDecided {

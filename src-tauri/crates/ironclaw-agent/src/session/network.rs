@@ -83,6 +83,13 @@ impl Watch {
     ) {
         self.done.cancel();
         let _ = self.task.await;
+        if let Some(a) = activity.filter(|a| !a.allowed.is_empty() || !a.denied.is_empty()) {
+            inner.emit(AgentEvent::ExecutionNetwork {
+                execution_id,
+                allowed: a.allowed.clone(),
+                denied: a.denied.clone(),
+            });
+        }
         for target in activity.map(|a| a.denied.as_slice()).unwrap_or_default() {
             let denied = inner
                 .blocked_hosts

@@ -424,6 +424,22 @@ fn render(event: AgentEvent) {
         AgentEvent::NetworkDecided {
             target, decision, ..
         } => eprintln!("network: {}: {decision:?}", inert(&target)),
+        AgentEvent::ExecutionNetwork {
+            allowed, denied, ..
+        } => {
+            let list = |hosts: &[String]| {
+                hosts
+                    .iter()
+                    .map(|h| inert(h))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            eprintln!(
+                "network: reached [{}], blocked [{}]",
+                list(&allowed),
+                list(&denied)
+            );
+        }
         AgentEvent::TurnStarted { .. }
         | AgentEvent::AssistantMessage { .. }
         | AgentEvent::ApprovalResolved { .. }
