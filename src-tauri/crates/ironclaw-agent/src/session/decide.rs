@@ -134,7 +134,7 @@ pub(super) fn set_policy(inner: &Inner, policy: ApprovalPolicy) {
     audit(
         inner,
         AuditKind::PolicyChanged,
-        json!({"conversation_id": inner.conversation, "policy": policy}),
+        json!({"conversation_id": inner.conversation, "policy": policy.as_str()}),
     );
     inner.emit(AgentEvent::PolicyChanged {
         policy,
