@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use ironclaw_agent::approval::{ApprovalPolicy, Decision};
-use ironclaw_agent::protocol::HostDecision;
+use ironclaw_agent::protocol::{HostDecision, OutputStream};
 use ironclaw_agent::AgentEvent;
 use ironclaw_desktop::doctor::{DoctorReport, ImageProgress};
 use ironclaw_desktop::types::{
@@ -200,10 +200,13 @@ pub fn read_workspace_image(
 pub fn read_log(
     desktop: State<'_, Desktop>,
     execution_id: ExecutionId,
+    stream: OutputStream,
     offset: u64,
     length: u64,
 ) -> Res<LogChunk> {
-    desktop.read_log(execution_id, offset, length).map_err(msg)
+    desktop
+        .read_log(execution_id, stream, offset, length)
+        .map_err(msg)
 }
 
 #[tauri::command]

@@ -52,14 +52,20 @@ describe("composer, cells, log viewer, rules", () => {
     const viewer = q("log-viewer");
     expect(q("log-text", viewer).textContent).toMatch(/^row 1: /);
     const first = api.calls.filter((c) => c.name === "readLog");
-    expect(first[0]?.args).toEqual(["exec-seed-1", 0, 256 * 1024]);
+    expect(first[0]?.args).toEqual(["exec-seed-1", "stdout", 0, 256 * 1024]);
     const before = q("log-text").textContent?.length ?? 0;
     q<HTMLButtonElement>("log-more").click();
     await settle();
     const reads = api.calls.filter((c) => c.name === "readLog");
-    expect(reads[1]?.args[1]).toBe(before);
+    expect(reads[1]?.args.slice(1, 3)).toEqual(["stdout", before]);
     expect(q("log-text").textContent?.endsWith("\n")).toBe(true);
     expect(q<HTMLButtonElement>("log-more").hidden).toBe(true); // the whole log is shown
+    // The error stream's log is one click away, from its start.
+    q<HTMLButtonElement>("log-stream-stderr").click();
+    await settle();
+    expect(api.calls.filter((c) => c.name === "readLog").at(-1)?.args).toEqual(["exec-seed-1", "stderr", 0, 256 * 1024]);
+    expect(q("log-text").textContent).toMatch(/^warning: 3 rows skipped\n/);
+    expect(q("log-stream-stderr").getAttribute("aria-pressed")).toBe("true");
     q<HTMLButtonElement>("log-close").click();
     expect(all("log-viewer")).toHaveLength(0);
   });

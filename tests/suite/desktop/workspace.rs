@@ -2,7 +2,7 @@
 //! read nothing outside the conversation's own workspace.
 
 use ironclaw_agent::approval::Decision;
-use ironclaw_agent::protocol::AgentEvent;
+use ironclaw_agent::protocol::{AgentEvent, OutputStream};
 use ironclaw_desktop::types::EntryKind;
 use ironclaw_desktop::AppEvent;
 use ironclaw_store::ExecutionId;
@@ -132,7 +132,7 @@ async fn files_a_run_writes_are_reported_marked_and_shown_inline_and_nothing_out
 async fn full_logs_page_with_replacement_characters_and_only_for_runs_that_have_one() {
     let mut app = App::start().await;
     app.open().await;
-    let loud = "import sys\nsys.stdout.buffer.write(b'\\xffstart\\n' + b'x' * (3 << 20))\nsys.stdout.buffer.flush()";
+    let loud = "import sys\nsys.stdout.buffer.write(b'\\xffstart\\n' + b'x' * (3 << 20))\nsys.stdout.buffer.flush()\nsys.stderr.write('oops\\n' * 600000)";
     app.push_all([
         asks_to_run("c1", "python", "print('small')"),
         says("Small."),
@@ -161,12 +161,18 @@ async fn full_logs_page_with_replacement_characters_and_only_for_runs_that_have_
 
     let err = app
         .desktop
-        .read_log(small, 0, 100)
+        .read_log(small, OutputStream::Stdout, 0, 100)
         .expect_err("no log for a small run");
     assert!(err.to_string().contains("no separate log"), "{err}");
-    assert!(app.desktop.read_log(ExecutionId::new(), 0, 100).is_err());
+    assert!(app
+        .desktop
+        .read_log(ExecutionId::new(), OutputStream::Stdout, 0, 100)
+        .is_err());
 
-    let first = app.desktop.read_log(loud_run, 0, 4096).expect("first page");
+    let first = app
+        .desktop
+        .read_log(loud_run, OutputStream::Stdout, 0, 4096)
+        .expect("first page");
     assert!(
         first.text.starts_with("\u{FFFD}start\nxxx"),
         "{:?}",
@@ -176,8 +182,20 @@ async fn full_logs_page_with_replacement_characters_and_only_for_runs_that_have_
     assert!(first.total_bytes >= 3 << 20, "{}", first.total_bytes);
     let last = app
         .desktop
-        .read_log(loud_run, first.total_bytes - 10, 1 << 30)
+        .read_log(
+            loud_run,
+            OutputStream::Stdout,
+            first.total_bytes - 10,
+            1 << 30,
+        )
         .expect("last page");
     assert_eq!(last.next_offset, first.total_bytes);
     assert_eq!(last.text.len(), 10);
+    // The error stream has its own full log, a click away too.
+    let errors = app
+        .desktop
+        .read_log(loud_run, OutputStream::Stderr, 0, 10)
+        .expect("stderr page");
+    assert_eq!(errors.text, "oops\noops\n");
+    assert_eq!(errors.total_bytes, 5 * 600_000);
 }

@@ -16,6 +16,7 @@ import type { FocusApprovalEvent } from "../bindings/FocusApprovalEvent";
 import type { HistoryItem } from "../bindings/HistoryItem";
 import type { ImageProgress } from "../bindings/ImageProgress";
 import type { LogChunk } from "../bindings/LogChunk";
+import type { OutputStream } from "../bindings/OutputStream";
 import type { PendingApproval } from "../bindings/PendingApproval";
 import type { PendingApprovalsEvent } from "../bindings/PendingApprovalsEvent";
 import type { ProfileInfo } from "../bindings/ProfileInfo";
@@ -467,9 +468,9 @@ export class FakeBackend implements Api {
     return `data:image/svg+xml;base64,${btoa(chartSvg())}`;
   }
 
-  async readLog(executionId: string, offset: number, length: number): Promise<LogChunk> {
-    this.log("readLog", executionId, offset, length);
-    const full = this.logs.get(executionId) ?? Array.from({ length: 4000 }, (_, i) => `row ${i + 1}: region=${["north", "south", "east", "west"][i % 4]} amount=${(i * 13.75).toFixed(2)}\n`).join("");
+  async readLog(executionId: string, stream: OutputStream, offset: number, length: number): Promise<LogChunk> {
+    this.log("readLog", executionId, stream, offset, length);
+    const full = stream === "stderr" ? "warning: 3 rows skipped\n".repeat(40) : this.logs.get(executionId) ?? Array.from({ length: 4000 }, (_, i) => `row ${i + 1}: region=${["north", "south", "east", "west"][i % 4]} amount=${(i * 13.75).toFixed(2)}\n`).join("");
     const text = full.slice(offset, offset + length);
     return { text, offset, nextOffset: offset + text.length, totalBytes: full.length };
   }

@@ -66,7 +66,7 @@ export const tauriApi: Api = {
 
   listWorkspace: (id) => invoke<WorkspaceEntry[]>("list_workspace", { id }),
   readWorkspaceImage: (id, path) => invoke<string>("read_workspace_image", { id, path }),
-  readLog: (executionId, offset, length) => invoke<LogChunk>("read_log", { executionId, offset, length }),
+  readLog: (executionId, stream, offset, length) => invoke<LogChunk>("read_log", { executionId, stream, offset, length }),
   openWorkspaceFolder: (id) => invoke<void>("open_workspace_folder", { id }),
   openExternal: (url) => invoke<void>("open_external", { url }),
   pendingApprovals: () => invoke<PendingApproval[]>("pending_approvals"),

@@ -12,6 +12,7 @@ import type { ExecutionFilesEvent } from "../bindings/ExecutionFilesEvent";
 import type { FocusApprovalEvent } from "../bindings/FocusApprovalEvent";
 import type { ImageProgress } from "../bindings/ImageProgress";
 import type { LogChunk } from "../bindings/LogChunk";
+import type { OutputStream } from "../bindings/OutputStream";
 import type { PendingApproval } from "../bindings/PendingApproval";
 import type { PendingApprovalsEvent } from "../bindings/PendingApprovalsEvent";
 import type { ProfileInfo } from "../bindings/ProfileInfo";
@@ -51,7 +52,7 @@ export interface Api {
 
   listWorkspace(id: string): Promise<WorkspaceEntry[]>;
   readWorkspaceImage(id: string, path: string): Promise<string>;
-  readLog(executionId: string, offset: number, length: number): Promise<LogChunk>;
+  readLog(executionId: string, stream: OutputStream, offset: number, length: number): Promise<LogChunk>;
   openWorkspaceFolder(id: string): Promise<void>;
   openExternal(url: string): Promise<void>;
   pendingApprovals(): Promise<PendingApproval[]>;

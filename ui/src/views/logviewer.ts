@@ -3,6 +3,7 @@
 
 import type { Api } from "../api";
 import { errorText } from "../api";
+import type { OutputStream } from "../bindings/OutputStream";
 import { formatBytes, h } from "../lib/dom";
 
 const PAGE = 256 * 1024;
@@ -16,6 +17,8 @@ export class LogViewer {
   private offset = 0;
   private total = 0;
   private dropped = 0;
+  private stream: OutputStream = "stdout";
+  private readonly tabs: HTMLButtonElement[];
 
   constructor(private readonly api: Api, private readonly executionId: string, private readonly onClose: () => void) {
     this.text = h("pre", { testid: "log-text", className: "log-text", tabindex: 0 });
@@ -24,10 +27,15 @@ export class LogViewer {
     const close = h("button", { testid: "log-close", className: "btn", type: "button" }, "Close");
     close.addEventListener("click", () => this.close());
     this.info = h("span", { className: "muted" });
+    this.tabs = (["stdout", "stderr"] as const).map((stream) => {
+      const b = h("button", { testid: `log-stream-${stream}`, className: "btn btn-small btn-quiet", type: "button", "aria-pressed": stream === this.stream ? "true" : "false" }, stream === "stdout" ? "Output" : "Errors");
+      b.addEventListener("click", () => void this.show(stream));
+      return b;
+    });
     this.el = h(
       "dialog",
       { testid: "log-viewer", className: "log-viewer", "aria-label": "Full log" },
-      h("header", { className: "log-head" }, h("h2", {}, "Full log"), h("span", { className: "spacer" }), this.info),
+      h("header", { className: "log-head" }, h("h2", {}, "Full log"), ...this.tabs, h("span", { className: "spacer" }), this.info),
       this.text,
       h("footer", { className: "row-end" }, this.more, close),
     );
@@ -56,10 +64,22 @@ export class LogViewer {
     this.text.focus();
   }
 
+  /** Switches between the run's stdout and stderr logs, from the start. */
+  async show(stream: OutputStream): Promise<void> {
+    if (stream === this.stream) return;
+    this.stream = stream;
+    this.tabs.forEach((b, i) => b.setAttribute("aria-pressed", String((i === 0) === (stream === "stdout"))));
+    this.offset = 0;
+    this.total = 0;
+    this.dropped = 0;
+    this.text.textContent = "";
+    await this.load();
+  }
+
   async load(): Promise<void> {
     this.more.disabled = true;
     try {
-      const chunk = await this.api.readLog(this.executionId, this.offset, PAGE);
+      const chunk = await this.api.readLog(this.executionId, this.stream, this.offset, PAGE);
       this.offset = Number(chunk.nextOffset);
       this.total = Number(chunk.totalBytes);
       let shown = (this.text.textContent ?? "") + chunk.text;

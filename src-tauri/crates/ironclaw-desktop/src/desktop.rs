@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use ironclaw_agent::approval::{is_flagged, ApprovalPolicy, CodeHash, Decision};
-use ironclaw_agent::protocol::HostDecision;
+use ironclaw_agent::protocol::{HostDecision, OutputStream};
 use ironclaw_agent::{Op, SessionHandle};
 use ironclaw_llm::Provider;
 use ironclaw_sandbox::session::SessionName;
@@ -446,21 +446,42 @@ impl Desktop {
 
     /// A page of an execution's full log. Only that execution's own log file is read, and only
     /// from inside its conversation's workspace.
-    pub fn read_log(&self, execution: ExecutionId, offset: u64, length: u64) -> Result<LogChunk> {
+    /// A page of one stream's full log. The history records one log path per run (stdout's, or
+    /// stderr's when only stderr overflowed); the other stream's log is its sibling.
+    pub fn read_log(
+        &self,
+        execution: ExecutionId,
+        stream: OutputStream,
+        offset: u64,
+        length: u64,
+    ) -> Result<LogChunk> {
         let x = self.core.history.get_execution(execution)?;
-        let Some(log) = x.log_path.as_deref() else {
+        let Some(recorded) = x.log_path.as_deref() else {
             return Err(DesktopError::Unavailable(
                 "this run's whole output is already shown in its cell; it has no separate log"
                     .into(),
             ));
         };
+        let log = workspace::log::stream_path(std::path::Path::new(recorded), stream);
         let root = workspace::dir(&self.core.paths, x.conversation_id)?;
         let logs = root.join(".ironclaw").join("logs");
         let logs = std::fs::canonicalize(&logs).map_err(|e| DesktopError::io(&logs, &e))?;
-        let real = std::fs::canonicalize(log).map_err(|e| DesktopError::io(log, &e))?;
+        let real = match std::fs::canonicalize(&log) {
+            Ok(real) => real,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(DesktopError::Unavailable(format!(
+                    "this run's {} is already shown whole in its cell; it has no separate log",
+                    match stream {
+                        OutputStream::Stdout => "output",
+                        OutputStream::Stderr => "error output",
+                    }
+                )));
+            }
+            Err(e) => return Err(DesktopError::io(&log, &e)),
+        };
         if !real.starts_with(&logs) {
             return Err(DesktopError::rejected(
-                log,
+                &log.display().to_string(),
                 "it is not a log file of this run's workspace",
             ));
         }

@@ -297,7 +297,13 @@ fn outcome_of(r: &ExecResult) -> ExecutionOutcome {
         oom_killed: r.oom_killed,
         stdout: excerpt(&r.stdout),
         stderr: excerpt(&r.stderr),
-        log_path: r.log_file.as_ref().map(|p| p.display().to_string()),
+        // One path per run: stdout's log, or stderr's when only stderr overflowed (the other
+        // stream's log, when there is one, is its sibling).
+        log_path: r
+            .log_file
+            .as_ref()
+            .or(r.stderr_log_file.as_ref())
+            .map(|p| p.display().to_string()),
     }
 }
 

@@ -2,10 +2,31 @@
 //! is larger than what the history keeps).
 
 use std::io::{Read, Seek, SeekFrom};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use ironclaw_agent::protocol::OutputStream;
 
 use crate::error::{DesktopError, Result};
 use crate::types::LogChunk;
+
+/// The log of `stream` beside `recorded` (the supervisor names them `<run>.stdout.log` and
+/// `<run>.stderr.log`); a path not named that way is taken as it is.
+pub fn stream_path(recorded: &Path, stream: OutputStream) -> PathBuf {
+    let name = recorded
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let base = name
+        .strip_suffix(".stdout.log")
+        .or_else(|| name.strip_suffix(".stderr.log"));
+    match base {
+        Some(base) => recorded.with_file_name(match stream {
+            OutputStream::Stdout => format!("{base}.stdout.log"),
+            OutputStream::Stderr => format!("{base}.stderr.log"),
+        }),
+        None => recorded.to_path_buf(),
+    }
+}
 
 /// The most one page returns, whatever the UI asks for.
 pub const MAX_PAGE: u64 = 1 << 20;
