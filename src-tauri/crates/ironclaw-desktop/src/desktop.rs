@@ -12,7 +12,8 @@ use ironclaw_llm::Provider;
 use ironclaw_sandbox::session::SessionName;
 use ironclaw_sandbox::Paths;
 use ironclaw_store::{
-    ApprovalId, AuditKind, AuditLog, ConversationId, DecidedBy, ExecutionId, History,
+    Approval, ApprovalId, AuditKind, AuditLog, ConversationId, DecidedBy, ExecutionId, History,
+    SessionRule,
 };
 
 use crate::conversations::{self, UNTITLED};
@@ -299,9 +300,7 @@ impl Desktop {
         decision: Decision,
         confirmed: bool,
     ) -> Result<()> {
-        let code_hash = CodeHash::from_hex(code_hash).ok_or_else(|| {
-            DesktopError::invalid("code hash", code_hash, "expected 64 hex digits")
-        })?;
+        let code_hash = parse_hash(code_hash)?;
         let session = self.core.session(id).await?;
         session.send(Op::Decide {
             approval_id,
@@ -346,41 +345,42 @@ impl Desktop {
         self.core.history.set_approval_policy(id, policy)?;
         self.core.audit.append(
             AuditKind::PolicyChanged,
-            &serde_json::json!({"conversation_id": id, "policy": policy}),
+            &serde_json::json!({"conversation_id": id, "policy": policy.as_str()}),
         )?;
         Ok(())
     }
 
     pub fn list_rules(&self, id: ConversationId) -> Result<Vec<SessionRuleView>> {
-        let mut out = Vec::new();
-        for rule in self.core.history.list_session_rules(id, false)? {
-            let Some(approval) = rule
-                .approval_id
-                .and_then(|a| self.core.history.get_approval(a).ok())
-            else {
-                continue;
-            };
-            out.push(SessionRuleView {
+        Ok(self
+            .rules(id)?
+            .into_iter()
+            .map(|(rule, approval)| SessionRuleView {
                 code_hash: approval.code_hash,
                 language: approval.language,
                 code: approval.code,
                 created_at: rule.created_at,
-            });
-        }
-        Ok(out)
+            })
+            .collect())
+    }
+
+    /// The conversation's active rules with the approval each was made from.
+    fn rules(&self, id: ConversationId) -> Result<Vec<(SessionRule, Approval)>> {
+        let history = &self.core.history;
+        Ok(history
+            .list_session_rules(id, false)?
+            .into_iter()
+            .filter_map(|rule| {
+                let approval = history.get_approval(rule.approval_id?).ok()?;
+                Some((rule, approval))
+            })
+            .collect())
     }
 
     pub async fn revoke_rule(&self, id: ConversationId, code_hash: &str) -> Result<()> {
-        let hash = CodeHash::from_hex(code_hash).ok_or_else(|| {
-            DesktopError::invalid("code hash", code_hash, "expected 64 hex digits")
-        })?;
+        let hash = parse_hash(code_hash)?;
         // The history first, so a list right after no longer shows it; then the live gate.
-        for rule in self.core.history.list_session_rules(id, false)? {
-            let matches = rule
-                .approval_id
-                .and_then(|a| self.core.history.get_approval(a).ok())
-                .is_some_and(|a| a.code_hash == hash.to_hex());
-            if matches {
+        for (rule, approval) in self.rules(id)? {
+            if approval.code_hash == hash.to_hex() {
                 self.core.history.revoke_session_rule(rule.id)?;
             }
         }
@@ -423,14 +423,8 @@ impl Desktop {
 
     fn last_run(&self, id: ConversationId) -> Result<Option<RunWindow>> {
         let full = self.core.history.get_full_conversation(id)?;
-        let executions = full
-            .messages
-            .iter()
-            .flat_map(|m| &m.tool_calls)
-            .flat_map(|c| &c.approvals)
-            .chain(&full.standalone_approvals)
-            .filter_map(|a| a.execution.as_ref());
-        Ok(executions.max_by_key(|x| x.started_at).map(|x| RunWindow {
+        let newest = full.executions().max_by_key(|x| x.started_at);
+        Ok(newest.map(|x| RunWindow {
             start_ms: x.started_at.as_millis(),
             // File times can trail the recorded end by a moment (the record is written
             // after the run's last output arrives).
@@ -444,10 +438,9 @@ impl Desktop {
         workspace::image::read_data_url(&dir, path)
     }
 
-    /// A page of an execution's full log. Only that execution's own log file is read, and only
-    /// from inside its conversation's workspace.
-    /// A page of one stream's full log. The history records one log path per run (stdout's, or
-    /// stderr's when only stderr overflowed); the other stream's log is its sibling.
+    /// A page of one stream's full log. Only that execution's own log files are read, and only
+    /// from inside its conversation's workspace. The history records one log path per run
+    /// (stdout's, or stderr's when only stderr overflowed); the other stream's is its sibling.
     pub fn read_log(
         &self,
         execution: ExecutionId,
@@ -487,6 +480,11 @@ impl Desktop {
         }
         workspace::log::read_page(&real, offset, length)
     }
+}
+
+fn parse_hash(hex: &str) -> Result<CodeHash> {
+    CodeHash::from_hex(hex)
+        .ok_or_else(|| DesktopError::invalid("code hash", hex, "expected 64 hex digits"))
 }
 
 pub use crate::links::validate_external_url;

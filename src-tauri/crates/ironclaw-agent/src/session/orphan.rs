@@ -43,13 +43,8 @@ fn orphaned(inner: &Inner, own: ExecutionId) -> bool {
     let Ok(full) = inner.deps.history.get_full_conversation(inner.conversation) else {
         return false;
     };
-    let tool_approvals = full
-        .messages
-        .iter()
-        .flat_map(|m| &m.tool_calls)
-        .flat_map(|t| &t.approvals);
-    !tool_approvals
-        .chain(&full.standalone_approvals)
-        .filter_map(|a| a.execution.as_ref())
-        .any(|e| e.id != own && e.ended_at.is_none() && !e.interrupted)
+    let live_elsewhere = full
+        .executions()
+        .any(|e| e.id != own && e.ended_at.is_none() && !e.interrupted);
+    !live_elsewhere
 }

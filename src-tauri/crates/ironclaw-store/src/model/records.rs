@@ -251,6 +251,22 @@ pub struct FullConversation {
     pub session_rules: Vec<SessionRule>,
 }
 
+impl FullConversation {
+    /// Every approval, those of tool calls first (in message order), then the standalone ones.
+    pub fn approvals(&self) -> impl Iterator<Item = &ApprovalEntry> {
+        self.messages
+            .iter()
+            .flat_map(|m| &m.tool_calls)
+            .flat_map(|t| &t.approvals)
+            .chain(&self.standalone_approvals)
+    }
+
+    /// Every execution, in the order of [`Self::approvals`].
+    pub fn executions(&self) -> impl Iterator<Item = &Execution> {
+        self.approvals().filter_map(|a| a.execution.as_ref())
+    }
+}
+
 /// One full-text search result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
