@@ -19,7 +19,7 @@ quietly ui-build npm run build
 quietly clippy cargo clippy --locked --workspace --all-targets "${APP_FEATURES[@]}" -- -D warnings
 quietly build cargo build --locked --workspace --bins "${APP_FEATURES[@]}"
 quietly mock-llm cargo build --locked -p ironclaw-llm --features testing --bin ironclaw-mock-llm
-python3 -m py_compile src-tauri/crates/ironclaw-sandbox/image/supervisor.py src-tauri/crates/ironclaw-sandbox/image/pyworker.py src-tauri/crates/ironclaw-sandbox/image/nosuid.py
+python3 -m py_compile src-tauri/crates/ironclaw-sandbox/image/*.py
 quietly bindings bash scripts/check-bindings.sh
 
 # Tests remove their own containers (by label) even when they fail; a container a killed run

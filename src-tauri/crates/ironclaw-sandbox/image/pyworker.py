@@ -1,11 +1,17 @@
 """IronClaw's persistent Python interpreter, one per sandbox container.
 
 Started by the supervisor with: fd 0 = /dev/null, fd 1/2 = pipes the supervisor streams out,
-fd 3 = requests (one JSON line each: {"code": ..., "cell": N}), fd 4 = replies (one JSON line
-per request: {"rc": N}). Everything the user's code defines lives in a real `__main__` module
-that survives between requests, so variables, imports and functions persist.
+fd 3 = requests (one JSON line each: {"code": ..., "cell": N, "nonce": ...}), fd 4 = replies
+(one JSON line per request: {"rc": N, "cell": N, "nonce": ..., "state": [...]}), fd 5 = the
+cell each SIGINT is meant for. Everything the user's code defines lives in a real `__main__`
+module that survives between requests, so variables, imports and functions persist.
+
+The reply echoes the request's nonce, so a completion written by the code (or a program it
+started) without it is recognised as forged; `state` is this interpreter's own account of what
+the cell left behind (see the supervisor's integrity module for what it can and cannot prove).
 """
 
+import _thread
 import ast
 import builtins
 import json
@@ -18,21 +24,37 @@ import types
 
 REQUESTS = 3
 REPLIES = 4
-# Before each SIGINT the supervisor writes the number of the cell it means here, so a signal
-# can be told apart: for the running cell, for a cell not started yet, or stale.
-INTERRUPT_TARGET = "/run/ironclaw/interrupt-cell"
+# Before each SIGINT the supervisor writes the number of the cell it means on this pipe, so a
+# signal can be told apart: for the running cell, for a cell not started yet, or stale. (A pipe,
+# not a file: a file in a folder the code can write could be swapped for a FIFO and hang us.)
+INTERRUPTS = 5
+WATCHED_ENV = ("PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "PYTHONPATH", "PYTHONSTARTUP", "BASH_ENV")
 
 _running = False
 _current = None
 _pending = None
 
 
+_last_target = [None]
+
+
 def _interrupt_target():
-    try:
-        with open(INTERRUPT_TARGET) as f:
-            return int(f.read().strip() or -1)
-    except (OSError, ValueError):
-        return None
+    data = b""
+    while True:
+        try:
+            chunk = os.read(INTERRUPTS, 4096)
+        except (BlockingIOError, OSError):
+            break
+        if not chunk:
+            break
+        data += chunk
+    lines = data.split()
+    if lines:
+        try:
+            _last_target[0] = int(lines[-1])
+        except ValueError:
+            pass
+    return _last_target[0]
 
 
 def _on_sigint(signum, frame):
@@ -124,8 +146,83 @@ def _run_cell(code, cell, display, namespace):
                 pass
 
 
+class _Baseline:
+    """What this interpreter looked like before any user code ran."""
+
+    def __init__(self):
+        self.builtins = dict(vars(builtins))
+        self.env = {k: os.environ.get(k) for k in WATCHED_ENV}
+        self.fds = _open_fds()
+        self.signals = _handlers()
+        self.streams = (sys.stdin, sys.stdout, sys.stderr)
+        self.meta_path = list(sys.meta_path)
+        self.path_hooks = list(sys.path_hooks)
+        self.hooks = (sys.excepthook, sys.displayhook)
+
+    def changes(self):
+        found = []
+        threads = _thread._count()
+        if threads:
+            found.append(["thread", "%d Python thread(s) still running" % threads])
+        now = vars(builtins)
+        changed = sorted(k for k in set(now) | set(self.builtins)
+                         if k != "_" and now.get(k, self) is not self.builtins.get(k, self))
+        if changed:
+            found.append(["builtins", "builtins replaced or added: %s" % ", ".join(changed[:20])])
+        if sys.gettrace() is not None or sys.getprofile() is not None:
+            found.append(["tracer", "a trace or profile function is installed"])
+        handlers = _handlers()
+        moved = sorted(n for n in handlers if handlers[n] is not self.signals.get(n))
+        if moved:
+            found.append(["signals", "signal handlers changed: %s" % ", ".join(moved)])
+        for key in WATCHED_ENV:
+            if os.environ.get(key) != self.env[key]:
+                found.append(["environment", "%s changed" % key])
+        extra = sorted(_open_fds() - self.fds)
+        if extra:
+            found.append(["descriptors", "descriptors left open: %s" % ", ".join(map(str, extra[:20]))])
+        if (sys.stdin, sys.stdout, sys.stderr) != self.streams:
+            found.append(["streams", "sys.stdin/stdout/stderr replaced"])
+        if sys.meta_path != self.meta_path or sys.path_hooks != self.path_hooks:
+            found.append(["import", "import hooks changed"])
+        if (sys.excepthook, sys.displayhook) != self.hooks:
+            found.append(["hooks", "sys.excepthook or sys.displayhook replaced"])
+        return found
+
+
+def _open_fds():
+    try:
+        return {int(n) for n in os.listdir("/proc/self/fd")}
+    except OSError:
+        return set()
+
+
+def _handlers():
+    out = {}
+    for sig in signal.valid_signals():
+        try:
+            out[signal.Signals(sig).name] = signal.getsignal(sig)
+        except (ValueError, OSError):
+            pass
+    return out
+
+
+def _reap(pids):
+    """Collects children the supervisor killed (zombies hold the pids limit until their parent
+    waits for them); also every zombie child when `pids` is None."""
+    reaped = 0
+    for pid in pids or []:
+        try:
+            if os.waitpid(int(pid), os.WNOHANG)[0]:
+                reaped += 1
+        except (ChildProcessError, OSError, ValueError):
+            pass
+    return reaped
+
+
 def main():
     signal.signal(signal.SIGINT, _on_sigint)
+    os.set_blocking(INTERRUPTS, False)
     module = types.ModuleType("__main__")
     module.__builtins__ = builtins
     sys.modules["__main__"] = module
@@ -133,13 +230,18 @@ def main():
     sys.path[0] = ""  # import from the working directory, as `python3 -i` does
     namespace = module.__dict__
     worker_pid = os.getpid()
+    baseline = _Baseline()
     _reply({"ready": True, "pid": worker_pid})
     for line in _read_requests():
-        cell = 0
+        cell, nonce, state = 0, None, []
         try:
             request = json.loads(line)
+            nonce = request.pop("nonce", None)
+            if request.get("op") == "reap":
+                _reply({"reaped": _reap(request.get("pids")), "nonce": nonce})
+                continue
             cell = int(request.get("cell", 0))
-            rc = _run_cell(request["code"], cell, int(request.get("n", cell)), namespace)
+            rc = _run_cell(request.pop("code"), cell, int(request.get("n", cell)), namespace)
         except KeyboardInterrupt:
             rc = 130
         except Exception as exc:  # noqa: BLE001 - a malformed request must not kill the worker
@@ -149,7 +251,11 @@ def main():
             # A child the cell forked has finished the cell: it ends like a process would,
             # instead of answering for the interpreter.
             os._exit(rc)
-        _reply({"rc": rc, "cell": cell})
+        try:
+            state = baseline.changes()
+        except Exception:  # noqa: BLE001 - the report must never cost the reply
+            state = [["check", "the interpreter could not check its own state"]]
+        _reply({"rc": rc, "cell": cell, "nonce": nonce, "state": state})
 
 
 if __name__ == "__main__":

@@ -72,6 +72,9 @@ pub enum Error {
     #[error("the container runtime {runtime:?} is not available on this Docker engine (it has: {available}). Install it or pick another profile")]
     RuntimeUnavailable { runtime: String, available: String },
 
+    #[error("the sandbox container is not confined as IronClaw requires ({problems}); no code was run. Remove it with `ironclaw sandbox rm` (it is recreated on the next run), and check that the Docker engine applies seccomp profiles (`docker info` lists seccomp under Security Options)")]
+    Confinement { problems: String },
+
     #[error("sandbox protocol error: {0}")]
     Protocol(String),
 
@@ -138,6 +141,7 @@ impl Error {
             | Error::SessionNotFound { .. }
             | Error::RuntimeUnavailable { .. }
             | Error::Protocol(_)
+            | Error::Confinement { .. }
             | Error::UnsupportedLanguage(_)
             | Error::Network(_)
             | Error::Io { .. } => false,

@@ -44,6 +44,9 @@ pub enum Event {
         version: u32,
         uid: u32,
         gid: u32,
+        /// What the supervisor found missing from the container's confinement at start.
+        #[serde(default)]
+        confinement: Option<Vec<String>>,
     },
     Started {
         lang: String,
@@ -59,6 +62,9 @@ pub enum Event {
     Pong {
         #[serde(default)]
         running: Option<u32>,
+        /// `None` from a supervisor too old to check; otherwise what is missing (empty: none).
+        #[serde(default)]
+        confinement: Option<Vec<String>>,
     },
     Status {
         #[serde(default)]
@@ -105,8 +111,29 @@ pub struct Ended {
     pub killed_signal: Option<i32>,
     #[serde(default)]
     pub stray_processes_killed: Vec<String>,
+    /// Completion lines without the run's nonce: written by the code, not the interpreter.
+    #[serde(default)]
+    pub forged_completions: u32,
+    /// What earlier runs had left altered in this interpreter when this run began.
+    #[serde(default)]
+    pub altered_before: Vec<Alteration>,
+    /// What is altered in it now, after this run.
+    #[serde(default)]
+    pub altered_after: Vec<Alteration>,
     #[serde(default)]
     pub note: Option<String>,
+}
+
+/// Something a run left in a persistent interpreter that can change what later code does (a
+/// live thread, a shadowing function, a changed PATH...), found by the supervisor after a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Alteration {
+    /// A short machine-readable class: `thread`, `signals`, `alias`, `function`, `path`, ...
+    pub kind: String,
+    /// What exactly, in words a person can read.
+    pub detail: String,
+    /// The sequence number of the run that made it.
+    pub seq: u32,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -119,6 +146,9 @@ pub enum Request<'a> {
         timeout_ms: u64,
         capture_bytes: u64,
         log_name: &'a str,
+        /// Start the interpreter afresh before running (the person asked for it).
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        fresh: bool,
     },
     Cancel {
         seq: u32,
@@ -280,7 +310,10 @@ mod tests {
                     },
                     Frame::Event {
                         seq: 7,
-                        event: Event::Pong { running: None }
+                        event: Event::Pong {
+                            running: None,
+                            confinement: None
+                        }
                     },
                 ],
                 "split at {split}"
@@ -352,11 +385,13 @@ mod tests {
             timeout_ms: 1000,
             capture_bytes: 10,
             log_name: "x",
+            fresh: false,
         }
         .to_line();
         assert_eq!(line.iter().filter(|b| **b == b'\n').count(), 1);
         let v: serde_json::Value = serde_json::from_slice(&line).unwrap();
         assert_eq!(v["op"], "exec");
         assert_eq!(v["code"], "print('a\nb')");
+        assert!(v.get("fresh").is_none(), "sent only when asked for");
     }
 }

@@ -231,8 +231,13 @@ impl Sandbox {
         };
         let found = container::find(&self.docker, &self.instance, session).await?;
         let found = match found {
-            Some(c) if c.image_hash != self.image.hash || c.profile != profile_name => {
-                // A new image or profile needs a new container: the workspace carries over.
+            Some(c)
+                if c.image_hash != self.image.hash
+                    || c.profile != profile_name
+                    || c.confinement != container::confinement_hash() =>
+            {
+                // A new image, profile or confinement needs a new container: the workspace
+                // carries over.
                 tracing::info!(session = %record.name, "recreating the sandbox for a new image or profile");
                 container::remove(&self.docker, &c.id).await?;
                 None

@@ -8,9 +8,48 @@ use bollard::models::{
 };
 
 use super::{
-    ContainerSpec, UserMapping, HOME, LABEL_EGRESS, LABEL_IMAGE_HASH, LABEL_INSTANCE,
-    LABEL_NETWORK, LABEL_PROFILE, LABEL_SESSION, LABEL_VERSION, RUN_DIR, WORKSPACE,
+    seccomp, ContainerSpec, UserMapping, HOME, LABEL_CONFINEMENT, LABEL_EGRESS, LABEL_IMAGE_HASH,
+    LABEL_INSTANCE, LABEL_NETWORK, LABEL_PROFILE, LABEL_SESSION, LABEL_VERSION, RUN_DIR, WORKSPACE,
 };
+
+/// Docker's health check, in exec form: an absolute path to a root-owned program nobody in the
+/// sandbox can read (so the kernel makes the process non-dumpable: code running as the same UID
+/// cannot ptrace it or write its memory), Python in isolated mode (no environment variables, no
+/// user site, no script folder on the path), and no shell, so nothing is looked up through a
+/// PATH folder the code can write. It runs under the container's seccomp profile like
+/// everything else.
+pub const HEALTH_CHECK: &[&str] = &[
+    "/usr/libexec/ironclaw/python3",
+    "-I",
+    "-S",
+    "/opt/ironclaw/health.py",
+];
+
+fn security_opt() -> Vec<String> {
+    vec![
+        "no-new-privileges:true".to_string(),
+        format!("seccomp={}", seccomp::profile()),
+    ]
+}
+
+/// A digest of everything that confines a container beyond its image: a container made with
+/// other rules (an older IronClaw) is recreated instead of reused.
+pub fn confinement_hash() -> &'static str {
+    static HASH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    HASH.get_or_init(|| {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        for part in security_opt()
+            .iter()
+            .map(String::as_str)
+            .chain(HEALTH_CHECK.iter().copied())
+        {
+            h.update(part.as_bytes());
+            h.update([0]);
+        }
+        hex::encode(&h.finalize()[..8])
+    })
+}
 
 fn tmpfs_opts(bytes: u64, user: UserMapping, mode: &str) -> String {
     // exec is allowed so venvs and `pip install --user` scripts work; nosuid/nodev are not
@@ -39,6 +78,10 @@ pub fn create_body(spec: &ContainerSpec<'_>) -> ContainerCreateBody {
         ),
     ]);
     let mut labels = labels;
+    labels.insert(
+        LABEL_CONFINEMENT.to_string(),
+        confinement_hash().to_string(),
+    );
     if let Some(egress) = spec.egress {
         labels.insert(LABEL_EGRESS.to_string(), egress.network_id.clone());
     }
@@ -87,7 +130,7 @@ pub fn create_body(spec: &ContainerSpec<'_>) -> ContainerCreateBody {
         readonly_rootfs: Some(true),
         tmpfs: Some(tmpfs),
         cap_drop: Some(vec!["ALL".to_string()]),
-        security_opt: Some(vec!["no-new-privileges:true".to_string()]),
+        security_opt: Some(security_opt()),
         privileged: Some(false),
         network_mode: Some(network_mode),
         dns,
@@ -142,12 +185,12 @@ pub fn create_body(spec: &ContainerSpec<'_>) -> ContainerCreateBody {
         network_disabled: Some(spec.egress.is_none()),
         stop_timeout: Some(2),
         healthcheck: Some(HealthConfig {
-            test: Some(vec![
-                "CMD".to_string(),
-                "/bin/sh".to_string(),
-                "-c".to_string(),
-                "kill -0 \"$(cat /run/ironclaw/supervisor.pid)\"".to_string(),
-            ]),
+            test: Some(
+                std::iter::once("CMD")
+                    .chain(HEALTH_CHECK.iter().copied())
+                    .map(str::to_string)
+                    .collect(),
+            ),
             interval: Some(60_000_000_000),
             timeout: Some(5_000_000_000),
             retries: Some(3),
@@ -202,11 +245,14 @@ mod tests {
             let hc = body.host_config.unwrap();
             assert_eq!(hc.readonly_rootfs, Some(true), "{profile}");
             assert_eq!(hc.cap_drop, Some(vec!["ALL".to_string()]), "{profile}");
+            let opts = hc.security_opt.clone().unwrap();
+            assert_eq!(opts[0], "no-new-privileges:true", "{profile}");
             assert_eq!(
-                hc.security_opt,
-                Some(vec!["no-new-privileges:true".to_string()]),
-                "{profile}"
+                opts[1],
+                format!("seccomp={}", seccomp::profile()),
+                "{profile}: our seccomp profile"
             );
+            assert_eq!(opts.len(), 2, "{profile}");
             assert_eq!(hc.privileged, Some(false), "{profile}");
             assert_eq!(hc.network_mode.as_deref(), Some("none"), "{profile}");
             assert_eq!(hc.memory, hc.memory_swap, "{profile}: swap must be off");
@@ -235,7 +281,14 @@ mod tests {
             }
             assert_eq!(body.user.as_deref(), Some("1000:1000"));
             assert_eq!(body.tty, Some(false));
-            assert!(body.healthcheck.is_some());
+            let health = body.healthcheck.unwrap().test.unwrap();
+            assert_eq!(health[0], "CMD", "{profile}: exec form, no shell");
+            assert!(health[1].starts_with('/'), "{profile}: absolute path");
+            assert!(!health.iter().any(|a| a.contains("sh")), "{health:?}");
+            assert_eq!(
+                body.labels.as_ref().unwrap()[LABEL_CONFINEMENT],
+                confinement_hash()
+            );
         }
     }
 

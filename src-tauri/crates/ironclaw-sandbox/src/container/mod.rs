@@ -2,8 +2,10 @@
 //! `definition.rs`) and how we find ours again — always by label, never by guessing names.
 
 mod definition;
+mod seccomp;
 
-pub use definition::create_body;
+pub use definition::{confinement_hash, create_body, HEALTH_CHECK};
+pub use seccomp::profile as seccomp_profile;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -33,6 +35,10 @@ pub const LABEL_NETWORK: &str = "ironclaw.network";
 /// The egress network (id) an allowlist container was made for; a new network needs a new
 /// container, because the proxy address lives in its environment.
 pub const LABEL_EGRESS: &str = "ironclaw.egress";
+
+/// A digest of the container's confinement (seccomp profile, health check); see
+/// [`confinement_hash`].
+pub const LABEL_CONFINEMENT: &str = "ironclaw.confinement";
 
 /// Where the session's host folder appears inside the container.
 pub const WORKSPACE: &str = "/workspace";
@@ -98,6 +104,9 @@ pub struct ContainerInfo {
     pub status: String,
     pub profile: String,
     pub image_hash: String,
+    /// The confinement digest it was made with (empty: made before there was one).
+    #[serde(skip)]
+    pub confinement: String,
     pub version: String,
     /// [`LABEL_NETWORK`]: `none` (also for containers older than the label) or `allowlist`.
     pub network: String,
@@ -173,6 +182,7 @@ async fn list_filtered(docker: &Docker, labels: Vec<String>) -> Result<Vec<Conta
                 status: c.status.unwrap_or_default(),
                 profile: label(LABEL_PROFILE),
                 image_hash: label(LABEL_IMAGE_HASH),
+                confinement: label(LABEL_CONFINEMENT),
                 version: label(LABEL_VERSION),
                 network: match label(LABEL_NETWORK) {
                     n if n.is_empty() => NetworkMode::None.as_str().to_string(),

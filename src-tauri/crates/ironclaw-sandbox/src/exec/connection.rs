@@ -112,18 +112,26 @@ impl Connection {
         let wait = async {
             while let Some(frame) = route.frames.recv().await {
                 if let Frame::Event {
-                    event: Event::Pong { .. },
+                    event: Event::Pong { confinement, .. },
                     ..
                 } = frame
                 {
-                    return true;
+                    return Some(confinement);
                 }
             }
-            false
+            None
         };
         match tokio::time::timeout(timeout, wait).await {
-            Ok(true) => Ok(()),
-            Ok(false) => Err(Error::Protocol(
+            // The supervisor proves the container's seccomp rules at start; a container made
+            // without them (by hand, or by an engine that ignored the profile) runs nothing.
+            Ok(Some(Some(problems))) if problems.is_empty() => Ok(()),
+            Ok(Some(Some(problems))) => Err(Error::Confinement {
+                problems: problems.join("; "),
+            }),
+            Ok(Some(None)) => Err(Error::Confinement {
+                problems: "its supervisor does not check its confinement (an older image)".into(),
+            }),
+            Ok(None) => Err(Error::Protocol(
                 "the sandbox closed the connection during start-up".into(),
             )),
             Err(_) => Err(Error::Protocol(format!(

@@ -53,6 +53,8 @@ pub struct ExecRequest {
     pub code: String,
     /// `None` uses the profile's timeout.
     pub timeout: Option<Duration>,
+    /// Start the interpreter afresh first, dropping whatever earlier runs left in it.
+    pub fresh_interpreter: bool,
 }
 
 impl ExecRequest {
@@ -61,7 +63,13 @@ impl ExecRequest {
             language,
             code: code.into(),
             timeout: None,
+            fresh_interpreter: false,
         }
+    }
+
+    pub fn fresh_interpreter(mut self, fresh: bool) -> Self {
+        self.fresh_interpreter = fresh;
+        self
     }
 
     pub fn timeout(mut self, timeout: Duration) -> Self {
@@ -115,6 +123,14 @@ pub struct ExecResult {
     pub container_started: bool,
     /// Background processes the code left behind, killed when it ended.
     pub stray_processes_killed: Vec<String>,
+    /// Lines the code wrote to the interpreter's control channel posing as its completion;
+    /// ignored (the status above is the interpreter's own).
+    pub forged_completions: u32,
+    /// What earlier runs had left altered in the interpreter when this one began: the code ran
+    /// in an altered session.
+    pub altered_before: Vec<crate::protocol::Alteration>,
+    /// What is altered in the interpreter now; the next run's approval should say so.
+    pub altered_after: Vec<crate::protocol::Alteration>,
     /// Allowlist network mode only: the hosts this execution reached and was refused.
     pub network: Option<crate::network::NetworkActivity>,
 }
@@ -157,6 +173,7 @@ pub(crate) async fn run(
             timeout_ms: timeout_millis(ctx.timeout),
             capture_bytes: ctx.capture_bytes,
             log_name: &log_name,
+            fresh: request.fresh_interpreter,
         })
         .await?;
 
@@ -272,6 +289,9 @@ pub(crate) async fn run(
         interpreter_lost: ended.interpreter_lost,
         container_started: ctx.container_started,
         stray_processes_killed: ended.stray_processes_killed,
+        forged_completions: ended.forged_completions,
+        altered_before: ended.altered_before,
+        altered_after: ended.altered_after,
         network: None,
     })
 }

@@ -23,7 +23,13 @@ const FILES: &[(&str, &[u8])] = &[
     ("Dockerfile", include_bytes!("../../image/Dockerfile")),
     ("supervisor.py", include_bytes!("../../image/supervisor.py")),
     ("pyworker.py", include_bytes!("../../image/pyworker.py")),
-    ("nosuid.py", include_bytes!("../../image/nosuid.py")),
+    ("health.py", include_bytes!("../../image/health.py")),
+    ("cells.py", include_bytes!("../../image/cells.py")),
+    ("integrity.py", include_bytes!("../../image/integrity.py")),
+    (
+        "confinement.py",
+        include_bytes!("../../image/confinement.py"),
+    ),
 ];
 
 /// The embedded build context.
