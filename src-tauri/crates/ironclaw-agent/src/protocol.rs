@@ -31,6 +31,12 @@ pub enum Op {
         #[serde(default)]
         confirmed: bool,
     },
+    /// The run a still-pending approval allows starts in a fresh interpreter, dropping what
+    /// earlier runs left in it (see [`ApprovalRequest::altered_session`]). Sent before the
+    /// decision; it changes nothing once the approval is decided.
+    FreshInterpreter {
+        approval_id: ApprovalId,
+    },
     /// Stops the running turn wherever it is: generation, an approval wait or an execution.
     Cancel,
     SetPolicy {
@@ -88,6 +94,11 @@ pub struct ApprovalRequest {
     pub reasons: Vec<RiskReason>,
     /// Approving needs a second explicit confirmation.
     pub destructive: bool,
+    /// What earlier runs left in the interpreter this code will run in (a live thread, a
+    /// shadowing function, a changed PATH...): it can change what the code does. Empty when
+    /// nothing was found. Answer with [`Op::FreshInterpreter`] to start a clean one first.
+    #[serde(default)]
+    pub altered_session: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

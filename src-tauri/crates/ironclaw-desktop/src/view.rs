@@ -127,5 +127,7 @@ pub fn request_of(a: &Approval) -> ApprovalRequest {
             })
             .collect(),
         destructive: a.risk == RiskLevel::Destructive,
+        // Known only to a live session (from its last run); the history does not keep it.
+        altered_session: Vec::new(),
     }
 }

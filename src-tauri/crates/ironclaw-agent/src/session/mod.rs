@@ -14,6 +14,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use ironclaw_llm::Provider;
+use ironclaw_sandbox::protocol::Alteration;
 use ironclaw_sandbox::session::SessionName;
 use ironclaw_sandbox::{Sandbox, SessionOptions};
 use ironclaw_store::{
@@ -91,6 +92,10 @@ pub(crate) struct Inner {
     pub ran_before: std::sync::atomic::AtomicBool,
     /// Refused hosts waiting for an answer, and those the person denied.
     pub blocked_hosts: Mutex<network::BlockedHosts>,
+    /// What the last run in each interpreter (by language) left altered in it.
+    pub altered: Mutex<HashMap<&'static str, Vec<Alteration>>>,
+    /// Pending approvals whose run should start in a fresh interpreter.
+    pub fresh: Mutex<std::collections::HashSet<ApprovalId>>,
 }
 
 impl Inner {
@@ -145,6 +150,8 @@ pub fn start(
         transcript: tokio::sync::Mutex::new(transcript),
         ran_before: ran_before.into(),
         blocked_hosts: Mutex::default(),
+        altered: Mutex::default(),
+        fresh: Mutex::default(),
     });
     tokio::spawn(actor(inner, ops_rx));
     Ok((
@@ -193,6 +200,14 @@ async fn actor(inner: Arc<Inner>, mut ops: mpsc::UnboundedReceiver<Op>) {
                     }
                     Op::Decide { approval_id, code_hash, decision, decided_by, confirmed } => {
                         decide::apply(&inner, approval_id, &code_hash, decision, decided_by, confirmed);
+                    }
+                    Op::FreshInterpreter { approval_id } => {
+                        let pending = inner.waiters.lock().is_ok_and(|w| w.contains_key(&approval_id));
+                        if pending {
+                            if let Ok(mut fresh) = inner.fresh.lock() {
+                                fresh.insert(approval_id);
+                            }
+                        }
                     }
                     Op::Cancel => {
                         queue.clear();

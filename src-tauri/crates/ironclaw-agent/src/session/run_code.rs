@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use ironclaw_llm::ToolCall;
 use ironclaw_sandbox::exec::{ExecEvent, ExecRequest, ExecResult};
+use ironclaw_sandbox::protocol::Alteration;
 use ironclaw_store::{
     ApprovalDecision, ApprovalRequest as StoreRequest, AuditKind, DecidedBy, ExecutionOutcome,
     OutputExcerpt, ToolCallId, TurnId, Verdict as StoreVerdict,
@@ -98,6 +99,7 @@ pub(super) async fn handle(
                 risk: assessment.level,
                 reasons: assessment.reasons.clone(),
                 destructive: pending.destructive,
+                altered_session: altered_notes(inner, run.language.as_str()),
             }));
             // Nothing runs while we wait; only the actor (handling Op::Decide) can answer.
             let resolution = tokio::select! {
@@ -217,7 +219,11 @@ async fn execute(
             text: String::from_utf8_lossy(&data[..take]).into_owned(),
         });
     };
-    let request = ExecRequest::new(language, ticket.code.clone());
+    let fresh = ticket
+        .approval_id
+        .and_then(|id| inner.fresh.lock().ok().map(|mut f| f.remove(&id)))
+        .unwrap_or(false);
+    let request = ExecRequest::new(language, ticket.code.clone()).fresh_interpreter(fresh);
     let watch = super::network::watch(inner, execution_id);
     let result = super::orphan::exec(inner, execution_id, &request, &mut on_event, cancel).await;
     let activity = result.as_ref().ok().and_then(|r| r.network.as_ref());
@@ -226,6 +232,12 @@ async fn execute(
         .ran_before
         .swap(true, std::sync::atomic::Ordering::AcqRel);
     let mut precise_ms = 0.0;
+    let mut integrity = json!(null);
+    if let Ok(r) = &result {
+        integrity = json!({"fresh_interpreter": fresh, "altered_before": r.altered_before,
+                           "forged_completions": r.forged_completions});
+        remember_alterations(inner, language.as_str(), &r.altered_after);
+    }
     let (outcome, text, is_error) = match result {
         Ok(r) => {
             precise_ms = r.duration_ms;
@@ -260,7 +272,8 @@ async fn execute(
         AuditKind::ExecResult,
         json!({"approval_id": approval_id, "execution_id": execution.id, "exit_code": outcome.exit_code,
                "duration_ms": outcome.duration_ms, "peak_memory_bytes": outcome.peak_memory_bytes,
-               "timed_out": outcome.timed_out, "cancelled": outcome.cancelled, "oom_killed": outcome.oom_killed}),
+               "timed_out": outcome.timed_out, "cancelled": outcome.cancelled, "oom_killed": outcome.oom_killed,
+               "integrity": integrity}),
     );
     inner.emit(AgentEvent::ExecutionEnded {
         execution_id: execution.id,
@@ -342,6 +355,20 @@ fn result_note(ticket: &Ticket, r: &ExecResult, budget: usize, ran_before: bool)
             "\nNote: the sandbox was (re)started for this run, so earlier variables are gone.",
         );
     }
+    if r.forged_completions > 0 {
+        note.push_str(&format!(
+            "\nNote: the code wrote {} line(s) posing as the interpreter's completion to \
+             IronClaw's control channel; they were ignored, and the exit code above is the \
+             interpreter's own.",
+            r.forged_completions
+        ));
+    }
+    if !r.altered_before.is_empty() {
+        note.push_str(&format!(
+            "\nNote: this ran in an interpreter that earlier runs had altered ({}).",
+            describe(&r.altered_before)
+        ));
+    }
     if let Some(net) = r.network.as_ref().filter(|n| !n.denied.is_empty()) {
         note.push_str(&format!(
             "\nIronClaw's network policy blocked: {}. The user has been asked whether to allow \
@@ -359,6 +386,43 @@ fn result_note(ticket: &Ticket, r: &ExecResult, budget: usize, ran_before: bool)
         note.push_str("\n(no output)");
     }
     note
+}
+
+fn describe(altered: &[Alteration]) -> String {
+    altered
+        .iter()
+        .map(|a| a.detail.as_str())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// What the person reads before approving code for `language`'s interpreter.
+fn altered_notes(inner: &Inner, language: &str) -> Vec<String> {
+    inner
+        .altered
+        .lock()
+        .ok()
+        .and_then(|a| a.get(language).cloned())
+        .unwrap_or_default()
+        .iter()
+        .map(|a| a.detail.clone())
+        .collect()
+}
+
+/// Keeps what the interpreter looks like after a run, and stops policy auto-approval while it
+/// is altered: a person must see what the code will run in.
+fn remember_alterations(inner: &Inner, language: &'static str, after: &[Alteration]) {
+    if let Ok(mut altered) = inner.altered.lock() {
+        altered.insert(language, after.to_vec());
+    }
+    if !after.is_empty() {
+        if let Ok(mut gate) = inner.gate.lock() {
+            gate.taint(format!(
+                "an earlier run left the {language} interpreter altered ({})",
+                describe(after)
+            ));
+        }
+    }
 }
 
 fn denied_note(reason: Option<&str>) -> String {
