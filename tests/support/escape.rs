@@ -32,8 +32,10 @@ def report():
 "#;
 
 /// How an attempt may be refused. EINVAL and friends are not in the list: an attempt that
-/// reaches argument checking has got past the permission checks, which is worth a look.
-pub const REFUSALS: &[&str] = &["EPERM", "EACCES", "EROFS", "ENOENT", "ENOSYS"];
+/// reaches argument checking has got past the permission checks, which is worth a look. Nor
+/// are ENOENT and ENOSYS: a missing file or call is no refusal unless the test shows the target
+/// exists (say, on the host) or that a filter of the sandbox answered.
+pub const REFUSALS: &[&str] = &["EPERM", "EACCES", "EROFS"];
 
 /// Runs `body` after [`PY_PRELUDE`] and returns what `report()` printed (name → "ok" or errno).
 pub async fn py_attempts(env: &TestEnv, session: &str, body: &str) -> BTreeMap<String, String> {
@@ -99,6 +101,48 @@ pub async fn sh_attempts(
 pub fn assert_all_failed(results: &BTreeMap<String, ShAttempt>) {
     let through: Vec<_> = results.iter().filter(|(_, a)| a.status == 0).collect();
     assert!(through.is_empty(), "succeeded: {through:?}");
+}
+
+/// Asserts that every shell attempt ran and was refused: a non-zero status that is not the
+/// shell's "not found"/"cannot execute" (127/126), with a message naming one of `reasons`.
+#[track_caller]
+pub fn assert_all_refused(results: &BTreeMap<String, ShAttempt>, reasons: &[&str]) {
+    let through: Vec<_> = results
+        .iter()
+        .filter(|(_, a)| {
+            a.status == 0
+                || a.status == 126
+                || a.status == 127
+                || !reasons.iter().any(|r| a.message.contains(r))
+        })
+        .collect();
+    assert!(
+        through.is_empty(),
+        "not refused (or not attempted), expected one of {reasons:?}: {through:?}"
+    );
+}
+
+/// Regular files under `dir` (links not followed) whose mode has S_ISUID or S_ISGID, as the
+/// host sees them.
+pub fn setuid_files_under(dir: &Path) -> Vec<(std::path::PathBuf, u32)> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Ok(meta) = std::fs::symlink_metadata(entry.path()) else {
+                continue;
+            };
+            if meta.is_dir() {
+                stack.push(entry.path());
+            } else if meta.is_file() && meta.mode() & 0o6000 != 0 {
+                found.push((entry.path(), meta.mode()));
+            }
+        }
+    }
+    found
 }
 
 /// What of the host a test must leave exactly as it found it. Only things no other process on
