@@ -17,4 +17,5 @@ mod processes;
 mod recovery;
 mod security_doc;
 mod sessions;
+mod setuid;
 mod state;
