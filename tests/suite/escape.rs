@@ -612,13 +612,18 @@ async fn the_image_has_no_setuid_or_setgid_files() {
     let env = TestEnv::new().await;
     // Directories are left out: /var/mail and /var/local are setgid in Debian, which only
     // decides the group of files made in them.
+    // The count of files searched shows the search ran (an empty answer alone would also come
+    // from a missing `find`).
     let found = ok(&sh(
         &env,
         "s",
-        "find / -xdev -type f -perm /6000 2>/dev/null; true",
+        "find / -xdev -type f -perm /6000 2>/dev/null; echo \"searched $(find / -xdev -type f 2>/dev/null | wc -l)\"",
     )
     .await);
-    assert_eq!(found, "");
+    let (setuid, searched) = found.rsplit_once("searched ").unwrap_or(("?", "0"));
+    let searched: u64 = searched.trim().parse().unwrap_or(0);
+    assert!(searched > 1000, "searched {searched} files: {found}");
+    assert_eq!(setuid, "", "setuid/setgid files in the image");
 }
 
 #[tokio::test]
@@ -759,6 +764,17 @@ async fn symlinks_to_host_paths_are_never_followed_by_the_host() {
     let ws = env.workspace("s");
     let meta = std::fs::symlink_metadata(&ws).expect("workspace");
     assert!(meta.is_dir() && !meta.file_type().is_symlink());
+    // The links were made (the reads above were attempted through them), and the host sees
+    // them as links, pointing where the code aimed them.
+    for (link, target) in [
+        ("evil", "/etc/shadow".to_string()),
+        ("hostfile", format!("{}/secret.txt", outside.display())),
+        ("slash", "/".to_string()),
+        ("a/b/up", "../../..".to_string()),
+    ] {
+        let aimed = std::fs::read_link(ws.join(link)).unwrap_or_else(|e| panic!("{link}: {e}"));
+        assert_eq!(aimed, std::path::PathBuf::from(target), "{link}");
+    }
     // The workspace itself cannot be replaced from inside (it is the mount point).
     let swap = sh_attempts(
         &env,
