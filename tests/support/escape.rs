@@ -96,7 +96,8 @@ pub async fn sh_attempts(
     parsed
 }
 
-/// Asserts that every shell attempt failed (non-zero exit status).
+/// Asserts that every shell attempt failed (non-zero exit status). A missing command fails
+/// too, so this alone does not show the attempt ran: prefer [`assert_all_refused`].
 #[track_caller]
 pub fn assert_all_failed(results: &BTreeMap<String, ShAttempt>) {
     let through: Vec<_> = results.iter().filter(|(_, a)| a.status == 0).collect();
