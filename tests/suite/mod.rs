@@ -18,4 +18,5 @@ mod recovery;
 mod security_doc;
 mod sessions;
 mod setuid;
+mod sockets;
 mod state;

@@ -22,20 +22,6 @@ use ironclaw_tests::*;
 use nix::libc;
 use pretty_assertions::assert_eq;
 
-/// Python, after [`PY_PRELUDE`]: `syscall(name, nr, *args)` makes a raw system call in a child
-/// process (a seccomp KILL ends the child, not the interpreter) and records how it ended under
-/// `name`, then records under `"who " + name` who answered it:
-/// - `filtered:ERRNO` (or `filtered:SIGSYS`): a seccomp filter of the sandbox refused it. The
-///   proof: a probe filter installed innermost in a fresh child hands that call to a listener
-///   thread; a filter's ERRNO or KILL outranks the probe's USER_NOTIF, so a call the sandbox
-///   refuses never reaches the listener, whereas one it lets through does (and the listener
-///   answers EXDEV, so the probe never runs the call).
-/// - `reached-the-kernel`: nothing in the sandbox stopped it.
-/// - `probe-…`: the probe could not tell (the test then fails saying so).
-///
-/// `NR` maps call names to this machine's numbers (calls the architecture lacks are absent).
-pub const SECCOMP_PROBE: &str = include_str!("../support/seccomp_probe.py");
-
 /// Runs `body` with [`PY_PRELUDE`] and [`SECCOMP_PROBE`] and returns what it recorded, after
 /// checking that the probe works at all (the control call reached the kernel).
 async fn probed_attempts(env: &TestEnv, body: &str) -> BTreeMap<String, String> {
@@ -327,24 +313,10 @@ for mode in (0o4755, 0o2755, 0o6000, 0o755):
         syscall("creat " + t, NR["creat"], fresh("creat-" + t), m)
     syscall("openat " + t, NR["openat"], AT_FDCWD, fresh("openat-" + t), CREATE, m)
 if _MACHINE == "x86_64":
-    # mov eax, 15 (i386 chmod); mov ebx, path; mov ecx, mode; int 0x80 — with rbx saved, from a
-    # page below 4 GiB (MAP_32BIT) so the 32-bit pointer reaches the path.
-    mmap = libc.mmap
-    mmap.restype = ctypes.c_void_p
-    mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
-    def int80_chmod(path, mode):
-        page = mmap(None, 4096, 7, 0x62, -1, 0)
-        if not page or page == ctypes.c_void_p(-1).value:
-            return "mmap:" + _name(ctypes.get_errno())
-        ctypes.memmove(page + 512, path + b"\0", len(path) + 1)
-        code = (b"\x53\xb8" + struct.pack("<I", 15) + b"\xbb" + struct.pack("<I", page + 512)
-                + b"\xb9" + struct.pack("<I", mode) + b"\xcd\x80\x5b\xc3")
-        ctypes.memmove(page, code, len(code))
-        ret = ctypes.CFUNCTYPE(ctypes.c_int)(page)()
-        return "ok" if ret >= 0 else _name(-ret)
     for mode in (0o4755, 0o2755, 0o755):
         p = existing("i386-chmod-%04o" % mode)
-        _results["i386 chmod %04o" % mode] = _in_child(lambda p=p, mode=mode: int80_chmod(p, mode))
+        # 15: chmod in the i386 table.
+        _results["i386 chmod %04o" % mode] = _in_child(lambda p=p, mode=mode: int80(15, low(p + b"\0"), mode))
 "#;
     let results = probed_attempts(&env, body).await;
     let ws = env.workspace("s");

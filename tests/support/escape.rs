@@ -31,6 +31,22 @@ def report():
     print(json.dumps(_results))
 "#;
 
+/// Python, after [`PY_PRELUDE`]: `syscall(name, nr, *args)` makes a raw system call in a child
+/// process (a seccomp KILL ends the child, not the interpreter) and records how it ended under
+/// `name`, then records under `"who " + name` who answered it:
+/// - `filtered:ERRNO` (or `filtered:SIGSYS`): a seccomp filter of the sandbox refused it. The
+///   proof: a probe filter installed innermost in a fresh child hands that call to a listener
+///   thread; a filter's ERRNO or KILL outranks the probe's USER_NOTIF, so a call the sandbox
+///   refuses never reaches the listener, whereas one it lets through does (and the listener
+///   answers EXDEV, so the probe never runs the call).
+/// - `reached-the-kernel`: nothing in the sandbox stopped it.
+/// - `probe-…`: the probe could not tell (the test then fails saying so).
+///
+/// `NR` maps call names to this machine's numbers (calls the architecture lacks are absent);
+/// `int80(nr, b, c, d)` makes a 32-bit call from the 64-bit process, `low(data)` places a
+/// pointer argument for it below 4 GiB.
+pub const SECCOMP_PROBE: &str = include_str!("seccomp_probe.py");
+
 /// How an attempt may be refused. EINVAL and friends are not in the list: an attempt that
 /// reaches argument checking has got past the permission checks, which is worth a look. Nor
 /// are ENOENT and ENOSYS: a missing file or call is no refusal unless the test shows the target

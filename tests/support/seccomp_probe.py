@@ -1,7 +1,7 @@
 # The seccomp probe of the setuid suite (tests/suite/setuid.rs), run inside the sandbox after
 # the attempt prelude (tests/support/escape.rs: PY_PRELUDE defines ctypes, errno, os, libc,
 # _name and _results). What it records and why it can tell a sandbox filter's refusal from the
-# kernel's is documented on SECCOMP_PROBE in setuid.rs.
+# kernel's is documented on SECCOMP_PROBE in tests/support/escape.rs.
 import platform, select, signal, stat, struct, threading
 libc.syscall.restype = ctypes.c_long
 _MACHINE = platform.machine()
@@ -9,9 +9,9 @@ _AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}[_MACHINE]
 NR = {
     "x86_64": {"open": 2, "creat": 85, "chmod": 90, "fchmod": 91, "mknod": 133, "openat": 257,
                "mknodat": 259, "fchmodat": 268, "fchmodat2": 452, "openat2": 437,
-               "io_uring_setup": 425, "getppid": 110, "seccomp": 317},
+               "io_uring_setup": 425, "getppid": 110, "seccomp": 317, "socket": 41},
     "aarch64": {"fchmod": 52, "fchmodat": 53, "openat": 56, "mknodat": 33, "fchmodat2": 452,
-                "openat2": 437, "io_uring_setup": 425, "getppid": 173, "seccomp": 277},
+                "openat2": 437, "io_uring_setup": 425, "getppid": 173, "seccomp": 277, "socket": 198},
 }[_MACHINE]
 L = ctypes.c_long
 AT_FDCWD = L(-100)
@@ -105,3 +105,31 @@ def existing(name):
     return p
 # The control: a call no filter refuses reaches the probe, so "filtered" means something.
 syscall("getppid", NR["getppid"])
+_low = []
+def _low_page():
+    # Code and data for int80(), below 4 GiB (MAP_32BIT) so 32-bit pointers reach them.
+    if not _low:
+        mmap = libc.mmap
+        mmap.restype = ctypes.c_void_p
+        mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+        page = mmap(None, 8192, 7, 0x62, -1, 0)
+        if not page or page == ctypes.c_void_p(-1).value:
+            raise OSError(ctypes.get_errno(), "mmap(MAP_32BIT)")
+        _low.append(page)
+    return _low[0]
+def low(data):
+    """Copies `data` below 4 GiB and returns its 32-bit address (one slot: the last copy)."""
+    page = _low_page()
+    ctypes.memmove(page + 4096, data, len(data))
+    return page + 4096
+def int80(nr, b=0, c=0, d=0):
+    """The 32-bit system call `nr`(b, c, d) through int 0x80 from this 64-bit process (x86-64
+    only): another architecture tag and another syscall table for a filter to cover. Returns
+    "ok" or the errno name. Run it through _in_child."""
+    page = _low_page()
+    # push rbx; mov eax, nr; mov ebx, b; mov ecx, c; mov edx, d; int 0x80; pop rbx; ret
+    code = (b"\x53\xb8" + struct.pack("<I", nr) + b"\xbb" + struct.pack("<I", b) + b"\xb9"
+            + struct.pack("<I", c) + b"\xba" + struct.pack("<I", d) + b"\xcd\x80\x5b\xc3")
+    ctypes.memmove(page, code, len(code))
+    ret = ctypes.CFUNCTYPE(ctypes.c_int)(page)()
+    return "ok" if ret >= 0 else _name(-ret)
