@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up everything IronClaw needs on Debian/Ubuntu, idempotently and quietly:
 # Debian packages, a running Docker engine, the Rust build, the front end's npm packages,
-# tauri-driver, and the sandbox image.
+# tauri-driver, cargo-nextest, and the sandbox image.
 # Usage: scripts/setup.sh [--no-image]
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -44,6 +44,11 @@ export PATH="$HOME/.cargo/bin:$PATH"
 # WebKitWebDriver).
 if ! command -v tauri-driver >/dev/null 2>&1; then
   quietly tauri-driver cargo install tauri-driver --locked
+fi
+# The test command (scripts/test.sh, README) runs the suite with cargo-nextest: its config
+# (.config/nextest.toml) keeps the Docker tests to two at a time, which `cargo test` ignores.
+if ! cargo nextest --version >/dev/null 2>&1; then
+  quietly cargo-nextest cargo install cargo-nextest --locked
 fi
 
 # --- Front-end dependencies --------------------------------------------------------------------

@@ -19,4 +19,6 @@ mod recovery;
 mod run_integrity;
 mod security_doc;
 mod sessions;
+mod setuid;
+mod sockets;
 mod state;

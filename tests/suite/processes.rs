@@ -36,7 +36,7 @@ async fn double_forked_shell_daemon_is_killed_when_the_execution_ends() {
         &env,
         "s",
         "( setsid sleep 1000 & ) ; nohup sleep 999 >/dev/null 2>&1 &\n\
-         until [ \"$(pgrep -c -x sleep)\" -ge 2 ]; do sleep 0.02; done",
+         for _ in $(seq 500); do [ \"$(pgrep -c -x sleep)\" -ge 2 ] && break; sleep 0.02; done",
     )
     .await;
     assert_eq!(r.exit_code, 0, "{}", r.stderr);

@@ -51,7 +51,11 @@ fn security_md_lists_every_escape_fault_and_bad_input_test_and_fuzz_target() {
     let root = root();
     let doc = std::fs::read_to_string(root.join("SECURITY.md")).expect("SECURITY.md");
     let suite = root.join("tests/suite");
-    let mut files = vec![suite.join("escape.rs")];
+    let mut files = vec![
+        suite.join("escape.rs"),
+        suite.join("setuid.rs"),
+        suite.join("sockets.rs"),
+    ];
     files.extend(rust_files(&suite.join("faults")));
     files.extend(rust_files(&suite.join("bad_input")));
     let mut missing = Vec::new();

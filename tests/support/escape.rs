@@ -31,9 +31,27 @@ def report():
     print(json.dumps(_results))
 "#;
 
+/// Python, after [`PY_PRELUDE`]: `syscall(name, nr, *args)` makes a raw system call in a child
+/// process (a seccomp KILL ends the child, not the interpreter) and records how it ended under
+/// `name`, then records under `"who " + name` who answered it:
+/// - `filtered:ERRNO` (or `filtered:SIGSYS`): a seccomp filter of the sandbox refused it. The
+///   proof: a probe filter installed innermost in a fresh child hands that call to a listener
+///   thread; a filter's ERRNO or KILL outranks the probe's USER_NOTIF, so a call the sandbox
+///   refuses never reaches the listener, whereas one it lets through does (and the listener
+///   answers EXDEV, so the probe never runs the call).
+/// - `reached-the-kernel`: nothing in the sandbox stopped it.
+/// - `probe-…`: the probe could not tell (the test then fails saying so).
+///
+/// `NR` maps call names to this machine's numbers (calls the architecture lacks are absent);
+/// `int80(nr, b, c, d)` makes a 32-bit call from the 64-bit process, `low(data)` places a
+/// pointer argument for it below 4 GiB.
+pub const SECCOMP_PROBE: &str = include_str!("seccomp_probe.py");
+
 /// How an attempt may be refused. EINVAL and friends are not in the list: an attempt that
-/// reaches argument checking has got past the permission checks, which is worth a look.
-pub const REFUSALS: &[&str] = &["EPERM", "EACCES", "EROFS", "ENOENT", "ENOSYS"];
+/// reaches argument checking has got past the permission checks, which is worth a look. Nor
+/// are ENOENT and ENOSYS: a missing file or call is no refusal unless the test shows the target
+/// exists (say, on the host) or that a filter of the sandbox answered.
+pub const REFUSALS: &[&str] = &["EPERM", "EACCES", "EROFS"];
 
 /// Runs `body` after [`PY_PRELUDE`] and returns what `report()` printed (name → "ok" or errno).
 pub async fn py_attempts(env: &TestEnv, session: &str, body: &str) -> BTreeMap<String, String> {
@@ -94,11 +112,54 @@ pub async fn sh_attempts(
     parsed
 }
 
-/// Asserts that every shell attempt failed (non-zero exit status).
+/// Asserts that every shell attempt failed (non-zero exit status). A missing command fails
+/// too, so this alone does not show the attempt ran: prefer [`assert_all_refused`].
 #[track_caller]
 pub fn assert_all_failed(results: &BTreeMap<String, ShAttempt>) {
     let through: Vec<_> = results.iter().filter(|(_, a)| a.status == 0).collect();
     assert!(through.is_empty(), "succeeded: {through:?}");
+}
+
+/// Asserts that every shell attempt ran and was refused: a non-zero status that is not the
+/// shell's "not found"/"cannot execute" (127/126), with a message naming one of `reasons`.
+#[track_caller]
+pub fn assert_all_refused(results: &BTreeMap<String, ShAttempt>, reasons: &[&str]) {
+    let through: Vec<_> = results
+        .iter()
+        .filter(|(_, a)| {
+            a.status == 0
+                || a.status == 126
+                || a.status == 127
+                || !reasons.iter().any(|r| a.message.contains(r))
+        })
+        .collect();
+    assert!(
+        through.is_empty(),
+        "not refused (or not attempted), expected one of {reasons:?}: {through:?}"
+    );
+}
+
+/// Regular files under `dir` (links not followed) whose mode has S_ISUID or S_ISGID, as the
+/// host sees them.
+pub fn setuid_files_under(dir: &Path) -> Vec<(std::path::PathBuf, u32)> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Ok(meta) = std::fs::symlink_metadata(entry.path()) else {
+                continue;
+            };
+            if meta.is_dir() {
+                stack.push(entry.path());
+            } else if meta.is_file() && meta.mode() & 0o6000 != 0 {
+                found.push((entry.path(), meta.mode()));
+            }
+        }
+    }
+    found
 }
 
 /// What of the host a test must leave exactly as it found it. Only things no other process on
