@@ -137,7 +137,14 @@ pub async fn decide(
     code_hash: String,
     decision: Decision,
     confirmed: bool,
+    fresh_interpreter: Option<bool>,
 ) -> Res<()> {
+    if fresh_interpreter == Some(true) {
+        desktop
+            .fresh_interpreter(id, approval_id)
+            .await
+            .map_err(msg)?;
+    }
     desktop
         .decide(id, approval_id, &code_hash, decision, confirmed)
         .await

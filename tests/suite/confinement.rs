@@ -99,7 +99,12 @@ async fn the_health_check_resolves_nothing_through_a_folder_the_code_can_write()
         .expect("count");
     assert!(planted >= names.len(), "nothing planted");
     // The attack path works: a program looked up through PATH is the planted one.
-    ok(&sh(&env, "s", "cat /dev/null; test -f /workspace/planted-cat && echo yes").await);
+    ok(&sh(
+        &env,
+        "s",
+        "cat /dev/null; test -f /workspace/planted-cat && echo yes",
+    )
+    .await);
     let ws = env.workspace("s");
     assert!(ws.join("planted-cat").exists(), "the plant did not run");
     std::fs::remove_file(ws.join("planted-cat")).expect("rm marker");
@@ -207,7 +212,11 @@ async fn processes_started_by_docker_exec_are_under_the_containers_seccomp_rules
         .expect("probe file")
         .permissions()
         .mode();
-    assert_eq!(mode & 0o6000, 0, "a setuid/setgid bit reached the host: {mode:o}");
+    assert_eq!(
+        mode & 0o6000,
+        0,
+        "a setuid/setgid bit reached the host: {mode:o}"
+    );
     assert!(
         !env.workspace("s").join("exec-probe2").exists()
             || std::fs::metadata(env.workspace("s").join("exec-probe2"))
@@ -294,6 +303,10 @@ async fn one_interpreter_cannot_reach_the_other_or_the_supervisor_through_proc()
 import subprocess
 sup = os.getppid()
 child = subprocess.Popen(["sleep", "30"])
+# Popen can return while the child is still inside exec, before the kernel has made it
+# dumpable again (it is a fork of the non-dumpable interpreter until then).
+import time
+time.sleep(0.3)
 for label, pid in [("own_child", child.pid), ("bash", {bash_pid}), ("supervisor", sup)]:
     attempt(label + ":mem", lambda pid=pid: os.close(os.open("/proc/%d/mem" % pid, os.O_RDWR)))
     attempt(label + ":fd", lambda pid=pid: os.listdir("/proc/%d/fd" % pid))
@@ -391,7 +404,10 @@ for label, fam, typ in [("unix", 1, 1), ("inet", 2, 1), ("inet6", 10, 1), ("netl
         assert_eq!(r[ok_family], "ok", "{r:?}");
     }
     for refused in ["netlink", "vsock", "packet", "alg", "key"] {
-        assert_eq!(r[refused], "EPERM", "{refused} (host vsock: {host_vsock}): {r:?}");
+        assert_eq!(
+            r[refused], "EPERM",
+            "{refused} (host vsock: {host_vsock}): {r:?}"
+        );
     }
 }
 

@@ -674,7 +674,7 @@ async fn a_setuid_binary_in_the_workspace_grants_nothing() {
 
 /// The workspace is a host folder, and the code runs as the host user: a file it marks setuid
 /// would be a setuid-<host user> binary on the host, which any other local user who can reach
-/// the folder may run as that user. The supervisor's seccomp filter (`image/nosuid.py`)
+/// the folder may run as that user. The container's seccomp profile (`seccomp/` in the sandbox crate)
 /// refuses every call that would set S_ISUID or S_ISGID, whichever way code tries.
 #[tokio::test]
 async fn code_cannot_leave_setuid_files_in_the_host_workspace() {

@@ -63,7 +63,12 @@ async fn a_leftover_thread_cannot_swap_or_read_the_next_shell_runs_code() {
     }
     // A variant the fix was not written against: the same attacker, now against the bash that
     // runs the next command of a longer approved script.
-    let longer = sh(&env, "s", "sleep 0.5; echo second-approved; sleep 0.2; echo third").await;
+    let longer = sh(
+        &env,
+        "s",
+        "sleep 0.5; echo second-approved; sleep 0.2; echo third",
+    )
+    .await;
     assert_eq!(ok(&longer), "second-approved\nthird");
     // The Python interpreter still has the thread: its next run is flagged as altered.
     let next = py(&env, "s", "print('next')").await;
@@ -86,7 +91,11 @@ async fn a_completion_forged_by_shell_code_is_ignored_and_reported() {
     .await;
     assert!(r.stderr.contains("forged-bytes-written"), "{}", r.stderr);
     assert_eq!(r.exit_code, 7, "stdout: {} stderr: {}", r.stdout, r.stderr);
-    assert!(r.stdout.contains("after-forge"), "output after the forgery lost: {}", r.stdout);
+    assert!(
+        r.stdout.contains("after-forge"),
+        "output after the forgery lost: {}",
+        r.stdout
+    );
     assert_eq!(r.forged_completions, 1);
     assert!(r
         .altered_after
@@ -143,7 +152,11 @@ async fn what_a_run_leaves_in_bash_is_reported_until_a_fresh_interpreter() {
     )
     .await;
     ok(&first);
-    let kinds: Vec<&str> = first.altered_after.iter().map(|a| a.kind.as_str()).collect();
+    let kinds: Vec<&str> = first
+        .altered_after
+        .iter()
+        .map(|a| a.kind.as_str())
+        .collect();
     for kind in ["function", "alias", "trap", "path"] {
         assert!(kinds.contains(&kind), "{kind} not reported: {kinds:?}");
     }
@@ -162,7 +175,11 @@ async fn what_a_run_leaves_in_bash_is_reported_until_a_fresh_interpreter() {
     let out = ok(&fresh);
     assert!(out.starts_with("file\n"), "{out}");
     assert!(!out.contains("/tmp:"), "{out}");
-    assert!(fresh.altered_before.is_empty(), "{:?}", fresh.altered_before);
+    assert!(
+        fresh.altered_before.is_empty(),
+        "{:?}",
+        fresh.altered_before
+    );
     assert!(fresh.altered_after.is_empty(), "{:?}", fresh.altered_after);
 }
 
@@ -184,15 +201,22 @@ threading.Thread(target=time.sleep, args=(30,), daemon=True).start()
     )
     .await;
     ok(&first);
-    let kinds: Vec<&str> = first.altered_after.iter().map(|a| a.kind.as_str()).collect();
+    let kinds: Vec<&str> = first
+        .altered_after
+        .iter()
+        .map(|a| a.kind.as_str())
+        .collect();
     for kind in ["thread", "builtins", "signals", "environment"] {
         assert!(kinds.contains(&kind), "{kind} not reported: {kinds:?}");
     }
     let fresh = exec(
         &env,
         "s",
-        ExecRequest::new(Language::Python, "import threading; print(threading.active_count())")
-            .fresh_interpreter(true),
+        ExecRequest::new(
+            Language::Python,
+            "import threading; print(threading.active_count())",
+        )
+        .fresh_interpreter(true),
     )
     .await
     .result;
@@ -202,7 +226,11 @@ threading.Thread(target=time.sleep, args=(30,), daemon=True).start()
     // A second plain run stays clean.
     tokio::time::sleep(Duration::from_millis(50)).await;
     let again = py(&env, "s", "print(1)").await;
-    assert!(again.altered_before.is_empty(), "{:?}", again.altered_before);
+    assert!(
+        again.altered_before.is_empty(),
+        "{:?}",
+        again.altered_before
+    );
 }
 
 #[tokio::test]

@@ -55,6 +55,8 @@ fn security_md_lists_every_escape_fault_and_bad_input_test_and_fuzz_target() {
         suite.join("escape.rs"),
         suite.join("setuid.rs"),
         suite.join("sockets.rs"),
+        suite.join("confinement.rs"),
+        suite.join("run_integrity.rs"),
     ];
     files.extend(rust_files(&suite.join("faults")));
     files.extend(rust_files(&suite.join("bad_input")));

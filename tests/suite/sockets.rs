@@ -28,7 +28,6 @@ fn host_socket(family: i32, kind: i32, protocol: i32) -> Result<(), String> {
 }
 
 #[tokio::test]
-#[ignore = "bug: AF_VSOCK and AF_NETLINK sockets can be created in the sandbox, directly and through the 32-bit socket/socketcall (issue 10, breach 5); the container's seccomp profile is to refuse them"]
 async fn vsock_and_netlink_sockets_are_refused_however_they_are_asked_for() {
     let env = TestEnv::new().await;
     let host = format!(

@@ -56,7 +56,7 @@ export class App {
         void this.api.decideHost(this.currentId, target, decision).catch((e) => this.toast(errorText(e)));
       },
     });
-    this.queue = new ApprovalQueue((req, decision, confirmed) => this.decide(req, decision, confirmed), {
+    this.queue = new ApprovalQueue((req, decision, confirmed, fresh) => this.decide(req, decision, confirmed, fresh), {
       changed: (pending, open) => {
         this.chat.setPending(pending.length, open);
         // A closed dialog leaves focus nowhere; give it back to the composer.
@@ -218,10 +218,10 @@ export class App {
     await this.api.sendMessage(this.currentId, text);
   }
 
-  private decide(req: ApprovalRequest, decision: Decision, confirmed: boolean): Promise<void> {
+  private decide(req: ApprovalRequest, decision: Decision, confirmed: boolean, fresh = false): Promise<void> {
     const id = this.currentId;
     if (!id) return Promise.reject("No conversation is open.");
-    return this.api.decide(id, req.approvalId, req.codeHash, decision, confirmed);
+    return this.api.decide(id, req.approvalId, req.codeHash, decision, confirmed, fresh);
   }
 
   private async cancel(): Promise<void> {

@@ -15,6 +15,7 @@ function req(over: Partial<ApprovalRequest> = {}): ApprovalRequest {
     risk: "normal",
     reasons: [{ level: "normal", message: "Writes a file", snippet: "open('x','w')", line: 1 }],
     destructive: false,
+    alteredSession: [],
     ...over,
   };
 }
@@ -30,6 +31,28 @@ function setup() {
 afterEach(() => document.body.replaceChildren());
 
 describe("approval dialog", () => {
+  it("says what earlier runs left in the interpreter and offers a fresh one", async () => {
+    const { queue, send } = setup();
+    queue.add(req());
+    expect(document.querySelector('[data-testid="altered-session"]')).toBeNull();
+    expect(document.querySelector('[data-testid="fresh-approve-button"]')).toBeNull();
+    document.body.replaceChildren();
+    const second = setup();
+    second.queue.add(req({ approvalId: "appr-9", alteredSession: ["1 Python thread(s) still running", "function ls shadows the command of that name"] }));
+    const note = q("altered-session");
+    expect(note.textContent).toContain("Earlier runs left this python interpreter altered");
+    expect(note.textContent).toContain("function ls shadows the command of that name");
+    q<HTMLButtonElement>("fresh-approve-button").click();
+    await settle();
+    expect(second.send).toHaveBeenCalledTimes(1);
+    const [sent, decision, confirmed, fresh] = second.send.mock.calls[0]!;
+    expect(sent.approvalId).toBe("appr-9");
+    expect(decision).toEqual({ type: "approveOnce" });
+    expect(confirmed).toBe(false);
+    expect(fresh).toBe(true);
+    expect(send).not.toHaveBeenCalled();
+  });
+
   it("shows the exact code, language, risk and reasons", () => {
     const { queue } = setup();
     queue.add(req({ code: "import os\nos.remove('a.txt')  # <b>not html</b>\n" }));

@@ -43,7 +43,7 @@ export function requestFor(text: string): ApprovalRequest {
   if (destructive) {
     return {
       approvalId, codeHash: fakeHash(DESTRUCTIVE_CODE), language: "bash", code: DESTRUCTIVE_CODE,
-      risk: "destructive", destructive: true,
+      risk: "destructive", destructive: true, alteredSession: [],
       reasons: [
         { level: "destructive", message: "Deletes a directory tree recursively", snippet: "rm -rf /workspace/build", line: 2 },
         { level: "destructive", message: "Deletes every file that matches a pattern", snippet: "find /workspace -name '*.tmp' -delete", line: 3 },
@@ -52,7 +52,7 @@ export function requestFor(text: string): ApprovalRequest {
   }
   return {
     approvalId, codeHash: fakeHash(PLOT_CODE), language: "python", code: PLOT_CODE,
-    risk: "normal", destructive: false,
+    risk: "normal", destructive: false, alteredSession: [],
     reasons: [{ level: "normal", message: "Reads files in the workspace", snippet: 'open("sales.csv")', line: 5 }],
   };
 }

@@ -56,8 +56,8 @@ export const tauriApi: Api = {
     return invoke<ConversationView>("open_conversation", { id, events });
   },
   sendMessage: (id, text) => invoke<void>("send_message", { id, text }),
-  decide: (id, approvalId, codeHash, decision, confirmed) =>
-    invoke<void>("decide", { id, approvalId, codeHash, decision, confirmed }),
+  decide: (id, approvalId, codeHash, decision, confirmed, freshInterpreter) =>
+    invoke<void>("decide", { id, approvalId, codeHash, decision, confirmed, freshInterpreter: freshInterpreter ?? false }),
   decideHost: (id, target, decision) => invoke<void>("decide_host", { id, target, decision }),
   cancel: (id) => invoke<void>("cancel", { id }),
   setPolicy: (id, policy) => invoke<void>("set_policy", { id, policy }),

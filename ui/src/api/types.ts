@@ -42,7 +42,8 @@ export interface Api {
   /** Live events for this conversation go to `onEvent` until another conversation is opened. */
   openConversation(id: string, onEvent: (e: AgentEvent) => void): Promise<ConversationView>;
   sendMessage(id: string, text: string): Promise<void>;
-  decide(id: string, approvalId: string, codeHash: string, decision: Decision, confirmed: boolean): Promise<void>;
+  /** `freshInterpreter`: restart the interpreter the code runs in first (see `alteredSession`). */
+  decide(id: string, approvalId: string, codeHash: string, decision: Decision, confirmed: boolean, freshInterpreter?: boolean): Promise<void>;
   /** Answers a host the network policy refused; only a refused, unanswered host is accepted. */
   decideHost(id: string, target: string, decision: HostDecision): Promise<void>;
   cancel(id: string): Promise<void>;

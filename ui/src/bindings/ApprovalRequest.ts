@@ -11,4 +11,10 @@ export type ApprovalRequest = { approvalId: ApprovalId, codeHash: CodeHash, lang
 /**
  * Approving needs a second explicit confirmation.
  */
-destructive: boolean, };
+destructive: boolean, 
+/**
+ * What earlier runs left in the interpreter this code will run in (a live thread, a
+ * shadowing function, a changed PATH...): it can change what the code does. Empty when
+ * nothing was found. Answer with [`Op::FreshInterpreter`] to start a clean one first.
+ */
+alteredSession: Array<string>, };

@@ -17,7 +17,12 @@ export const RISK_LABEL: Record<RiskLevel, string> = {
   destructive: "Destructive",
 };
 
-export type SendDecision = (req: ApprovalRequest, decision: Decision, confirmed: boolean) => Promise<void>;
+export type SendDecision = (
+  req: ApprovalRequest,
+  decision: Decision,
+  confirmed: boolean,
+  freshInterpreter?: boolean,
+) => Promise<void>;
 
 /** One open dialog for one request. */
 class ApprovalDialog {
@@ -25,6 +30,7 @@ class ApprovalDialog {
   private readonly status: HTMLElement;
   private readonly approveBtn: HTMLButtonElement;
   private readonly alwaysBtn: HTMLButtonElement;
+  private readonly freshBtn: HTMLButtonElement | null;
   private readonly editApproveBtn: HTMLButtonElement;
   private readonly confirm: HTMLInputElement | null;
   private readonly controls: (HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement)[];
@@ -77,12 +83,29 @@ class ApprovalDialog {
         )
       : null;
 
+    // What earlier runs left in the interpreter: the code may not do what it reads as doing.
+    const altered = r.alteredSession ?? [];
+    this.freshBtn = altered.length
+      ? h("button", { testid: "fresh-approve-button", className: "btn", type: "button", title: "Start a new interpreter (its variables are lost), then run this code" }, "Restart interpreter, then approve")
+      : null;
+    const alteredNote = altered.length
+      ? h(
+          "div",
+          { testid: "altered-session", className: "altered-session", role: "alert" },
+          h("strong", {}, `Earlier runs left this ${r.language} interpreter altered`),
+          h("p", {}, "What they left can change what the code below does:"),
+          h("ul", {}, ...altered.map((a) => h("li", {}, a))),
+          h("p", {}, "Restart the interpreter first to run it in a clean one."),
+        )
+      : null;
+
     this.status = h("p", { testid: "approval-status", className: "approval-status", role: "status", "aria-live": "polite" });
     const denyBtn = h("button", { testid: "deny-button", className: "btn", type: "button" }, "Deny");
     const editBtn = h("button", { testid: "edit-button", className: "btn", type: "button" }, "Edit…");
     this.alwaysBtn = h("button", { testid: "always-allow-button", className: "btn", type: "button", title: "Run this exact code again in this conversation without asking" }, "Always allow in this session");
     this.approveBtn = h("button", { testid: "approve-button", className: "btn btn-primary", type: "button" }, r.destructive ? "Approve and run" : "Approve");
     this.controls = [denyBtn, editBtn, this.alwaysBtn, this.approveBtn, this.editApproveBtn, denyReason, editCode];
+    if (this.freshBtn) this.controls.push(this.freshBtn);
     if (this.confirm) this.controls.push(this.confirm);
 
     const titleId = `approval-title-${r.approvalId}`;
@@ -103,12 +126,13 @@ class ApprovalDialog {
         h("span", { testid: "approval-risk", className: `chip risk-chip risk-${r.risk}` }, RISK_LABEL[r.risk] ?? r.risk),
       ),
       warning,
+      alteredNote,
       this.codeEl,
       h("section", { className: "approval-why" }, h("h3", {}, "Why it's flagged"), reasons),
       editArea,
       h("div", { className: "deny-line" }, denyReason),
       this.status,
-      h("footer", { className: "approval-actions" }, denyBtn, editBtn, h("span", { className: "spacer" }), this.alwaysBtn, this.approveBtn),
+      h("footer", { className: "approval-actions" }, denyBtn, editBtn, h("span", { className: "spacer" }), this.alwaysBtn, this.freshBtn, this.approveBtn),
     );
 
     highlightElement(code);
@@ -122,6 +146,7 @@ class ApprovalDialog {
     });
     this.alwaysBtn.addEventListener("click", () => void this.decide({ type: "alwaysAllowInSession" }));
     this.approveBtn.addEventListener("click", () => void this.decide({ type: "approveOnce" }));
+    this.freshBtn?.addEventListener("click", () => void this.decide({ type: "approveOnce" }, true));
     this.editApproveBtn.addEventListener("click", () => void this.decide({ type: "editAndApprove", code: editCode.value }));
     this.confirm?.addEventListener("change", () => this.sync());
 
@@ -181,7 +206,7 @@ class ApprovalDialog {
     }
   }
 
-  private async decide(decision: Decision): Promise<void> {
+  private async decide(decision: Decision, freshInterpreter = false): Promise<void> {
     if (this.busy) return;
     const approving = decision.type !== "deny";
     if (approving && this.req.destructive && !this.confirm?.checked) {
@@ -193,7 +218,7 @@ class ApprovalDialog {
     this.showStatus(approving ? "Sending approval…" : "Sending denial…", false);
     try {
       // id and hash come from the request object this dialog was built from.
-      await this.send(this.req, decision, approving && this.confirmed());
+      await this.send(this.req, decision, approving && this.confirmed(), freshInterpreter);
     } catch (e) {
       this.rejected(errorText(e));
     }

@@ -312,6 +312,18 @@ impl Desktop {
         Ok(())
     }
 
+    /// Asks that the run a pending approval allows start in a fresh interpreter (sent just
+    /// before the approval itself; see `ApprovalRequest::altered_session`).
+    pub async fn fresh_interpreter(
+        &self,
+        id: ConversationId,
+        approval_id: ApprovalId,
+    ) -> Result<()> {
+        let session = self.core.session(id).await?;
+        session.send(Op::FreshInterpreter { approval_id })?;
+        Ok(())
+    }
+
     /// Answers a host the network policy refused during one of this conversation's runs. The
     /// session accepts it only for a host it actually refused and has not had answered.
     pub async fn decide_host(

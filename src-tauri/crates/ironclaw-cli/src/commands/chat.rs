@@ -328,16 +328,23 @@ async fn decide(
                 reason: Some("denied automatically (--deny-all)".into()),
             },
             false,
+            false,
         ))
     } else {
         ask(req, input, force_confirm).await?
     };
-    let (decision, confirmed) = answer.unwrap_or((
+    let (decision, confirmed, fresh) = answer.unwrap_or((
         Decision::Deny {
             reason: Some("no answer".into()),
         },
         false,
+        false,
     ));
+    if fresh {
+        session.send(Op::FreshInterpreter {
+            approval_id: req.approval_id,
+        })?;
+    }
     session.send(Op::Decide {
         approval_id: req.approval_id,
         code_hash: req.code_hash,
@@ -477,15 +484,24 @@ async fn ask(
     req: &ApprovalRequest,
     input: &mut Input,
     force_confirm: bool,
-) -> anyhow::Result<Option<(Decision, bool)>> {
+) -> anyhow::Result<Option<(Decision, bool, bool)>> {
     eprintln!("{}", describe(req));
+    if let Some(warning) = altered_warning(req) {
+        eprintln!("{warning}");
+    }
+    let fresh_choice = if req.altered_session.is_empty() {
+        ""
+    } else {
+        " · [f] restart the interpreter, then approve once"
+    };
     loop {
-        eprint!("Run it? [a]pprove once · [s] always allow this exact code in this session · [e]dit · [d]eny: ");
+        eprint!("Run it? [a]pprove once · [s] always allow this exact code in this session · [e]dit · [d]eny{fresh_choice}: ");
         let Some(answer) = input.next_line().await? else {
             return Ok(None);
         };
         let decision = match answer.trim() {
             "a" | "approve" => Decision::ApproveOnce,
+            "f" | "fresh" if !req.altered_session.is_empty() => Decision::ApproveOnce,
             "s" | "always" => Decision::AlwaysAllowInSession,
             "e" | "edit" => {
                 eprintln!("Enter the code to run instead; end with a line containing only '.':");
@@ -507,13 +523,14 @@ async fn ask(
                     .strip_prefix("d ")
                     .map(|r| r.trim().to_string())
                     .filter(|r| !r.is_empty());
-                return Ok(Some((Decision::Deny { reason }, false)));
+                return Ok(Some((Decision::Deny { reason }, false, false)));
             }
             _ => {
                 eprintln!("please answer a, s, e, or d (optionally `d REASON`)");
                 continue;
             }
         };
+        let fresh = matches!(answer.trim(), "f" | "fresh");
         // A second, deliberate step for destructive code: one stray keypress never runs it.
         let mut confirmed = false;
         if req.destructive || force_confirm {
@@ -527,6 +544,22 @@ async fn ask(
             }
             confirmed = true;
         }
-        return Ok(Some((decision, confirmed)));
+        return Ok(Some((decision, confirmed, fresh)));
     }
+}
+
+/// What earlier runs left in the interpreter this code would run in, said before the choice.
+fn altered_warning(req: &ApprovalRequest) -> Option<String> {
+    if req.altered_session.is_empty() {
+        return None;
+    }
+    let mut s = format!(
+        "! Earlier runs left this {} interpreter altered; it can change what the code above does:\n",
+        req.language
+    );
+    for detail in &req.altered_session {
+        s.push_str(&format!("!   • {}\n", inert(detail)));
+    }
+    s.push_str("! Answer f to restart the interpreter first (its variables are lost).");
+    Some(s)
 }
