@@ -228,6 +228,17 @@ def main():
     sys.modules["__main__"] = module
     sys.argv = [""]
     sys.path[0] = ""  # import from the working directory, as `python3 -i` does
+    # The supervisor starts us with -s, so nothing in ~/.local runs at start-up; packages
+    # installed there with `pip install --user` are still importable (only .pth files, such as
+    # editable installs, are not processed).
+    try:
+        import site
+
+        user_site = site.getusersitepackages()
+        if user_site not in sys.path:
+            sys.path.append(user_site)
+    except Exception:  # noqa: BLE001 - no user site is not an error
+        pass
     namespace = module.__dict__
     worker_pid = os.getpid()
     baseline = _Baseline()

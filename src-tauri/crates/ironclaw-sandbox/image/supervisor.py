@@ -346,7 +346,9 @@ class Worker:
         # argv[0] is the public name, so sys.executable and $BASH read as usual.
         if self.lang == "python":
             intr_r, intr_w = os.pipe()
-            path, argv = PRIVATE_PYTHON, ["/usr/bin/python3", "-u", PYWORKER]
+            # -s: no user site at start-up, so no .pth or usercustomize file an earlier run left
+            # in ~/.local runs inside the interpreter (the worker adds the folder itself).
+            path, argv = PRIVATE_PYTHON, ["/usr/bin/python3", "-s", "-u", PYWORKER]
             fds = {0: None, 1: out_w, 2: err_w, 3: ctl_r, 4: done_w, 5: intr_r}
         else:
             path, argv = PRIVATE_BASH, ["bash", "--noprofile", "--norc", "--noediting", "-i"]
