@@ -72,6 +72,9 @@ pub enum Error {
     #[error("the container runtime {runtime:?} is not available on this Docker engine (it has: {available}). Install it or pick another profile")]
     RuntimeUnavailable { runtime: String, available: String },
 
+    #[error("the workspace {workspace} is over its quota: {reason}")]
+    WorkspaceOverQuota { workspace: PathBuf, reason: String },
+
     #[error("sandbox protocol error: {0}")]
     Protocol(String),
 
@@ -137,6 +140,7 @@ impl Error {
             | Error::InvalidSessionName { .. }
             | Error::SessionNotFound { .. }
             | Error::RuntimeUnavailable { .. }
+            | Error::WorkspaceOverQuota { .. }
             | Error::Protocol(_)
             | Error::UnsupportedLanguage(_)
             | Error::Network(_)
