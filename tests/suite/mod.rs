@@ -14,6 +14,7 @@ mod limits;
 mod network;
 mod output;
 mod processes;
+mod quota;
 mod recovery;
 mod security_doc;
 mod sessions;

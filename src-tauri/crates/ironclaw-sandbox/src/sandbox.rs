@@ -208,8 +208,12 @@ impl Sandbox {
         let mut result = exec::run(ctx, request, on_event, cancel).await;
         if let Some(m) = monitor.as_mut() {
             m.finish().await;
-            if let Some(outcome) = m.outcome() {
-                self.keep_quota_base(name, outcome.base);
+            match m.outcome() {
+                // Over quota: the next run counts afresh (and is refused unless space was freed).
+                Some(outcome) if outcome.exceeded.is_none() => {
+                    self.keep_quota_base(name, Some(outcome.base))
+                }
+                _ => self.keep_quota_base(name, None),
             }
         }
         if let Ok(r) = &result {
@@ -248,9 +252,12 @@ impl Sandbox {
             .and_then(|bases| bases.get(name).copied())
     }
 
-    fn keep_quota_base(&self, name: &SessionName, base: quota::Baseline) {
+    fn keep_quota_base(&self, name: &SessionName, base: Option<quota::Baseline>) {
         if let Ok(mut bases) = self.quota_bases.lock() {
-            bases.insert(name.clone(), base);
+            match base {
+                Some(base) => bases.insert(name.clone(), base),
+                None => bases.remove(name),
+            };
         }
     }
 
