@@ -309,7 +309,7 @@ async fn a_writer_is_killed_before_the_disk_drops_below_keep_free() {
     let avail = ironclaw_sandbox::quota::sample(probe.path())
         .expect("statvfs")
         .avail_bytes;
-    let keep_free = avail.saturating_sub(512 * MIB);
+    let keep_free = avail.saturating_sub(512 * MIB).max(1);
     let env = TestEnv::with_policy(&format!(
         "profiles:\n  standard: {{ timeout: 60s, workspace: {{ bytes: 1t, files: 500, keep_free: {keep_free} }} }}\n"
     ))
