@@ -15,6 +15,7 @@ mod limits;
 mod network;
 mod output;
 mod processes;
+mod quota;
 mod recovery;
 mod run_integrity;
 mod security_doc;

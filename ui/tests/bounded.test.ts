@@ -76,19 +76,23 @@ describe("bounded output", () => {
 
   it("maps how an execution ended to the cell state", () => {
     const mk = () => new ExecutionCell("e", "python", "x", { stop() {}, openLog() {} });
-    const base = { durationMs: 5, timedOut: false, cancelled: false, oomKilled: false, truncated: false, logFile: null };
+    const base = { durationMs: 5, timedOut: false, cancelled: false, oomKilled: false, truncated: false, logFile: null, quotaExceeded: null as string | null };
     const cases: [Partial<typeof base> & { exitCode: number }, string][] = [
       [{ exitCode: 0 }, "ok"],
       [{ exitCode: 1 }, "failed"],
       [{ exitCode: 137, oomKilled: true }, "oomKilled"],
       [{ exitCode: 124, timedOut: true }, "timedOut"],
       [{ exitCode: 137, cancelled: true }, "cancelled"],
+      [{ exitCode: 137, quotaExceeded: "[IronClaw] stopped: the workspace passed its quota of 64.0 MiB." }, "quotaExceeded"],
     ];
     for (const [ended, state] of cases) {
       const c = mk();
       c.finish({ ...base, ...ended });
       expect(c.el.getAttribute("data-state")).toBe(state);
       expect(c.el.querySelector('[data-testid="cell-exit"]')?.textContent).toBe(`exit ${ended.exitCode}`);
+      const quota = c.el.querySelector<HTMLElement>('[data-testid="cell-quota"]');
+      expect(quota?.hidden).toBe(!ended.quotaExceeded);
+      if (ended.quotaExceeded) expect(quota?.textContent).toBe("stopped: the workspace passed its quota of 64.0 MiB.");
     }
   });
 });

@@ -375,7 +375,7 @@ export class FakeBackend implements Api {
       executionId, exitCode: c.cancelled ? 137 : 0, durationMs, timedOut: false, cancelled: c.cancelled,
       oomKilled: false, peakMemoryBytes: 98 * 1024 * 1024, truncated: false, logFile: `logs/${executionId}.log`,
     };
-    this.emit(id, { type: "executionEnded", ...ended });
+    this.emit(id, { type: "executionEnded", ...ended, quotaExceeded: null });
     c.items.push({ type: "execution", approvalId: req.approvalId, language: req.language, code, stdout, stderr: warn, interrupted: false, ...ended });
     if (!c.cancelled) {
       const file: WorkspaceEntry = { path: "chart.svg", size: 2048, modifiedMs: Date.now(), kind: "image", changedByLastRun: true };

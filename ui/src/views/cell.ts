@@ -11,14 +11,15 @@ type Ended = Extract<AgentEvent, { type: "executionEnded" }>;
 type Resources = Extract<AgentEvent, { type: "executionResources" }>;
 type ExecutionItem = Extract<HistoryItem, { type: "execution" }>;
 
-export type CellState = "running" | "ok" | "failed" | "cancelled" | "timedOut" | "oomKilled";
+export type CellState = "running" | "ok" | "failed" | "cancelled" | "timedOut" | "oomKilled" | "quotaExceeded";
 
 export interface CellActions {
   stop(): void;
   openLog(executionId: string): void;
 }
 
-export function endState(e: { exitCode: number | null; timedOut: boolean; cancelled: boolean; oomKilled: boolean }): CellState {
+export function endState(e: { exitCode: number | null; timedOut: boolean; cancelled: boolean; oomKilled: boolean; quotaExceeded?: string | null }): CellState {
+  if (e.quotaExceeded) return "quotaExceeded";
   if (e.cancelled) return "cancelled";
   if (e.timedOut) return "timedOut";
   if (e.oomKilled) return "oomKilled";
@@ -32,6 +33,7 @@ const STATE_LABEL: Record<CellState, string> = {
   cancelled: "Stopped",
   timedOut: "Timed out",
   oomKilled: "Out of memory",
+  quotaExceeded: "Workspace quota",
 };
 
 const MAX_IMAGES = 12;
@@ -53,6 +55,7 @@ export class ExecutionCell {
   private readonly fullLog: HTMLButtonElement;
   private readonly images: HTMLElement;
   private readonly netLine: HTMLElement = h("div", { testid: "cell-network", className: "cell-network", hidden: true });
+  private readonly quotaLine: HTMLElement = h("div", { testid: "cell-quota", className: "cell-quota", hidden: true });
   private readonly started = performance.now();
   private timer: ReturnType<typeof setInterval> | null = null;
   private hasLog = false;
@@ -120,6 +123,7 @@ export class ExecutionCell {
       this.outputBox,
       this.images,
       this.netLine,
+      this.quotaLine,
       h("footer", { className: "cell-foot" }, this.note, this.fullLog),
     );
     highlightElement(codeEl);
@@ -178,7 +182,7 @@ export class ExecutionCell {
     this.memBar.style.width = `${Math.min(100, (mem / limit) * 100)}%`;
   }
 
-  finish(e: Pick<Ended, "timedOut" | "cancelled" | "oomKilled" | "truncated" | "logFile"> & { exitCode: number | null; durationMs: number | null; peakMemoryBytes?: number }): void {
+  finish(e: Pick<Ended, "timedOut" | "cancelled" | "oomKilled" | "truncated" | "logFile"> & { exitCode: number | null; durationMs: number | null; peakMemoryBytes?: number; quotaExceeded?: string | null }): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     // Output still queued for the next frame belongs before the final state and note.
@@ -191,6 +195,9 @@ export class ExecutionCell {
     this.exit.textContent = e.exitCode === null ? "" : `exit ${e.exitCode}`;
     this.duration.textContent = e.durationMs === null ? "–" : formatDuration(e.durationMs);
     this.stopBtn.hidden = true;
+    // The core's sentence (what passed which limit, what to do), as text: never markup.
+    this.quotaLine.hidden = !e.quotaExceeded;
+    this.quotaLine.textContent = e.quotaExceeded ? e.quotaExceeded.replace(/^\[IronClaw\] /, "") : "";
     if (e.peakMemoryBytes !== undefined && Number(e.peakMemoryBytes) > 0) {
       this.memory.textContent = `peak ${formatBytes(Number(e.peakMemoryBytes))}`;
     } else if (this.cpu.textContent === "–") {

@@ -184,6 +184,9 @@ pub enum AgentEvent {
         peak_memory_bytes: u64,
         truncated: bool,
         log_file: Option<String>,
+        /// Why the run was stopped by (or ended over) its workspace quota, for people to read;
+        /// `None` when the quota was not passed.
+        quota_exceeded: Option<String>,
     },
     TurnEnded {
         turn_id: TurnId,

@@ -74,6 +74,8 @@ pub enum Error {
 
     #[error("the sandbox container is not confined as IronClaw requires ({problems}); no code was run. Remove it with `ironclaw sandbox rm` (it is recreated on the next run), and check that the Docker engine applies seccomp profiles (`docker info` lists seccomp under Security Options)")]
     Confinement { problems: String },
+    #[error("the workspace {workspace} is over its quota: {reason}")]
+    WorkspaceOverQuota { workspace: PathBuf, reason: String },
 
     #[error("sandbox protocol error: {0}")]
     Protocol(String),
@@ -140,6 +142,7 @@ impl Error {
             | Error::InvalidSessionName { .. }
             | Error::SessionNotFound { .. }
             | Error::RuntimeUnavailable { .. }
+            | Error::WorkspaceOverQuota { .. }
             | Error::Protocol(_)
             | Error::Confinement { .. }
             | Error::UnsupportedLanguage(_)

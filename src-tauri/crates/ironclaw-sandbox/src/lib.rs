@@ -16,6 +16,7 @@ pub mod network;
 pub mod paths;
 pub mod policy;
 pub mod protocol;
+pub mod quota;
 pub mod sandbox;
 pub mod session;
 

@@ -20,6 +20,7 @@ use crate::image::{self, ImageSpec};
 use crate::network::Egress;
 use crate::paths::Paths;
 use crate::policy::{NetworkMode, Policy};
+use crate::quota;
 use crate::session::{user_mapping, Registry, SessionName, SessionRecord};
 use network_switch::joins_live;
 
@@ -64,6 +65,11 @@ pub struct Sandbox {
     registry: Registry,
     warm: tokio::sync::Mutex<HashMap<SessionName, Arc<tokio::sync::Mutex<Warm>>>>,
     egress: Egress,
+    /// Each session's last exact measurement of its workspace, the reference for the quota's
+    /// estimates (see [`crate::quota`]).
+    quota_bases: std::sync::Mutex<HashMap<SessionName, quota::Baseline>>,
+    /// Off only for the bench's side-by-side of the watch's cost.
+    quota_watch: std::sync::atomic::AtomicBool,
 }
 
 impl Sandbox {
@@ -88,7 +94,17 @@ impl Sandbox {
             paths,
             policy,
             warm: tokio::sync::Mutex::default(),
+            quota_bases: std::sync::Mutex::default(),
+            quota_watch: std::sync::atomic::AtomicBool::new(true),
         }
+    }
+
+    /// Turns the workspace quota's watch off or on, for `ironclaw bench` to time runs without
+    /// it next to runs with it. Nothing else may turn it off: a profile cannot.
+    #[doc(hidden)]
+    pub fn set_quota_watch_for_bench(&self, on: bool) {
+        self.quota_watch
+            .store(on, std::sync::atomic::Ordering::Relaxed);
     }
 
     pub fn docker(&self) -> &Docker {
@@ -157,7 +173,26 @@ impl Sandbox {
         }
         let (_, profile) = self.policy.profile(record.profile.as_deref())?;
         let timeout = request.timeout.unwrap_or(profile.timeout);
+        let quota_limits = profile.workspace;
+        let watched = self.quota_watch.load(std::sync::atomic::Ordering::Relaxed);
+        let prepared = if watched {
+            // Refuses the run if the workspace is already over quota, before anything starts.
+            Some(quota::prepare(&record.workspace, quota_limits, self.quota_base(name)).await?)
+        } else {
+            None
+        };
         let (container_id, conn, started, mode) = self.warm_up(&record, &mut warm).await?;
+        let mut monitor = prepared.map(|(base, budget)| {
+            quota::Monitor::start(
+                quota::monitor::Target {
+                    docker: self.docker.clone(),
+                    container_id: container_id.clone(),
+                    workspace: record.workspace.clone(),
+                },
+                base,
+                budget,
+            )
+        });
         let ctx = exec::ExecContext {
             docker: &self.docker,
             container_id: &container_id,
@@ -167,9 +202,26 @@ impl Sandbox {
             capture_bytes: self.policy.capture_bytes,
             container_started: started,
             workspace: &record.workspace,
+            quota: monitor.as_mut(),
         };
         let epoch = self.egress.begin_exec(name.as_str());
         let mut result = exec::run(ctx, request, on_event, cancel).await;
+        if let Some(m) = monitor.as_mut() {
+            m.finish().await;
+            match m.outcome() {
+                // Over quota: the next run counts afresh (and is refused unless space was freed).
+                Some(outcome) if outcome.exceeded.is_none() => {
+                    self.keep_quota_base(name, Some(outcome.base))
+                }
+                _ => self.keep_quota_base(name, None),
+            }
+        }
+        if let Ok(r) = &result {
+            if r.quota_exceeded.as_ref().is_some_and(|q| q.stopped) {
+                // The container was killed: the next run starts it afresh.
+                *warm = Warm::default();
+            }
+        }
         let activity = self.egress.end_exec(name.as_str(), epoch);
         if let (Ok(r), NetworkMode::Allowlist) = (&mut result, mode) {
             // A client may show only "403" (curl's CONNECT error does): say it plainly too.
@@ -191,6 +243,22 @@ impl Sandbox {
             }
         }
         result
+    }
+
+    fn quota_base(&self, name: &SessionName) -> Option<quota::Baseline> {
+        self.quota_bases
+            .lock()
+            .ok()
+            .and_then(|bases| bases.get(name).copied())
+    }
+
+    fn keep_quota_base(&self, name: &SessionName, base: Option<quota::Baseline>) {
+        if let Ok(mut bases) = self.quota_bases.lock() {
+            match base {
+                Some(base) => bases.insert(name.clone(), base),
+                None => bases.remove(name),
+            };
+        }
     }
 
     async fn slot(&self, name: &SessionName) -> Arc<tokio::sync::Mutex<Warm>> {

@@ -238,9 +238,11 @@ async fn execute(
                            "forged_completions": r.forged_completions});
         remember_alterations(inner, language.as_str(), &r.altered_after);
     }
+    let mut quota_exceeded = None;
     let (outcome, text, is_error) = match result {
         Ok(r) => {
             precise_ms = r.duration_ms;
+            quota_exceeded = r.quota_exceeded.as_ref().map(|q| q.message.clone());
             let text = result_note(&ticket, &r, inner.config.output_to_model, ran_before);
             (outcome_of(&r), text, r.exit_code != 0)
         }
@@ -285,6 +287,7 @@ async fn execute(
         peak_memory_bytes: outcome.peak_memory_bytes.unwrap_or(0),
         truncated: outcome.log_path.is_some(),
         log_file: outcome.log_path.clone(),
+        quota_exceeded,
     });
     if cancel.is_cancelled() {
         return Err(StepError::Cancelled);
@@ -347,8 +350,18 @@ fn result_note(ticket: &Ticket, r: &ExecResult, budget: usize, ran_before: bool)
         note.push_str(
             " (killed: out of memory; the interpreter was restarted and its state is gone)",
         );
+    } else if let Some(q) = r.quota_exceeded.as_ref().filter(|q| q.stopped) {
+        note.push_str(&format!(
+            " (stopped by IronClaw: the workspace quota; the sandbox was restarted and its state \
+             is gone)\n{} Do not retry the same writes: ask the user to free space or raise the \
+             quota.",
+            q.message
+        ));
     } else if r.interpreter_lost {
         note.push_str(" (the interpreter exited; the next run starts a fresh one)");
+    }
+    if let Some(q) = r.quota_exceeded.as_ref().filter(|q| !q.stopped) {
+        note.push_str(&format!("\n{}", q.message));
     }
     if r.container_started && ran_before {
         note.push_str(

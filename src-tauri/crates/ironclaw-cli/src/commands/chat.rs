@@ -375,9 +375,13 @@ fn render(event: AgentEvent) {
             duration_ms,
             timed_out,
             oom_killed,
+            quota_exceeded,
             ..
         } => {
             let mut line = format!("── exit {exit_code} · {:.0} ms", duration_ms);
+            if quota_exceeded.is_some() {
+                line.push_str(" · workspace quota");
+            }
             if timed_out {
                 line.push_str(" · timed out");
             }

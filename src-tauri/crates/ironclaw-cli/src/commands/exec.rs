@@ -135,6 +135,17 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
         if result.cancelled {
             eprintln!("ironclaw: cancelled");
         }
+        if let Some(q) = &result.quota_exceeded {
+            // Also at the end of stderr above; said here with the figures, like the others.
+            eprintln!(
+                "ironclaw: workspace quota ({:?}): the workspace holds at least {} in {} files, {} free on its disk; {}",
+                q.kind,
+                ironclaw_sandbox::quota::human(q.workspace_bytes),
+                q.workspace_files,
+                ironclaw_sandbox::quota::human(q.disk_free_bytes),
+                if q.stopped { "the run was killed" } else { "the next run will be refused" }
+            );
+        }
         if result.oom_killed {
             eprintln!("ironclaw: the code ran out of memory (the profile's limit); the interpreter was restarted");
         }

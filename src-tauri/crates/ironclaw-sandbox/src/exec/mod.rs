@@ -133,6 +133,9 @@ pub struct ExecResult {
     pub altered_after: Vec<crate::protocol::Alteration>,
     /// Allowlist network mode only: the hosts this execution reached and was refused.
     pub network: Option<crate::network::NetworkActivity>,
+    /// The workspace passed its quota: this run was stopped for it (`stopped`), or it ended
+    /// first and the next run will be refused. The message is also at the end of `stderr`.
+    pub quota_exceeded: Option<crate::quota::QuotaExceeded>,
 }
 
 /// Everything one execution needs besides the request.
@@ -145,6 +148,8 @@ pub(crate) struct ExecContext<'a> {
     pub capture_bytes: u64,
     pub container_started: bool,
     pub workspace: &'a std::path::Path,
+    /// The workspace quota's watch over this run (`None`: not watched, the bench's baseline).
+    pub quota: Option<&'a mut crate::quota::Monitor>,
 }
 
 /// How long past its own timeout we trust the supervisor to report before we intervene.
@@ -154,11 +159,13 @@ const SUPERVISOR_SLACK: Duration = Duration::from_secs(10);
 const STATS_DELAY: Duration = Duration::from_millis(1000);
 
 pub(crate) async fn run(
-    ctx: ExecContext<'_>,
+    mut ctx: ExecContext<'_>,
     request: &ExecRequest,
     on_event: &mut (dyn FnMut(ExecEvent) + Send),
     cancel: &CancellationToken,
 ) -> Result<ExecResult> {
+    let mut quota = ctx.quota.take();
+    let began = std::time::Instant::now();
     let seq = fresh_seq();
     let mut route = ctx.conn.route(seq);
     let log_name = format!("exec-{}", uuid::Uuid::now_v7());
@@ -224,6 +231,12 @@ pub(crate) async fn run(
                     _ => {}
                 },
                 None => {
+                    if let Some(m) = quota.as_deref_mut().filter(|m| m.stopping()) {
+                        // The quota watch killed the container: wait for its verdict.
+                        if let Ok(Some(exceeded)) = tokio::time::timeout(QUOTA_VERDICT_WAIT, m.ended()).await {
+                            return Ok(stopped_for_quota(&ctx, request, out, err, began, exceeded, on_event));
+                        }
+                    }
                     return Err(Error::ContainerGone {
                         session: ctx.session.to_string(),
                         reason: "the connection to it closed during the execution".into(),
@@ -242,6 +255,11 @@ pub(crate) async fn run(
                 ctx.conn.send(&Request::Cancel { seq }).await?;
                 backstop.as_mut().reset(tokio::time::Instant::now() + SUPERVISOR_SLACK);
             }
+            exceeded = watch_ended(quota.as_deref_mut()), if quota.as_ref().is_some_and(|m| m.watching()) => {
+                if let Some(exceeded) = exceeded {
+                    return Ok(stopped_for_quota(&ctx, request, out, err, began, exceeded, on_event));
+                }
+            }
             _ = tick.tick() => {
                 let drained: Vec<_> = samples.lock().map(|mut v| std::mem::take(&mut *v)).unwrap_or_default();
                 for s in drained {
@@ -252,6 +270,15 @@ pub(crate) async fn run(
         }
     };
 
+    let quota_exceeded = match quota {
+        Some(m) => m.finish().await,
+        None => None,
+    };
+    if let Some(q) = &quota_exceeded {
+        let note = format!("\n{}\n", q.message);
+        err.push(note.as_bytes());
+        on_event(ExecEvent::Stderr(Bytes::from(note.into_bytes())));
+    }
     let complete = ended.log_error.is_none();
     let log_file = ended
         .log_path
@@ -293,7 +320,65 @@ pub(crate) async fn run(
         altered_before: ended.altered_before,
         altered_after: ended.altered_after,
         network: None,
+        quota_exceeded,
     })
+}
+
+/// How long the exec waits for the quota watch's verdict once the container it killed closed
+/// the connection (the kill has returned by then; this only bounds a wedged engine).
+const QUOTA_VERDICT_WAIT: Duration = Duration::from_secs(30);
+
+async fn watch_ended(
+    quota: Option<&mut crate::quota::Monitor>,
+) -> Option<crate::quota::QuotaExceeded> {
+    match quota {
+        Some(m) => m.ended().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The result of a run the quota watch killed: what it printed until then, and why it stopped.
+fn stopped_for_quota(
+    ctx: &ExecContext<'_>,
+    request: &ExecRequest,
+    out: Capture,
+    mut err: Capture,
+    began: std::time::Instant,
+    exceeded: crate::quota::QuotaExceeded,
+    on_event: &mut (dyn FnMut(ExecEvent) + Send),
+) -> ExecResult {
+    let note = format!("\n{}\n", exceeded.message);
+    err.push(note.as_bytes());
+    on_event(ExecEvent::Stderr(Bytes::from(note.into_bytes())));
+    ExecResult {
+        session: ctx.session.to_string(),
+        language: request.language,
+        // What a shell reports for a process killed by SIGKILL.
+        exit_code: 137,
+        truncated: out.truncated() || err.truncated(),
+        stdout_bytes: out.total(),
+        stderr_bytes: err.total(),
+        stdout: out.render(None),
+        stderr: err.render(None),
+        duration_ms: began.elapsed().as_secs_f64() * 1e3,
+        timed_out: false,
+        cancelled: false,
+        oom_killed: false,
+        peak_memory_bytes: 0,
+        log_file: None,
+        stderr_log_file: None,
+        log_error: None,
+        interpreter_restarted: false,
+        interpreter_lost: true,
+        container_started: ctx.container_started,
+        stray_processes_killed: Vec::new(),
+        // The interpreter was killed: nothing of it is left to be altered.
+        forged_completions: 0,
+        altered_before: Vec::new(),
+        altered_after: Vec::new(),
+        network: None,
+        quota_exceeded: Some(exceeded),
+    }
 }
 
 /// Rounded up and at least 1: the supervisor reads 0 as "no timeout", and a timeout of half a

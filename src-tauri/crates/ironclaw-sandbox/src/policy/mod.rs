@@ -72,6 +72,20 @@ pub struct Profile {
     pub fsize_bytes: u64,
     pub network: NetworkMode,
     pub runtime: Runtime,
+    /// How much the session's workspace (a folder on the host's disk) may hold.
+    pub workspace: WorkspaceQuota,
+}
+
+/// The workspace quota of a profile: a run that takes the workspace past `bytes` or `files`, or
+/// the host disk below `keep_free`, is stopped (see [`crate::quota`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct WorkspaceQuota {
+    /// Disk space the workspace may occupy (allocated blocks, not apparent sizes).
+    pub bytes: u64,
+    /// Files, folders and symlinks (inodes) the workspace may hold.
+    pub files: u64,
+    /// Free space a run never takes the disk holding the workspace below.
+    pub keep_free: u64,
 }
 
 /// What network a sandbox gets. `none` is every shipped profile's default.
@@ -208,10 +222,21 @@ const TOP_FIELDS: &[&str] = &[
 ];
 const OUTPUT_FIELDS: &[&str] = &["capture"];
 const PROFILE_FIELDS: &[&str] = &[
-    "cpus", "memory", "pids", "timeout", "tmpfs", "ulimits", "network", "runtime",
+    "cpus",
+    "memory",
+    "pids",
+    "timeout",
+    "tmpfs",
+    "ulimits",
+    "network",
+    "runtime",
+    "workspace",
 ];
 const TMPFS_FIELDS: &[&str] = &["tmp", "home"];
 const ULIMITS_FIELDS: &[&str] = &["nofile", "fsize"];
+const WORKSPACE_FIELDS: &[&str] = &["bytes", "files", "keep_free"];
+/// Below this a workspace could not even hold the supervisor's logs of one large output.
+const MIN_WORKSPACE_BYTES: u64 = 1 << 20;
 
 #[derive(Deserialize)]
 #[serde(
@@ -239,7 +264,7 @@ struct RawOutput {
 #[derive(Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a profile: a mapping of cpus, memory, pids, timeout, tmpfs, ulimits, network and runtime"
+    expecting = "a profile: a mapping of cpus, memory, pids, timeout, tmpfs, ulimits, network, runtime and workspace"
 )]
 struct RawProfile {
     cpus: Cpus,
@@ -250,6 +275,18 @@ struct RawProfile {
     ulimits: RawUlimits,
     network: NetworkMode,
     runtime: Runtime,
+    workspace: RawWorkspace,
+}
+
+#[derive(Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with the keys bytes, files and keep_free, e.g. { bytes: 4g, files: 100000, keep_free: 2g }"
+)]
+struct RawWorkspace {
+    bytes: Size<MIN_WORKSPACE_BYTES>,
+    files: Count<16>,
+    keep_free: Size<1>,
 }
 
 #[derive(Deserialize)]
@@ -299,6 +336,11 @@ impl RawPolicy {
                     fsize_bytes: p.ulimits.fsize.0,
                     network: p.network,
                     runtime: p.runtime,
+                    workspace: WorkspaceQuota {
+                        bytes: p.workspace.bytes.0,
+                        files: p.workspace.files.0,
+                        keep_free: p.workspace.keep_free.0,
+                    },
                 };
                 (name, profile)
             })
@@ -356,6 +398,9 @@ fn explain(field: &[String], message: String) -> String {
         ),
         ["profiles", _, "tmpfs"] => format!("{message}; tmpfs needs {}", list(TMPFS_FIELDS)),
         ["profiles", _, "ulimits"] => format!("{message}; ulimits needs {}", list(ULIMITS_FIELDS)),
+        ["profiles", _, "workspace"] => {
+            format!("{message}; workspace needs {}", list(WORKSPACE_FIELDS))
+        }
         _ => message,
     }
 }

@@ -38,30 +38,64 @@ fn assert_mentions(message: &str, parts: &[&str]) {
 }
 
 fn shipped_profiles() -> BTreeMap<String, Profile> {
-    let profile = |cpus, memory_bytes, pids, timeout_secs, tmpfs, nofile, fsize_bytes| Profile {
-        cpus,
-        memory_bytes,
-        pids,
-        timeout: Duration::from_secs(timeout_secs),
-        tmp_bytes: tmpfs,
-        home_bytes: tmpfs,
-        nofile,
-        fsize_bytes,
-        network: NetworkMode::None,
-        runtime: Runtime::Runc,
+    let profile =
+        |cpus, memory_bytes, pids, timeout_secs, tmpfs, nofile, fsize_bytes, workspace| Profile {
+            cpus,
+            memory_bytes,
+            pids,
+            timeout: Duration::from_secs(timeout_secs),
+            tmp_bytes: tmpfs,
+            home_bytes: tmpfs,
+            nofile,
+            fsize_bytes,
+            network: NetworkMode::None,
+            runtime: Runtime::Runc,
+            workspace,
+        };
+    let quota = |bytes, files, keep_free| WorkspaceQuota {
+        bytes,
+        files,
+        keep_free,
     };
     BTreeMap::from([
         (
             "strict".to_string(),
-            profile(0.5, 256 * MIB, 64, 30, 32 * MIB, 256, 64 * MIB),
+            profile(
+                0.5,
+                256 * MIB,
+                64,
+                30,
+                32 * MIB,
+                256,
+                64 * MIB,
+                quota(256 * MIB, 10_000, 2 * GIB),
+            ),
         ),
         (
             "standard".to_string(),
-            profile(1.0, GIB, 256, 120, 256 * MIB, 1024, GIB),
+            profile(
+                1.0,
+                GIB,
+                256,
+                120,
+                256 * MIB,
+                1024,
+                GIB,
+                quota(4 * GIB, 100_000, 2 * GIB),
+            ),
         ),
         (
             "trusted".to_string(),
-            profile(2.0, 4 * GIB, 1024, 1800, GIB, 4096, 8 * GIB),
+            profile(
+                2.0,
+                4 * GIB,
+                1024,
+                1800,
+                GIB,
+                4096,
+                8 * GIB,
+                quota(32 * GIB, 1_000_000, GIB),
+            ),
         ),
     ])
 }
@@ -118,7 +152,8 @@ fn user_added_profile_works_and_can_be_the_default() {
         "default_profile: gvisor\n\
          profiles:\n  gvisor:\n    cpus: 1.5\n    memory: 1.5g\n    pids: 128\n    timeout: 90\n    \
          tmpfs: { tmp: 64m, home: 128m }\n    ulimits: { nofile: 512, fsize: 100m }\n    \
-         network: none\n    runtime: runsc\n",
+         network: none\n    runtime: runsc\n    \
+         workspace: { bytes: 10g, files: 5000, keep_free: 512m }\n",
     )
     .unwrap();
     let expected = Profile {
@@ -132,6 +167,11 @@ fn user_added_profile_works_and_can_be_the_default() {
         fsize_bytes: 100 * MIB,
         network: NetworkMode::None,
         runtime: Runtime::Runsc,
+        workspace: WorkspaceQuota {
+            bytes: 10 * GIB,
+            files: 5000,
+            keep_free: 512 * MIB,
+        },
     };
     let (name, profile) = policy.profile(None).unwrap();
     assert_eq!((name, profile), ("gvisor", &expected));
@@ -142,7 +182,8 @@ fn user_added_profile_works_and_can_be_the_default() {
 fn user_file_may_use_anchors_and_merge_keys_to_derive_a_profile() {
     let policy = with_user(
         "profiles:\n  big: &big\n    cpus: 4\n    memory: 8g\n    pids: 2048\n    timeout: 1h\n    \
-         tmpfs: { tmp: 1g, home: 1g }\n    ulimits: { nofile: 4096, fsize: 8g }\n    network: none\n    runtime: runc\n  \
+         tmpfs: { tmp: 1g, home: 1g }\n    ulimits: { nofile: 4096, fsize: 8g }\n    network: none\n    runtime: runc\n    \
+         workspace: { bytes: 8g, files: 100000, keep_free: 1g }\n  \
          big-gvisor:\n    <<: *big\n    runtime: runsc\n",
     )
     .unwrap();
@@ -448,6 +489,10 @@ fn field_lists_in_messages_match_the_structs() {
             "profiles: { strict: { ulimits: { nope: 1 } } }",
             ULIMITS_FIELDS,
         ),
+        (
+            "profiles: { strict: { workspace: { nope: 1 } } }",
+            WORKSPACE_FIELDS,
+        ),
     ] {
         let message = user_error(yaml);
         let quoted: Vec<String> = fields.iter().map(|f| format!("`{f}`")).collect();
@@ -530,6 +575,64 @@ fn load_fails_on_a_dangling_symlink_instead_of_ignoring_it() {
         &[
             &paths.user_policy_file().display().to_string(),
             "cannot read it",
+        ],
+    );
+}
+
+#[test]
+fn workspace_quota_values_below_their_minimum_are_rejected_naming_the_field() {
+    for (yaml, field, accepted) in [
+        (
+            "profiles: { standard: { workspace: { bytes: 512k } } }",
+            "profiles.standard.workspace.bytes",
+            "at least 1m",
+        ),
+        (
+            "profiles: { standard: { workspace: { files: 3 } } }",
+            "profiles.standard.workspace.files",
+            "at least 16",
+        ),
+        (
+            "profiles: { standard: { workspace: { keep_free: 0 } } }",
+            "profiles.standard.workspace.keep_free",
+            "greater than 0",
+        ),
+        (
+            "profiles: { standard: { workspace: { bytes: lots } } }",
+            "profiles.standard.workspace.bytes",
+            "like 512m",
+        ),
+    ] {
+        let message = user_error(yaml);
+        assert_mentions(
+            &message,
+            &[&user_path().display().to_string(), field, accepted],
+        );
+    }
+}
+
+#[test]
+fn a_new_profile_without_a_workspace_quota_is_rejected_saying_what_to_add() {
+    let message = user_error(
+        "profiles:\n  mine:\n    cpus: 1\n    memory: 1g\n    pids: 64\n    timeout: 10s\n    \
+         tmpfs: { tmp: 64m, home: 64m }\n    ulimits: { nofile: 64, fsize: 1m }\n    \
+         network: none\n    runtime: runc\n",
+    );
+    assert_mentions(
+        &message,
+        &["profiles.mine", "missing field `workspace`", "workspace"],
+    );
+    let message = user_error(
+        "profiles:\n  mine:\n    cpus: 1\n    memory: 1g\n    pids: 64\n    timeout: 10s\n    \
+         tmpfs: { tmp: 64m, home: 64m }\n    ulimits: { nofile: 64, fsize: 1m }\n    \
+         network: none\n    runtime: runc\n    workspace: { bytes: 1g }\n",
+    );
+    assert_mentions(
+        &message,
+        &[
+            "profiles.mine.workspace",
+            "missing field `files`",
+            "workspace needs bytes, files, keep_free",
         ],
     );
 }

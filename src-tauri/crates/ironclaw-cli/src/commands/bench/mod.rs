@@ -10,6 +10,8 @@
 //! 5. History search over a large synthetic history ([`search`]).
 //! 6. Allowlist network mode: a download and fresh connections through the egress proxy vs a
 //!    direct connection on the same private lab network ([`network`]).
+//! 7. The workspace quota's watch: a run that writes nothing and a 1 GiB write, each with and
+//!    without it ([`quota`]).
 //!
 //! Everything runs in a throw-away data directory (its own instance id), so the user's sessions
 //! are never touched; its containers are removed by label at the end, also after an error or
@@ -21,6 +23,7 @@ mod corpus;
 mod ironclaw;
 mod machine;
 mod network;
+mod quota;
 mod report;
 mod rss;
 mod search;
@@ -109,6 +112,7 @@ struct Plan {
     agent: agent::Plan,
     search: search::Plan,
     network: network::Plan,
+    quota: quota::Plan,
 }
 
 impl Plan {
@@ -138,6 +142,10 @@ impl Plan {
                 download_mib: args.network_mb.unwrap_or(if args.quick { 16 } else { 100 }),
                 rounds: pick(args.network_rounds, 5, 2),
                 requests: if args.quick { 10 } else { 50 },
+            },
+            quota: quota::Plan {
+                noop_runs: pick(args.iterations, 200, 20),
+                write_runs: pick(args.stream_runs, 5, 2),
             },
         }
     }
@@ -590,12 +598,19 @@ async fn measure(
     ));
     let network = network::section(sandbox, plan.network).await;
 
+    // -- 7. workspace quota watch -------------------------------------------------------------
+    progress(&format!(
+        "quota watch: {} runs writing nothing and {} writes of 1 GiB, with and without it",
+        plan.quota.noop_runs, plan.quota.write_runs
+    ));
+    let quota = quota::section(sandbox, plan.quota).await;
+
     let mut measured = Measured {
         sections: vec![warm, cold, stream],
         notes: Vec::new(),
         failures: Vec::new(),
     };
-    for outcome in [agent, search, network] {
+    for outcome in [agent, search, network, quota] {
         measured.sections.push(outcome.section);
         measured.notes.extend(outcome.notes);
         measured.failures.extend(outcome.failure);
