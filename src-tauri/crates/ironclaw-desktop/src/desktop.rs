@@ -68,12 +68,14 @@ pub(crate) struct Core {
     pub subscribers: Mutex<HashMap<ConversationId, Subscriber>>,
     pub pending: Pending,
     pub busy: Mutex<HashSet<ConversationId>>,
+    /// The runtime sessions run on, for work started from the UI thread (focus changes).
+    pub runtime: std::sync::OnceLock<tokio::runtime::Handle>,
     focused: AtomicBool,
 }
 
 impl Core {
     pub(crate) fn is_focused(&self) -> bool {
-        self.focused.load(Ordering::Relaxed)
+        self.focused.load(Ordering::SeqCst)
     }
 
     pub(crate) fn notifications_on(&self) -> bool {
@@ -100,6 +102,12 @@ impl Desktop {
         }
         let (audit, _torn) = AuditLog::open(ironclaw_agent::state::audit_path(&paths))?;
         let history = Arc::new(history);
+        let notifier = options
+            .notifier
+            .unwrap_or_else(|| Arc::new(DbusNotifier::new()));
+        // The history's recovery expired what the last run left waiting; when it did not run
+        // (another instance has the history open), the record's entries are that one's.
+        notifier.keep_record_in(paths.data_dir.join("notifications"), !report.skipped_in_use);
         Ok(Self {
             core: Arc::new(Core {
                 settings: SettingsStore::new(paths.clone(), history.clone()),
@@ -107,9 +115,7 @@ impl Desktop {
                 history,
                 audit: Arc::new(audit),
                 sink,
-                notifier: options
-                    .notifier
-                    .unwrap_or_else(|| Arc::new(DbusNotifier::new())),
+                notifier,
                 fixed_model: options.model,
                 sandbox: tokio::sync::Mutex::default(),
                 model: tokio::sync::Mutex::default(),
@@ -117,15 +123,21 @@ impl Desktop {
                 subscribers: Mutex::default(),
                 pending: Pending::default(),
                 busy: Mutex::default(),
+                runtime: std::sync::OnceLock::new(),
                 // Until the window says otherwise; it reports focus changes as they happen.
                 focused: AtomicBool::new(true),
             }),
         })
     }
 
-    /// Ends every live session (their running turns are cancelled). The app calls this on
-    /// exit; a `Desktop` opened again on the same folders sees the same history.
+    /// Ends every live session (their running turns are cancelled) and withdraws every
+    /// approval notification. The app calls this on exit; a `Desktop` opened again on the same
+    /// folders sees the same history.
     pub async fn close(&self) {
+        let notifier = self.core.notifier.clone();
+        if let Err(e) = tokio::task::spawn_blocking(move || notifier.withdraw_all()).await {
+            tracing::warn!(error = %e, "could not withdraw the notifications");
+        }
         self.core.sessions.lock().await.clear();
         if let Ok(mut s) = self.core.subscribers.lock() {
             s.clear();
@@ -398,9 +410,14 @@ impl Desktop {
         self.core.pending.count()
     }
 
-    /// The window's focus: notifications are only sent while it is in the background.
+    /// The window's focus (minimised counts as unfocused): notifications are only sent while
+    /// it is in the background, and approvals already waiting when it goes there are notified
+    /// then, once each.
     pub fn set_window_focused(&self, focused: bool) {
-        self.core.focused.store(focused, Ordering::Relaxed);
+        let was = self.core.focused.swap(focused, Ordering::SeqCst);
+        if was && !focused {
+            self.core.window_left();
+        }
     }
 
     // ---- workspace --------------------------------------------------------------------------
