@@ -9,8 +9,8 @@ use ironclaw_agent::protocol::{HostDecision, OutputStream};
 use ironclaw_agent::AgentEvent;
 use ironclaw_desktop::doctor::{DoctorReport, ImageProgress};
 use ironclaw_desktop::types::{
-    ConversationSummary, ConversationView, LogChunk, PendingApproval, ProfileInfo, ProviderCheck,
-    SessionRuleView, Settings, WorkspaceEntry,
+    ConversationSummary, ConversationView, FolderOpening, LogChunk, PendingApproval, ProfileInfo,
+    ProviderCheck, SessionRuleView, Settings, WorkspaceEntry,
 };
 use ironclaw_desktop::{validate_external_url, Desktop, DesktopError};
 use ironclaw_store::{ApprovalId, ConversationId, ExecutionId};
@@ -214,12 +214,15 @@ pub fn open_workspace_folder(
     app: AppHandle,
     desktop: State<'_, Desktop>,
     id: ConversationId,
-) -> Res<()> {
-    let dir = desktop.workspace_dir(id).map_err(msg)?;
-    tracing::info!(folder = %dir.display(), "opening the workspace folder");
-    app.opener()
-        .open_path(dir.to_string_lossy(), None::<&str>)
-        .map_err(|e| format!("could not open {}: {e}", dir.display()))
+) -> Res<FolderOpening> {
+    desktop
+        .open_workspace_folder(id, |dir| {
+            tracing::info!(folder = %dir.display(), "opening the workspace folder");
+            app.opener()
+                .open_path(dir.to_string_lossy(), None::<&str>)
+                .map_err(|e| e.to_string())
+        })
+        .map_err(msg)
 }
 
 #[tauri::command]

@@ -12,6 +12,7 @@ import type { Decision } from "../bindings/Decision";
 import type { HostDecision } from "../bindings/HostDecision";
 import type { DoctorReport } from "../bindings/DoctorReport";
 import type { ExecutionFilesEvent } from "../bindings/ExecutionFilesEvent";
+import type { FolderOpening } from "../bindings/FolderOpening";
 import type { FocusApprovalEvent } from "../bindings/FocusApprovalEvent";
 import type { HistoryItem } from "../bindings/HistoryItem";
 import type { ImageProgress } from "../bindings/ImageProgress";
@@ -475,8 +476,16 @@ export class FakeBackend implements Api {
     return { text, offset, nextOffset: offset + text.length, totalBytes: full.length };
   }
 
-  async openWorkspaceFolder(id: string): Promise<void> {
+  async openWorkspaceFolder(id: string): Promise<FolderOpening> {
     this.log("openWorkspaceFolder", id);
+    const path = `/home/you/.local/share/ironclaw/workspaces/${id}`;
+    if (this.scenario !== "nofilemanager") return { path, opened: true };
+    return {
+      path,
+      opened: false,
+      problem: "No file manager opened this folder: the system has no application set up to open folders, or it failed to start. Copy the path below and open it in your file manager or a terminal.",
+      detail: 'Launcher "xdg-open" "' + path + '" failed with ExitStatus(unix_wait_status(768))',
+    };
   }
 
   async openExternal(url: string): Promise<void> {

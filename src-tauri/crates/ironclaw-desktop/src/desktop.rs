@@ -24,8 +24,8 @@ use crate::pending::Pending;
 use crate::settings::{self, SettingsStore};
 use crate::sink::{EventSink, Subscriber};
 use crate::types::{
-    ConversationSummary, ConversationView, LogChunk, PendingApproval, ProfileInfo, ProviderCheck,
-    SessionRuleView, Settings, WorkspaceEntry,
+    ConversationSummary, ConversationView, FolderOpening, LogChunk, PendingApproval, ProfileInfo,
+    ProviderCheck, SessionRuleView, Settings, WorkspaceEntry,
 };
 use crate::workspace::{self, RunWindow};
 use crate::{profiles, view};
@@ -429,6 +429,21 @@ impl Desktop {
         let dir = workspace::dir(&self.core.paths, id)?;
         std::fs::create_dir_all(&dir).map_err(|e| DesktopError::io(&dir, &e))?;
         Ok(dir)
+    }
+
+    /// "Open folder": hands the workspace folder to `launch` (the system's file manager). A
+    /// launcher failure is explained rather than raised, with the path to open by hand.
+    pub fn open_workspace_folder(
+        &self,
+        id: ConversationId,
+        launch: impl FnOnce(&std::path::Path) -> std::result::Result<(), String>,
+    ) -> Result<FolderOpening> {
+        let dir = self.workspace_dir(id)?;
+        let launched = launch(&dir);
+        if let Err(e) = &launched {
+            tracing::warn!(error = %e, folder = %dir.display(), "no file manager opened the folder");
+        }
+        Ok(crate::links::folder_opening(&dir, launched))
     }
 
     pub fn list_workspace(&self, id: ConversationId) -> Result<Vec<WorkspaceEntry>> {

@@ -151,6 +151,23 @@ pub struct WorkspaceEntry {
     pub changed_by_last_run: bool,
 }
 
+/// What "Open folder" did. The folder is always named, so when no file manager took it the
+/// person can still open it by hand.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct FolderOpening {
+    /// The workspace folder, absolute.
+    pub path: String,
+    pub opened: bool,
+    /// When not opened: what failed and what to do, in plain words.
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
+    pub problem: Option<String>,
+    /// When not opened: the launcher's own message, for a bug report.
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
+    pub detail: Option<String>,
+}
+
 /// A page of an execution's full log.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
