@@ -10,7 +10,7 @@ use ironclaw_agent::AgentEvent;
 use ironclaw_desktop::doctor::{DoctorReport, ImageProgress};
 use ironclaw_desktop::types::{
     ConversationSummary, ConversationView, FolderOpening, LogChunk, PendingApproval, ProfileInfo,
-    ProviderCheck, SessionRuleView, Settings, WorkspaceEntry,
+    ProviderCheck, RunImage, SessionRuleView, Settings, WorkspaceEntry,
 };
 use ironclaw_desktop::{validate_external_url, Desktop, DesktopError};
 use ironclaw_store::{ApprovalId, ConversationId, ExecutionId};
@@ -185,6 +185,15 @@ pub async fn revoke_rule(
 #[tauri::command]
 pub fn list_workspace(desktop: State<'_, Desktop>, id: ConversationId) -> Res<Vec<WorkspaceEntry>> {
     desktop.list_workspace(id).map_err(msg)
+}
+
+#[tauri::command]
+pub fn read_run_image(
+    desktop: State<'_, Desktop>,
+    execution_id: ExecutionId,
+    path: String,
+) -> Res<RunImage> {
+    desktop.read_run_image(execution_id, &path).map_err(msg)
 }
 
 #[tauri::command]

@@ -85,6 +85,7 @@ fn run(started: Instant) -> Result<(), Box<dyn std::error::Error>> {
             commands::revoke_rule,
             commands::list_workspace,
             commands::read_workspace_image,
+            commands::read_run_image,
             commands::read_log,
             commands::open_workspace_folder,
             commands::open_external,

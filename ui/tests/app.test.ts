@@ -187,6 +187,27 @@ describe("whole screens against the fake backend", () => {
     expect(all("conversation-item").map((r) => r.dataset["id"])).not.toContain("conv-disk");
   });
 
+  it("images a run wrote come back when the conversation is reopened; a deleted one is a placeholder", async () => {
+    const { api } = await startApp();
+    const images = () => all("cell-image").map((i) => [i.dataset["path"], i.getAttribute("src")?.slice(0, 26)]);
+    const missing = () => all("cell-image-missing").map((f) => [f.dataset["path"], f.textContent]);
+    // Opened from history: no live files event involved.
+    expect(images()).toEqual([["chart.svg", "data:image/svg+xml;base64,"]]);
+    expect(missing()).toEqual([["old-plot.png", "No longer in the workspaceold-plot.png"]]);
+    expect(api.calls.filter((c) => c.name === "readRunImage").map((c) => c.args)).toEqual([
+      ["exec-seed-1", "chart.svg"],
+      ["exec-seed-1", "old-plot.png"],
+    ]);
+    // Away and back.
+    all("conversation-item").find((r) => r.dataset["id"] === "conv-logs")!.querySelector<HTMLButtonElement>(".conv-select")!.click();
+    await settle();
+    expect(images()).toEqual([]);
+    all("conversation-item").find((r) => r.dataset["id"] === "conv-sales")!.querySelector<HTMLButtonElement>(".conv-select")!.click();
+    await settle();
+    expect(images()).toEqual([["chart.svg", "data:image/svg+xml;base64,"]]);
+    expect(missing().map((m) => m[0])).toEqual(["old-plot.png"]);
+  });
+
   it("a folder no file manager opens says why next to the button, with the path to copy", async () => {
     const { api } = await startApp("nofilemanager");
     q<HTMLButtonElement>("open-workspace-panel").click();

@@ -13,6 +13,7 @@ import type { HostDecision } from "../bindings/HostDecision";
 import type { DoctorReport } from "../bindings/DoctorReport";
 import type { ExecutionFilesEvent } from "../bindings/ExecutionFilesEvent";
 import type { FolderOpening } from "../bindings/FolderOpening";
+import type { RunImage } from "../bindings/RunImage";
 import type { FocusApprovalEvent } from "../bindings/FocusApprovalEvent";
 import type { HistoryItem } from "../bindings/HistoryItem";
 import type { ImageProgress } from "../bindings/ImageProgress";
@@ -377,7 +378,7 @@ export class FakeBackend implements Api {
       oomKilled: false, peakMemoryBytes: 98 * 1024 * 1024, truncated: false, logFile: `logs/${executionId}.log`,
     };
     this.emit(id, { type: "executionEnded", ...ended });
-    c.items.push({ type: "execution", approvalId: req.approvalId, language: req.language, code, stdout, stderr: warn, interrupted: false, ...ended });
+    c.items.push({ type: "execution", approvalId: req.approvalId, language: req.language, code, stdout, stderr: warn, interrupted: false, ...ended, images: c.cancelled ? [] : ["chart.svg"] });
     if (!c.cancelled) {
       const file: WorkspaceEntry = { path: "chart.svg", size: 2048, modifiedMs: Date.now(), kind: "image", changedByLastRun: true };
       c.files = [file, ...c.files.filter((f) => f.path !== file.path).map((f) => ({ ...f, changedByLastRun: false }))];
@@ -467,6 +468,18 @@ export class FakeBackend implements Api {
     this.log("readWorkspaceImage", id, path);
     if (path.includes("..")) throw "That path leaves the workspace.";
     return `data:image/svg+xml;base64,${btoa(chartSvg())}`;
+  }
+
+  async readRunImage(executionId: string, path: string): Promise<RunImage> {
+    this.log("readRunImage", executionId, path);
+    for (const c of this.convs.values()) {
+      const run = c.items.find((i) => i.type === "execution" && i.executionId === executionId);
+      if (!run || run.type !== "execution") continue;
+      if (!run.images.includes(path)) throw `refused to open "${path}": it is not an image this run wrote`;
+      if (!c.files.some((f) => f.path === path)) return { state: "gone" };
+      return { state: "shown", dataUrl: `data:image/svg+xml;base64,${btoa(chartSvg())}` };
+    }
+    throw `no execution ${executionId}`;
   }
 
   async readLog(executionId: string, stream: OutputStream, offset: number, length: number): Promise<LogChunk> {

@@ -25,7 +25,7 @@ use crate::settings::{self, SettingsStore};
 use crate::sink::{EventSink, Subscriber};
 use crate::types::{
     ConversationSummary, ConversationView, FolderOpening, LogChunk, PendingApproval, ProfileInfo,
-    ProviderCheck, SessionRuleView, Settings, WorkspaceEntry,
+    ProviderCheck, RunImage, SessionRuleView, Settings, WorkspaceEntry,
 };
 use crate::workspace::{self, RunWindow};
 use crate::{profiles, view};
@@ -270,7 +270,7 @@ impl Desktop {
         let policy = full.conversation.approval_policy;
         Ok(ConversationView {
             conversation: conversations::summary(&self.core.history, &self.core.pending, id)?,
-            items: view::items(&full, &live),
+            items: view::items(&full, &live, &self.core.history.execution_files(id)?),
             pending_approvals: pending,
             policy,
             policy_flagged: is_flagged(policy),
@@ -462,6 +462,11 @@ impl Desktop {
             // after the run's last output arrives).
             end_ms: x.ended_at.map(|t| t.as_millis() + 1000),
         }))
+    }
+
+    /// An image a run wrote, for a reopened conversation (see [`crate::run_images`]).
+    pub fn read_run_image(&self, execution: ExecutionId, path: &str) -> Result<RunImage> {
+        crate::run_images::read(&self.core.history, &self.core.paths, execution, path)
     }
 
     pub fn read_workspace_image(&self, id: ConversationId, path: &str) -> Result<String> {

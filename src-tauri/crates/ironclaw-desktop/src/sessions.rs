@@ -281,6 +281,13 @@ impl Core {
             .map(|x| x.started_at.as_millis());
         if let (Ok(since), Ok(root)) = (started, workspace::dir(&self.paths, id)) {
             let files = workspace::changed_since(&root, since);
+            // So the images come back with the conversation, not only with this event.
+            let images = crate::run_images::to_record(&files);
+            if !images.is_empty() {
+                if let Err(e) = self.history.record_execution_files(execution, &images) {
+                    tracing::warn!(error = %e, "could not record the images a run wrote");
+                }
+            }
             self.emit(AppEvent::ExecutionFiles(ExecutionFilesEvent {
                 conversation_id: id,
                 execution_id: execution,
