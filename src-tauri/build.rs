@@ -24,6 +24,7 @@ const COMMANDS: &[&str] = &[
     "revoke_rule",
     "list_workspace",
     "read_workspace_image",
+    "read_run_image",
     "read_log",
     "open_workspace_folder",
     "open_external",

@@ -9,8 +9,8 @@ use ironclaw_agent::protocol::{HostDecision, OutputStream};
 use ironclaw_agent::AgentEvent;
 use ironclaw_desktop::doctor::{DoctorReport, ImageProgress};
 use ironclaw_desktop::types::{
-    ConversationSummary, ConversationView, LogChunk, PendingApproval, ProfileInfo, ProviderCheck,
-    SessionRuleView, Settings, WorkspaceEntry,
+    ConversationSummary, ConversationView, FolderOpening, LogChunk, PendingApproval, ProfileInfo,
+    ProviderCheck, RunImage, SessionRuleView, Settings, WorkspaceEntry,
 };
 use ironclaw_desktop::{validate_external_url, Desktop, DesktopError};
 use ironclaw_store::{ApprovalId, ConversationId, ExecutionId};
@@ -195,6 +195,15 @@ pub fn list_workspace(desktop: State<'_, Desktop>, id: ConversationId) -> Res<Ve
 }
 
 #[tauri::command]
+pub fn read_run_image(
+    desktop: State<'_, Desktop>,
+    execution_id: ExecutionId,
+    path: String,
+) -> Res<RunImage> {
+    desktop.read_run_image(execution_id, &path).map_err(msg)
+}
+
+#[tauri::command]
 pub fn read_workspace_image(
     desktop: State<'_, Desktop>,
     id: ConversationId,
@@ -221,12 +230,15 @@ pub fn open_workspace_folder(
     app: AppHandle,
     desktop: State<'_, Desktop>,
     id: ConversationId,
-) -> Res<()> {
-    let dir = desktop.workspace_dir(id).map_err(msg)?;
-    tracing::info!(folder = %dir.display(), "opening the workspace folder");
-    app.opener()
-        .open_path(dir.to_string_lossy(), None::<&str>)
-        .map_err(|e| format!("could not open {}: {e}", dir.display()))
+) -> Res<FolderOpening> {
+    desktop
+        .open_workspace_folder(id, |dir| {
+            tracing::info!(folder = %dir.display(), "opening the workspace folder");
+            app.opener()
+                .open_path(dir.to_string_lossy(), None::<&str>)
+                .map_err(|e| e.to_string())
+        })
+        .map_err(msg)
 }
 
 #[tauri::command]

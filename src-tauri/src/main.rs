@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use ironclaw_desktop::{Desktop, DesktopOptions};
-use tauri::{Manager, WindowEvent};
+use tauri::{Manager, RunEvent, WindowEvent};
 
 /// When the process started, for the startup measurement `app_ready` reports.
 pub struct Started(pub Instant);
@@ -49,10 +49,17 @@ fn run(started: Instant) -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         })
         .on_window_event(|window, event| {
-            if let WindowEvent::Focused(focused) = event {
-                if let Some(desktop) = window.try_state::<Desktop>() {
-                    desktop.set_window_focused(*focused);
+            let Some(desktop) = window.try_state::<Desktop>() else {
+                return;
+            };
+            match event {
+                WindowEvent::Focused(focused) => desktop.set_window_focused(*focused),
+                // Not every window manager takes focus away on minimise: a minimised window
+                // is in the background either way.
+                WindowEvent::Resized(_) if window.is_minimized().unwrap_or(false) => {
+                    desktop.set_window_focused(false);
                 }
+                _ => {}
             }
         })
         .invoke_handler(tauri::generate_handler![
@@ -78,12 +85,22 @@ fn run(started: Instant) -> Result<(), Box<dyn std::error::Error>> {
             commands::revoke_rule,
             commands::list_workspace,
             commands::read_workspace_image,
+            commands::read_run_image,
             commands::read_log,
             commands::open_workspace_folder,
             commands::open_external,
             commands::pending_approvals,
             commands::app_ready,
         ])
-        .run(tauri::generate_context!())?;
+        .build(tauri::generate_context!())?
+        .run(|app, event| {
+            // Quit (tray, last window closed, signal): no notification may outlive the app
+            // that could answer it, and sessions end cleanly.
+            if let RunEvent::Exit = event {
+                if let Some(desktop) = app.try_state::<Desktop>() {
+                    tauri::async_runtime::block_on(desktop.close());
+                }
+            }
+        });
     Ok(())
 }

@@ -1,7 +1,9 @@
 // Ask → the approval dialog shows the exact code and its risk → approve → the output streams
 // into the cell (and the PNG the code wrote shows inline) → the workspace panel marks the new
-// files and "Open folder" hands the workspace to the system file manager → after a restart the
-// conversation is found again in the sidebar by full-text search, output included.
+// files and "Open folder" hands the workspace to the system file manager → the image is back
+// after switching to another conversation and back → after a restart the conversation is found
+// again in the sidebar by full-text search, output and image included; once the image is
+// deleted from the workspace, a placeholder says so.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -99,6 +101,14 @@ test("approved code streams into its cell, and the conversation survives a resta
 
   const conversationId = await (await s.find(`${testid("conversation-item")}.active`)).attribute("data-id");
 
+  // Away to a new conversation and back: the image comes back from the history.
+  await (await s.byTestId("new-conversation")).click();
+  await s.waitUntil("the new conversation to open", async () =>
+    (await (await s.find(`${testid("conversation-item")}.active`)).attribute("data-id")) !== conversationId);
+  assert.equal((await s.allByTestId("cell-image")).length, 0);
+  await (await s.find(`${testid("conversation-item", `[data-id="${conversationId}"]`)} button`)).click();
+  await imageShown(s, "gradient.png");
+
   // Restart: the conversation is in the sidebar, found by a word only its text contains, and
   // opening it shows the cell with its output.
   s = await app.restart();
@@ -116,5 +126,24 @@ test("approved code streams into its cell, and the conversation survives a resta
   assert.equal(again.stdout, OUTPUT, "the stored output comes back whole");
   assert.equal(again.code, CODE);
   await waitForAssistant(s, "Counted to three");
+  await imageShown(s, "gradient.png");
+  await screenshot(s, "image-after-restart");
   assert.equal(app.llm.chatRequests().length, 2, "one request for the tool call, one after its result");
+
+  // Deleted from the workspace: a placeholder says so where the image was.
+  fs.rmSync(path.join(workspace, "gradient.png"));
+  await (await s.byTestId("new-conversation")).click();
+  await s.waitUntil("the new conversation to open", async () =>
+    (await (await s.find(`${testid("conversation-item")}.active`)).attribute("data-id")) !== conversationId);
+  await (await s.find(`${testid("conversation-item", `[data-id="${conversationId}"]`)} button`)).click();
+  const missing = await s.waitFor(testid("cell-image-missing", '[data-path="gradient.png"]'));
+  assert.match(await missing.text(), /no longer in the workspace/i);
+  assert.equal((await s.allByTestId("cell-image")).length, 0);
+  await screenshot(s, "image-gone-placeholder");
 });
+
+/** Waits until the run's image is in its cell and has really loaded. */
+async function imageShown(s, name) {
+  const img = await s.waitFor(testid("cell-image", `[data-path="${name}"]`));
+  await s.waitUntil(`${name} to load`, () => s.execute("const i = arguments[0]; return i.complete && i.naturalWidth === 96;", [img]));
+}

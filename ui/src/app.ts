@@ -2,6 +2,7 @@
 // arrive on its Channel; approvals go to the queue (the only place decisions come from).
 
 import type { AgentEvent } from "./bindings/AgentEvent";
+import type { ConversationView } from "./bindings/ConversationView";
 import type { ApprovalRequest } from "./bindings/ApprovalRequest";
 import type { Decision } from "./bindings/Decision";
 import type { DoctorReport } from "./bindings/DoctorReport";
@@ -163,6 +164,7 @@ export class App {
       });
       if (seq !== this.openSeq) return;
       this.chat.load(view);
+      void this.restoreImages(id, view.items);
       this.queue.reset(view.pendingApprovals);
       const held = early;
       early = null;
@@ -240,6 +242,25 @@ export class App {
         if (conversationId === this.currentId) this.chat.cell(executionId)?.addImage(path, url);
       } catch (e) {
         this.chat.notice(`Could not show ${path}: ${errorText(e)}`);
+      }
+    }
+  }
+
+  /** Images earlier runs wrote, as the history recorded them; a deleted one gets a placeholder. */
+  private async restoreImages(conversationId: string, items: ConversationView["items"]): Promise<void> {
+    for (const item of items) {
+      if (item.type !== "execution") continue;
+      for (const path of item.images) {
+        if (conversationId !== this.currentId) return;
+        try {
+          const image = await this.api.readRunImage(item.executionId, path);
+          const cell = conversationId === this.currentId ? this.chat.cell(item.executionId) : undefined;
+          if (image.state === "shown") cell?.addImage(path, image.dataUrl);
+          else if (image.state === "gone") cell?.addMissingImage(path, "No longer in the workspace");
+          else cell?.addMissingImage(path, `Not shown: ${image.reason}`);
+        } catch (e) {
+          this.chat.cell(item.executionId)?.addMissingImage(path, `Not shown: ${errorText(e)}`);
+        }
       }
     }
   }

@@ -187,6 +187,63 @@ describe("whole screens against the fake backend", () => {
     expect(all("conversation-item").map((r) => r.dataset["id"])).not.toContain("conv-disk");
   });
 
+  it("images a run wrote come back when the conversation is reopened; a deleted one is a placeholder", async () => {
+    const { api } = await startApp();
+    const images = () => all("cell-image").map((i) => [i.dataset["path"], i.getAttribute("src")?.slice(0, 26)]);
+    const missing = () => all("cell-image-missing").map((f) => [f.dataset["path"], f.textContent]);
+    // Opened from history: no live files event involved.
+    expect(images()).toEqual([["chart.svg", "data:image/svg+xml;base64,"]]);
+    expect(missing()).toEqual([["old-plot.png", "No longer in the workspaceold-plot.png"]]);
+    expect(api.calls.filter((c) => c.name === "readRunImage").map((c) => c.args)).toEqual([
+      ["exec-seed-1", "chart.svg"],
+      ["exec-seed-1", "old-plot.png"],
+    ]);
+    // Away and back.
+    all("conversation-item").find((r) => r.dataset["id"] === "conv-logs")!.querySelector<HTMLButtonElement>(".conv-select")!.click();
+    await settle();
+    expect(images()).toEqual([]);
+    all("conversation-item").find((r) => r.dataset["id"] === "conv-sales")!.querySelector<HTMLButtonElement>(".conv-select")!.click();
+    await settle();
+    expect(images()).toEqual([["chart.svg", "data:image/svg+xml;base64,"]]);
+    expect(missing().map((m) => m[0])).toEqual(["old-plot.png"]);
+  });
+
+  it("a folder no file manager opens says why next to the button, with the path to copy", async () => {
+    const { api } = await startApp("nofilemanager");
+    q<HTMLButtonElement>("open-workspace-panel").click();
+    await settle();
+    expect(q("open-folder-problem").hidden).toBe(true);
+    q<HTMLButtonElement>("open-folder").click();
+    await settle();
+    expect(api.calls.find((c) => c.name === "openWorkspaceFolder")?.args).toEqual(["conv-sales"]);
+    const problem = q("open-folder-problem");
+    expect(problem.hidden).toBe(false);
+    // Next to the button: the box follows the actions row, before the file list.
+    expect(problem.previousElementSibling?.contains(q("open-folder"))).toBe(true);
+    const text = q("open-folder-problem-text").textContent ?? "";
+    expect(text).toMatch(/No file manager/);
+    expect(text).toMatch(/Copy the path/);
+    expect(text).not.toMatch(/ExitStatus|unix_wait_status/);
+    const path = q<HTMLInputElement>("open-folder-path");
+    expect(path.value).toBe("/home/you/.local/share/ironclaw/workspaces/conv-sales");
+    expect(path.readOnly).toBe(true);
+    const writes: string[] = [];
+    Object.defineProperty(navigator, "clipboard", { value: { writeText: async (t: string) => void writes.push(t) }, configurable: true });
+    q<HTMLButtonElement>("copy-folder-path").click();
+    await settle();
+    expect(writes).toEqual([path.value]);
+    expect(q("open-folder-copied").textContent).toBe("Copied.");
+    // Without clipboard access the path is left selected for Ctrl+C.
+    Object.defineProperty(navigator, "clipboard", { value: { writeText: async () => Promise.reject(new Error("denied")) }, configurable: true });
+    q<HTMLButtonElement>("copy-folder-path").click();
+    await settle();
+    expect(q("open-folder-copied").textContent).toMatch(/Ctrl\+C/);
+    expect([path.selectionStart, path.selectionEnd]).toEqual([0, path.value.length]);
+    // The raw launcher message is only behind "Details"; the status line stays clean.
+    expect(problem.querySelector("details code")?.textContent).toMatch(/xdg-open/);
+    expect(q("workspace-panel").querySelector(".ws-status")?.textContent).toBe("");
+  });
+
   it("workspace panel lists files with changed marks and opens the folder", async () => {
     const { api } = await startApp();
     q<HTMLButtonElement>("open-workspace-panel").click();

@@ -105,6 +105,19 @@ async function installFolderHandler(xdgData, xdgConfig, openedFile) {
   });
 }
 
+/** A folder of launchers (xdg-open and every fallback the opener tries) that each record the
+ *  call and then fail at once, as xdg-open does with no application registered for folders.
+ *  Returns the folder, to put first on the app's PATH. */
+function installFailingLaunchers(root, openedFile) {
+  const bin = path.join(root, "failing-launchers");
+  fs.mkdirSync(bin, { recursive: true });
+  for (const name of ["xdg-open", "gio", "gnome-open", "kde-open6", "kde-open5", "kde-open", "wslview"]) {
+    const last = name === "gio" ? '"$2"' : '"$1"';
+    fs.writeFileSync(path.join(bin, name), `#!/bin/sh\nprintf '%s\\n' ${last} >> '${openedFile}'\nexit 3\n`, { mode: 0o755 });
+  }
+  return bin;
+}
+
 /** Force-removes every container labelled `ironclaw.instance=<instance>`. Never throws. */
 export async function removeContainers(instance) {
   try {
@@ -135,10 +148,11 @@ function safeName(name) {
  * - `env`: extra environment for the app.
  * - `provider`: write provider.yaml naming the scripted LLM (false: a first run, no model set up).
  */
-export async function prepare(t, { replies = [], env = {}, provider = true } = {}) {
+export async function prepare(t, { replies = [], env = {}, provider = true, failingLaunchers = false } = {}) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "ironclaw-app-e2e-"));
   const app = new App(t, root);
   t.after(() => app.teardown());
+  if (failingLaunchers) env = { ...env, PATH: `${installFailingLaunchers(root, app.openedFile)}:${process.env.PATH}` };
   await app.init(replies, env, provider);
   return app;
 }

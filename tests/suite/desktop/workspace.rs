@@ -3,7 +3,7 @@
 
 use ironclaw_agent::approval::Decision;
 use ironclaw_agent::protocol::{AgentEvent, OutputStream};
-use ironclaw_desktop::types::EntryKind;
+use ironclaw_desktop::types::{EntryKind, HistoryItem, RunImage};
 use ironclaw_desktop::AppEvent;
 use ironclaw_store::ExecutionId;
 use ironclaw_tests::agent::{asks_to_run, says};
@@ -198,4 +198,77 @@ async fn full_logs_page_with_replacement_characters_and_only_for_runs_that_have_
         .expect("stderr page");
     assert_eq!(errors.text, "oops\noops\n");
     assert_eq!(errors.total_bytes, 5 * 600_000);
+}
+
+/// The execution item's recorded images, from a freshly opened view.
+async fn recorded_images(app: &mut App) -> Vec<(ExecutionId, Vec<String>)> {
+    app.open()
+        .await
+        .items
+        .into_iter()
+        .filter_map(|i| match i {
+            HistoryItem::Execution {
+                execution_id,
+                images,
+                ..
+            } => Some((execution_id, images)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn images_a_run_wrote_come_back_with_the_conversation_until_they_are_deleted() {
+    let mut app = App::start().await;
+    app.open().await;
+    app.push_all([
+        asks_to_run(
+            "c1",
+            "python",
+            "import os\nos.makedirs('/workspace/out', exist_ok=True)\n\
+             for p in ('/workspace/plot.png', '/workspace/out/second.png'):\n    \
+             open(p, 'wb').write(b'\\x89PNG\\r\\n\\x1a\\n' + bytes(32))\n\
+             open('/workspace/table.csv', 'w').write('a,b')\nprint('drew')",
+        ),
+        says("Drew two."),
+    ]);
+    app.send("draw").await;
+    approve_next(&mut app).await;
+    assert_eq!(app.stdout().trim(), "drew", "the run really wrote them");
+
+    // Switched away and back: the view carries what the history recorded (images only).
+    let runs = recorded_images(&mut app).await;
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    let (run, images) = runs[0].clone();
+    assert_eq!(images, ["out/second.png", "plot.png"]);
+    let shown = app.desktop.read_run_image(run, "plot.png").expect("read");
+    assert!(
+        matches!(&shown, RunImage::Shown { data_url } if data_url.starts_with("data:image/png;base64,")),
+        "{shown:?}"
+    );
+
+    // After a restart, still there; once deleted, a placeholder; never a file it did not record.
+    app.restart().await;
+    assert_eq!(recorded_images(&mut app).await, runs);
+    let workspace = app.desktop.workspace_dir(app.conversation).expect("dir");
+    std::fs::remove_file(workspace.join("plot.png")).expect("delete plot.png");
+    assert_eq!(
+        app.desktop.read_run_image(run, "plot.png").expect("read"),
+        RunImage::Gone
+    );
+    assert!(matches!(
+        app.desktop.read_run_image(run, "out/second.png"),
+        Ok(RunImage::Shown { .. })
+    ));
+    // Replaced by something that is no image: refused, not passed off as one.
+    std::fs::write(workspace.join("out/second.png"), "<script>").expect("overwrite");
+    assert!(matches!(
+        app.desktop.read_run_image(run, "out/second.png"),
+        Ok(RunImage::Refused { .. })
+    ));
+    std::fs::write(workspace.join("other.png"), b"\x89PNG\r\n\x1a\n").expect("write");
+    for unrecorded in ["other.png", "table.csv", "../plot.png"] {
+        let refused = app.desktop.read_run_image(run, unrecorded);
+        assert!(refused.is_err(), "{unrecorded}: {refused:?}");
+    }
 }

@@ -139,6 +139,8 @@ export function SEED_CONVERSATIONS(): { summary: ConversationSummary; items: His
           stdout: "  east:   17187.50\n north:   18562.50\n south:   12011.25\n  west:    9630.00\nmedian: 14599.375\n",
           stderr: "", exitCode: 0, durationMs: 184, timedOut: false, cancelled: false, oomKilled: false,
           interrupted: false, truncated: false, logFile: "logs/exec-seed-1.log",
+          // old-plot.png was deleted from the workspace since: it comes back as a placeholder.
+          images: ["chart.svg", "old-plot.png"],
         },
         {
           type: "assistant", id: "m3", status: "complete", at: ago(3),

@@ -12,6 +12,8 @@ import type { Decision } from "../bindings/Decision";
 import type { HostDecision } from "../bindings/HostDecision";
 import type { DoctorReport } from "../bindings/DoctorReport";
 import type { ExecutionFilesEvent } from "../bindings/ExecutionFilesEvent";
+import type { FolderOpening } from "../bindings/FolderOpening";
+import type { RunImage } from "../bindings/RunImage";
 import type { FocusApprovalEvent } from "../bindings/FocusApprovalEvent";
 import type { HistoryItem } from "../bindings/HistoryItem";
 import type { ImageProgress } from "../bindings/ImageProgress";
@@ -376,7 +378,7 @@ export class FakeBackend implements Api {
       oomKilled: false, peakMemoryBytes: 98 * 1024 * 1024, truncated: false, logFile: `logs/${executionId}.log`,
     };
     this.emit(id, { type: "executionEnded", ...ended, quotaExceeded: null });
-    c.items.push({ type: "execution", approvalId: req.approvalId, language: req.language, code, stdout, stderr: warn, interrupted: false, ...ended });
+    c.items.push({ type: "execution", approvalId: req.approvalId, language: req.language, code, stdout, stderr: warn, interrupted: false, ...ended, images: c.cancelled ? [] : ["chart.svg"] });
     if (!c.cancelled) {
       const file: WorkspaceEntry = { path: "chart.svg", size: 2048, modifiedMs: Date.now(), kind: "image", changedByLastRun: true };
       c.files = [file, ...c.files.filter((f) => f.path !== file.path).map((f) => ({ ...f, changedByLastRun: false }))];
@@ -468,6 +470,18 @@ export class FakeBackend implements Api {
     return `data:image/svg+xml;base64,${btoa(chartSvg())}`;
   }
 
+  async readRunImage(executionId: string, path: string): Promise<RunImage> {
+    this.log("readRunImage", executionId, path);
+    for (const c of this.convs.values()) {
+      const run = c.items.find((i) => i.type === "execution" && i.executionId === executionId);
+      if (!run || run.type !== "execution") continue;
+      if (!run.images.includes(path)) throw `refused to open "${path}": it is not an image this run wrote`;
+      if (!c.files.some((f) => f.path === path)) return { state: "gone" };
+      return { state: "shown", dataUrl: `data:image/svg+xml;base64,${btoa(chartSvg())}` };
+    }
+    throw `no execution ${executionId}`;
+  }
+
   async readLog(executionId: string, stream: OutputStream, offset: number, length: number): Promise<LogChunk> {
     this.log("readLog", executionId, stream, offset, length);
     const full = stream === "stderr" ? "warning: 3 rows skipped\n".repeat(40) : this.logs.get(executionId) ?? Array.from({ length: 4000 }, (_, i) => `row ${i + 1}: region=${["north", "south", "east", "west"][i % 4]} amount=${(i * 13.75).toFixed(2)}\n`).join("");
@@ -475,8 +489,16 @@ export class FakeBackend implements Api {
     return { text, offset, nextOffset: offset + text.length, totalBytes: full.length };
   }
 
-  async openWorkspaceFolder(id: string): Promise<void> {
+  async openWorkspaceFolder(id: string): Promise<FolderOpening> {
     this.log("openWorkspaceFolder", id);
+    const path = `/home/you/.local/share/ironclaw/workspaces/${id}`;
+    if (this.scenario !== "nofilemanager") return { path, opened: true };
+    return {
+      path,
+      opened: false,
+      problem: "No file manager opened this folder: the system has no application set up to open folders, or it failed to start. Copy the path below and open it in your file manager or a terminal.",
+      detail: 'Launcher "xdg-open" "' + path + '" failed with ExitStatus(unix_wait_status(768))',
+    };
   }
 
   async openExternal(url: string): Promise<void> {

@@ -8,6 +8,8 @@ import type { ConversationSummary } from "../bindings/ConversationSummary";
 import type { ConversationView } from "../bindings/ConversationView";
 import type { DoctorReport } from "../bindings/DoctorReport";
 import type { ExecutionFilesEvent } from "../bindings/ExecutionFilesEvent";
+import type { FolderOpening } from "../bindings/FolderOpening";
+import type { RunImage } from "../bindings/RunImage";
 import type { FocusApprovalEvent } from "../bindings/FocusApprovalEvent";
 import type { ImageProgress } from "../bindings/ImageProgress";
 import type { LogChunk } from "../bindings/LogChunk";
@@ -66,8 +68,9 @@ export const tauriApi: Api = {
 
   listWorkspace: (id) => invoke<WorkspaceEntry[]>("list_workspace", { id }),
   readWorkspaceImage: (id, path) => invoke<string>("read_workspace_image", { id, path }),
+  readRunImage: (executionId, path) => invoke<RunImage>("read_run_image", { executionId, path }),
   readLog: (executionId, stream, offset, length) => invoke<LogChunk>("read_log", { executionId, stream, offset, length }),
-  openWorkspaceFolder: (id) => invoke<void>("open_workspace_folder", { id }),
+  openWorkspaceFolder: (id) => invoke<FolderOpening>("open_workspace_folder", { id }),
   openExternal: (url) => invoke<void>("open_external", { url }),
   pendingApprovals: () => invoke<PendingApproval[]>("pending_approvals"),
   appReady: () => invoke<void>("app_ready"),

@@ -9,6 +9,8 @@ import type { Decision } from "../bindings/Decision";
 import type { HostDecision } from "../bindings/HostDecision";
 import type { DoctorReport } from "../bindings/DoctorReport";
 import type { ExecutionFilesEvent } from "../bindings/ExecutionFilesEvent";
+import type { FolderOpening } from "../bindings/FolderOpening";
+import type { RunImage } from "../bindings/RunImage";
 import type { FocusApprovalEvent } from "../bindings/FocusApprovalEvent";
 import type { ImageProgress } from "../bindings/ImageProgress";
 import type { LogChunk } from "../bindings/LogChunk";
@@ -53,8 +55,11 @@ export interface Api {
 
   listWorkspace(id: string): Promise<WorkspaceEntry[]>;
   readWorkspaceImage(id: string, path: string): Promise<string>;
+  /** An image a run recorded, for a reopened conversation; `gone` when it was deleted since. */
+  readRunImage(executionId: string, path: string): Promise<RunImage>;
   readLog(executionId: string, stream: OutputStream, offset: number, length: number): Promise<LogChunk>;
-  openWorkspaceFolder(id: string): Promise<void>;
+  /** Never rejects for a missing file manager: the result says what failed and names the path. */
+  openWorkspaceFolder(id: string): Promise<FolderOpening>;
   openExternal(url: string): Promise<void>;
   pendingApprovals(): Promise<PendingApproval[]>;
   appReady(): Promise<void>;

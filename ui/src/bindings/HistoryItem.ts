@@ -23,4 +23,9 @@ stdout: string, stderr: string, exitCode: number | null, durationMs: number | nu
 /**
  * IronClaw stopped while this ran; the outcome is unknown.
  */
-interrupted: boolean, truncated: boolean, logFile: string | null, };
+interrupted: boolean, truncated: boolean, logFile: string | null, 
+/**
+ * Images the run wrote, as the history recorded them (relative to the workspace).
+ * Read each with `read_run_image`: it may have been deleted since.
+ */
+images: Array<string>, };

@@ -211,11 +211,26 @@ export class ExecutionCell {
   /** An image the run wrote, as a data: URL the backend produced for a workspace file. */
   addImage(path: string, dataUrl: string): void {
     if (!/^data:image\/(png|jpeg|gif|webp|svg\+xml);base64,/i.test(dataUrl)) return;
-    if (this.imageCount >= MAX_IMAGES) return;
+    if (this.imageCount >= MAX_IMAGES || this.hasImage(path)) return;
     this.imageCount++;
     const img = h("img", { testid: "cell-image", className: "cell-image", alt: path, title: path, "data-path": path });
     img.src = dataUrl;
-    this.images.append(h("figure", {}, img, h("figcaption", {}, path)));
+    this.images.append(h("figure", { "data-path": path }, img, h("figcaption", {}, path)));
+  }
+
+  /** An image the run wrote that cannot be shown any more (deleted, or now refused). */
+  addMissingImage(path: string, why: string): void {
+    if (this.imageCount >= MAX_IMAGES || this.hasImage(path)) return;
+    this.imageCount++;
+    this.images.append(
+      h("figure", { testid: "cell-image-missing", className: "cell-image-missing", "data-path": path },
+        h("div", { className: "cell-image-placeholder", role: "img", "aria-label": `${path}: ${why}` }, why),
+        h("figcaption", {}, path)),
+    );
+  }
+
+  private hasImage(path: string): boolean {
+    return [...this.images.children].some((f) => f.getAttribute("data-path") === path);
   }
 
   private painted(): void {

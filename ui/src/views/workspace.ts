@@ -1,5 +1,6 @@
 // The conversation's workspace folder: its files, which ones the last run changed, Open folder.
 
+import type { FolderOpening } from "../bindings/FolderOpening";
 import type { WorkspaceEntry } from "../bindings/WorkspaceEntry";
 import type { Api } from "../api";
 import { errorText } from "../api";
@@ -12,14 +13,18 @@ export class WorkspacePanel {
   readonly el: HTMLElement;
   private readonly list: HTMLElement;
   private readonly status: HTMLElement;
+  /** Right under "Open folder": why it did not open, and the path to open by hand. */
+  private readonly folderProblem: HTMLElement;
   private id: string | null = null;
 
   constructor(private readonly api: Api, onClose: () => void) {
     const open = h("button", { testid: "open-folder", className: "btn btn-small", type: "button" }, icon("folder", 15), "Open folder");
     open.addEventListener("click", async () => {
       if (!this.id) return;
+      this.folderProblem.hidden = true;
       try {
-        await this.api.openWorkspaceFolder(this.id);
+        const result = await this.api.openWorkspaceFolder(this.id);
+        if (!result.opened) this.showFolderProblem(result);
       } catch (e) {
         this.status.textContent = errorText(e);
       }
@@ -28,6 +33,7 @@ export class WorkspacePanel {
     refresh.addEventListener("click", () => void this.refresh());
     const close = h("button", { className: "icon-btn", type: "button", "aria-label": "Close files" }, "×");
     close.addEventListener("click", onClose);
+    this.folderProblem = h("div", { testid: "open-folder-problem", className: "ws-problem", role: "alert", hidden: true });
     this.list = h("ul", { className: "ws-list" });
     this.status = h("p", { className: "muted ws-status", role: "status" });
     this.el = h(
@@ -35,6 +41,7 @@ export class WorkspacePanel {
       { testid: "workspace-panel", className: "workspace", hidden: true, "aria-label": "Workspace files" },
       h("header", { className: "ws-head" }, h("h2", {}, "Workspace"), h("span", { className: "spacer" }), close),
       h("div", { className: "ws-actions" }, open, refresh),
+      this.folderProblem,
       this.list,
       this.status,
     );
@@ -46,6 +53,7 @@ export class WorkspacePanel {
 
   setConversation(id: string | null): void {
     this.id = id;
+    this.folderProblem.hidden = true;
     this.list.replaceChildren();
     if (this.visible) void this.refresh();
   }
@@ -65,6 +73,34 @@ export class WorkspacePanel {
     } catch (e) {
       this.status.textContent = errorText(e);
     }
+  }
+
+  private showFolderProblem(result: FolderOpening): void {
+    const path = h("input", { testid: "open-folder-path", className: "ws-path", type: "text", readOnly: true, value: result.path, "aria-label": "Workspace folder path", spellcheck: false });
+    path.addEventListener("focus", () => path.select());
+    const copied = h("span", { testid: "open-folder-copied", className: "muted ws-copied", role: "status" });
+    const copy = h("button", { testid: "copy-folder-path", className: "btn btn-small", type: "button" }, "Copy path");
+    copy.addEventListener("click", async () => {
+      path.focus();
+      path.select();
+      try {
+        await navigator.clipboard.writeText(result.path);
+        copied.textContent = "Copied.";
+      } catch {
+        // No clipboard access here: the path is selected, so Ctrl+C copies it.
+        copied.textContent = "Selected: press Ctrl+C to copy.";
+      }
+    });
+    const dismiss = h("button", { className: "icon-btn", type: "button", "aria-label": "Dismiss" }, "×");
+    dismiss.addEventListener("click", () => (this.folderProblem.hidden = true));
+    this.folderProblem.replaceChildren(
+      h("div", { className: "ws-problem-head" }, h("strong", {}, "The folder did not open"), h("span", { className: "spacer" }), dismiss),
+      h("p", { testid: "open-folder-problem-text" }, result.problem ?? "No file manager opened this folder. Copy the path below and open it yourself."),
+      h("div", { className: "ws-path-row" }, path, copy),
+      copied,
+    );
+    if (result.detail) this.folderProblem.append(h("details", { className: "ws-detail" }, h("summary", {}, "Details"), h("code", {}, result.detail)));
+    this.folderProblem.hidden = false;
   }
 
   /** Shows a workspace image in a small viewer (read through the backend's safe reader). */

@@ -25,6 +25,8 @@ pub fn export(dir: &std::path::Path) -> Result<(), ts_rs::ExportError> {
     SessionRuleView::export_all(&cfg)?;
     WorkspaceEntry::export_all(&cfg)?;
     LogChunk::export_all(&cfg)?;
+    FolderOpening::export_all(&cfg)?;
+    RunImage::export_all(&cfg)?;
     ProfileInfo::export_all(&cfg)?;
     Settings::export_all(&cfg)?;
     ProviderCheck::export_all(&cfg)?;

@@ -24,8 +24,8 @@ use crate::pending::Pending;
 use crate::settings::{self, SettingsStore};
 use crate::sink::{EventSink, Subscriber};
 use crate::types::{
-    ConversationSummary, ConversationView, LogChunk, PendingApproval, ProfileInfo, ProviderCheck,
-    SessionRuleView, Settings, WorkspaceEntry,
+    ConversationSummary, ConversationView, FolderOpening, LogChunk, PendingApproval, ProfileInfo,
+    ProviderCheck, RunImage, SessionRuleView, Settings, WorkspaceEntry,
 };
 use crate::workspace::{self, RunWindow};
 use crate::{profiles, view};
@@ -68,12 +68,14 @@ pub(crate) struct Core {
     pub subscribers: Mutex<HashMap<ConversationId, Subscriber>>,
     pub pending: Pending,
     pub busy: Mutex<HashSet<ConversationId>>,
+    /// The runtime sessions run on, for work started from the UI thread (focus changes).
+    pub runtime: std::sync::OnceLock<tokio::runtime::Handle>,
     focused: AtomicBool,
 }
 
 impl Core {
     pub(crate) fn is_focused(&self) -> bool {
-        self.focused.load(Ordering::Relaxed)
+        self.focused.load(Ordering::SeqCst)
     }
 
     pub(crate) fn notifications_on(&self) -> bool {
@@ -100,6 +102,12 @@ impl Desktop {
         }
         let (audit, _torn) = AuditLog::open(ironclaw_agent::state::audit_path(&paths))?;
         let history = Arc::new(history);
+        let notifier = options
+            .notifier
+            .unwrap_or_else(|| Arc::new(DbusNotifier::new()));
+        // The history's recovery expired what the last run left waiting; when it did not run
+        // (another instance has the history open), the record's entries are that one's.
+        notifier.keep_record_in(paths.data_dir.join("notifications"), !report.skipped_in_use);
         Ok(Self {
             core: Arc::new(Core {
                 settings: SettingsStore::new(paths.clone(), history.clone()),
@@ -107,9 +115,7 @@ impl Desktop {
                 history,
                 audit: Arc::new(audit),
                 sink,
-                notifier: options
-                    .notifier
-                    .unwrap_or_else(|| Arc::new(DbusNotifier::new())),
+                notifier,
                 fixed_model: options.model,
                 sandbox: tokio::sync::Mutex::default(),
                 model: tokio::sync::Mutex::default(),
@@ -117,15 +123,21 @@ impl Desktop {
                 subscribers: Mutex::default(),
                 pending: Pending::default(),
                 busy: Mutex::default(),
+                runtime: std::sync::OnceLock::new(),
                 // Until the window says otherwise; it reports focus changes as they happen.
                 focused: AtomicBool::new(true),
             }),
         })
     }
 
-    /// Ends every live session (their running turns are cancelled). The app calls this on
-    /// exit; a `Desktop` opened again on the same folders sees the same history.
+    /// Ends every live session (their running turns are cancelled) and withdraws every
+    /// approval notification. The app calls this on exit; a `Desktop` opened again on the same
+    /// folders sees the same history.
     pub async fn close(&self) {
+        let notifier = self.core.notifier.clone();
+        if let Err(e) = tokio::task::spawn_blocking(move || notifier.withdraw_all()).await {
+            tracing::warn!(error = %e, "could not withdraw the notifications");
+        }
         self.core.sessions.lock().await.clear();
         if let Ok(mut s) = self.core.subscribers.lock() {
             s.clear();
@@ -258,7 +270,7 @@ impl Desktop {
         let policy = full.conversation.approval_policy;
         Ok(ConversationView {
             conversation: conversations::summary(&self.core.history, &self.core.pending, id)?,
-            items: view::items(&full, &live),
+            items: view::items(&full, &live, &self.core.history.execution_files(id)?),
             pending_approvals: pending,
             policy,
             policy_flagged: is_flagged(policy),
@@ -410,9 +422,14 @@ impl Desktop {
         self.core.pending.count()
     }
 
-    /// The window's focus: notifications are only sent while it is in the background.
+    /// The window's focus (minimised counts as unfocused): notifications are only sent while
+    /// it is in the background, and approvals already waiting when it goes there are notified
+    /// then, once each.
     pub fn set_window_focused(&self, focused: bool) {
-        self.core.focused.store(focused, Ordering::Relaxed);
+        let was = self.core.focused.swap(focused, Ordering::SeqCst);
+        if was && !focused {
+            self.core.window_left();
+        }
     }
 
     // ---- workspace --------------------------------------------------------------------------
@@ -424,6 +441,21 @@ impl Desktop {
         let dir = workspace::dir(&self.core.paths, id)?;
         std::fs::create_dir_all(&dir).map_err(|e| DesktopError::io(&dir, &e))?;
         Ok(dir)
+    }
+
+    /// "Open folder": hands the workspace folder to `launch` (the system's file manager). A
+    /// launcher failure is explained rather than raised, with the path to open by hand.
+    pub fn open_workspace_folder(
+        &self,
+        id: ConversationId,
+        launch: impl FnOnce(&std::path::Path) -> std::result::Result<(), String>,
+    ) -> Result<FolderOpening> {
+        let dir = self.workspace_dir(id)?;
+        let launched = launch(&dir);
+        if let Err(e) = &launched {
+            tracing::warn!(error = %e, folder = %dir.display(), "no file manager opened the folder");
+        }
+        Ok(crate::links::folder_opening(&dir, launched))
     }
 
     pub fn list_workspace(&self, id: ConversationId) -> Result<Vec<WorkspaceEntry>> {
@@ -442,6 +474,11 @@ impl Desktop {
             // after the run's last output arrives).
             end_ms: x.ended_at.map(|t| t.as_millis() + 1000),
         }))
+    }
+
+    /// An image a run wrote, for a reopened conversation (see [`crate::run_images`]).
+    pub fn read_run_image(&self, execution: ExecutionId, path: &str) -> Result<RunImage> {
+        crate::run_images::read(&self.core.history, &self.core.paths, execution, path)
     }
 
     pub fn read_workspace_image(&self, id: ConversationId, path: &str) -> Result<String> {

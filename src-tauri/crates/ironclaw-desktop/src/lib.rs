@@ -19,6 +19,7 @@ pub mod links;
 pub mod notify;
 pub mod pending;
 pub mod profiles;
+mod run_images;
 pub mod sessions;
 pub mod settings;
 pub mod sink;

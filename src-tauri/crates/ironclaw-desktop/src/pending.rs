@@ -12,7 +12,14 @@ use crate::types::PendingApproval;
 #[derive(Default)]
 pub struct Pending {
     // Ordered by id, and ids are UUID v7: oldest request first.
-    map: Mutex<BTreeMap<ApprovalId, PendingApproval>>,
+    map: Mutex<BTreeMap<ApprovalId, Entry>>,
+}
+
+struct Entry {
+    approval: PendingApproval,
+    /// A notification was sent for it: each approval notifies at most once, whether it
+    /// arrived in the background or was waiting when the window lost focus.
+    notified: bool,
 }
 
 impl Pending {
@@ -26,10 +33,13 @@ impl Pending {
         self.with(|m| {
             m.insert(
                 request.approval_id,
-                PendingApproval {
-                    conversation_id: conversation,
-                    title,
-                    request,
+                Entry {
+                    approval: PendingApproval {
+                        conversation_id: conversation,
+                        title,
+                        request,
+                    },
+                    notified: false,
                 },
             );
         })
@@ -47,8 +57,8 @@ impl Pending {
     pub fn remove_conversation(&self, conversation: ConversationId) -> (Vec<ApprovalId>, u32) {
         let mut gone = Vec::new();
         let count = self.with(|m| {
-            m.retain(|id, p| {
-                let keep = p.conversation_id != conversation;
+            m.retain(|id, e| {
+                let keep = e.approval.conversation_id != conversation;
                 if !keep {
                     gone.push(*id);
                 }
@@ -61,8 +71,32 @@ impl Pending {
     pub fn all(&self) -> Vec<PendingApproval> {
         self.map
             .lock()
-            .map(|m| m.values().cloned().collect())
+            .map(|m| m.values().map(|e| e.approval.clone()).collect())
             .unwrap_or_default()
+    }
+
+    /// Marks `id` notified; true only the first time, and only while it is still pending.
+    pub fn claim_notification(&self, id: ApprovalId) -> bool {
+        let mut first = false;
+        self.with(|m| {
+            if let Some(e) = m.get_mut(&id) {
+                first = !e.notified;
+                e.notified = true;
+            }
+        });
+        first
+    }
+
+    /// Every pending approval not notified yet, oldest first, now marked notified.
+    pub fn claim_unnotified(&self) -> Vec<PendingApproval> {
+        let mut claimed = Vec::new();
+        self.with(|m| {
+            for e in m.values_mut().filter(|e| !e.notified) {
+                e.notified = true;
+                claimed.push(e.approval.clone());
+            }
+        });
+        claimed
     }
 
     pub fn of(&self, conversation: ConversationId) -> Vec<ApprovalRequest> {
@@ -70,8 +104,8 @@ impl Pending {
             .lock()
             .map(|m| {
                 m.values()
-                    .filter(|p| p.conversation_id == conversation)
-                    .map(|p| p.request.clone())
+                    .filter(|e| e.approval.conversation_id == conversation)
+                    .map(|e| e.approval.request.clone())
                     .collect()
             })
             .unwrap_or_default()
@@ -85,7 +119,7 @@ impl Pending {
         self.map.lock().map(|m| m.len() as u32).unwrap_or(0)
     }
 
-    fn with(&self, f: impl FnOnce(&mut BTreeMap<ApprovalId, PendingApproval>)) -> u32 {
+    fn with(&self, f: impl FnOnce(&mut BTreeMap<ApprovalId, Entry>)) -> u32 {
         match self.map.lock() {
             Ok(mut m) => {
                 f(&mut m);

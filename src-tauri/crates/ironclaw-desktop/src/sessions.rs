@@ -17,6 +17,7 @@ use crate::desktop::Core;
 use crate::error::Result;
 use crate::notify::{ApprovalNotice, NoticeAction};
 use crate::sink::{AppEvent, ExecutionFilesEvent, FocusApprovalEvent, PendingApprovalsEvent};
+use crate::types::PendingApproval;
 use crate::workspace;
 
 /// What sessions share: the engine connection and the model, made on first use so the app
@@ -83,6 +84,7 @@ impl Core {
             .defaults()
             .ok()
             .and_then(|s| s.default_profile);
+        let _ = self.runtime.set(tokio::runtime::Handle::current());
         let (handle, events) = ironclaw_agent::start(deps, id, config)?;
         sessions.insert(id, handle.clone());
         tokio::spawn(pump(self.clone(), id, events));
@@ -159,29 +161,63 @@ impl Core {
             .unwrap_or_default();
         let count = self.pending.add(id, title.clone(), request.clone());
         self.emit_pending_count(count);
-        if self.is_focused() || !self.notifications_on() {
+        // Checked after it is pending: a blur in between then finds it and notifies instead,
+        // and the claim lets exactly one of the two send it.
+        if self.is_focused()
+            || !self.notifications_on()
+            || !self.pending.claim_notification(request.approval_id)
+        {
             return;
         }
+        self.notify_approval(PendingApproval {
+            conversation_id: id,
+            title,
+            request: request.clone(),
+        });
+    }
+
+    /// The window went to the background: every approval already waiting that has not been
+    /// notified is notified now, once.
+    pub(crate) fn window_left(self: &Arc<Self>) {
+        if !self.notifications_on() {
+            return;
+        }
+        for waiting in self.pending.claim_unnotified() {
+            self.notify_approval(waiting);
+        }
+    }
+
+    fn notify_approval(self: &Arc<Self>, waiting: PendingApproval) {
+        // Focus changes arrive on the UI thread, outside the runtime; sessions (and so
+        // approvals) only exist once the runtime was seen.
+        let Some(rt) = tokio::runtime::Handle::try_current()
+            .ok()
+            .or_else(|| self.runtime.get().cloned())
+        else {
+            tracing::warn!("no async runtime yet: cannot notify an approval");
+            return;
+        };
+        let id = waiting.conversation_id;
+        let request = waiting.request;
         let notice = ApprovalNotice {
             conversation: id,
-            conversation_title: title,
+            conversation_title: waiting.title,
             approval_id: request.approval_id,
             code_hash: request.code_hash,
-            language: request.language.clone(),
-            code: request.code.clone(),
+            language: request.language,
+            code: request.code,
             risk: request.risk,
             destructive: request.destructive,
         };
-        let core = self.clone();
-        let rt = tokio::runtime::Handle::current();
+        // Weak: a notification left on screen must not keep a closed app's core alive.
+        let core = Arc::downgrade(self);
         let (approval_id, code_hash) = (request.approval_id, request.code_hash);
         self.notifier.approval(
             notice,
             Box::new(move |action| {
-                rt.spawn(async move {
-                    core.notification_action(id, approval_id, code_hash, action)
-                        .await;
-                });
+                if let Some(core) = core.upgrade() {
+                    rt.spawn(core.notification_action(id, approval_id, code_hash, action));
+                }
             }),
         );
     }
@@ -245,6 +281,13 @@ impl Core {
             .map(|x| x.started_at.as_millis());
         if let (Ok(since), Ok(root)) = (started, workspace::dir(&self.paths, id)) {
             let files = workspace::changed_since(&root, since);
+            // So the images come back with the conversation, not only with this event.
+            let images = crate::run_images::to_record(&files);
+            if !images.is_empty() {
+                if let Err(e) = self.history.record_execution_files(execution, &images) {
+                    tracing::warn!(error = %e, "could not record the images a run wrote");
+                }
+            }
             self.emit(AppEvent::ExecutionFiles(ExecutionFilesEvent {
                 conversation_id: id,
                 execution_id: execution,

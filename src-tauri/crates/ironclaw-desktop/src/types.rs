@@ -88,7 +88,26 @@ pub enum HistoryItem {
         interrupted: bool,
         truncated: bool,
         log_file: Option<String>,
+        /// Images the run wrote, as the history recorded them (relative to the workspace).
+        /// Read each with `read_run_image`: it may have been deleted since.
+        images: Vec<String>,
     },
+}
+
+/// An image a run wrote, read again for a reopened conversation.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(tag = "state", rename_all = "camelCase")]
+pub enum RunImage {
+    Shown {
+        #[serde(rename = "dataUrl")]
+        data_url: String,
+    },
+    /// The file is no longer in the workspace.
+    Gone,
+    /// It is there but is not shown (too large, no longer an image, leads outside the
+    /// workspace): `reason` says which.
+    Refused { reason: String },
 }
 
 /// What `open_conversation` returns: everything to render, then live events follow.
@@ -149,6 +168,23 @@ pub struct WorkspaceEntry {
     pub modified_ms: i64,
     pub kind: EntryKind,
     pub changed_by_last_run: bool,
+}
+
+/// What "Open folder" did. The folder is always named, so when no file manager took it the
+/// person can still open it by hand.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct FolderOpening {
+    /// The workspace folder, absolute.
+    pub path: String,
+    pub opened: bool,
+    /// When not opened: what failed and what to do, in plain words.
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
+    pub problem: Option<String>,
+    /// When not opened: the launcher's own message, for a bug report.
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
+    pub detail: Option<String>,
 }
 
 /// A page of an execution's full log.

@@ -5,16 +5,19 @@ use std::collections::HashMap;
 use ironclaw_agent::approval::CodeHash;
 use ironclaw_agent::protocol::{ApprovalRequest, RiskReason};
 use ironclaw_store::{
-    Approval, ApprovalEntry, ApprovalId, ApprovalStatus, FullConversation, MessageRole, RiskLevel,
+    Approval, ApprovalEntry, ApprovalId, ApprovalStatus, ExecutionId, FullConversation,
+    MessageRole, RiskLevel,
 };
 
 use crate::types::{ApprovalState, HistoryItem};
 
 /// `live` holds the requests of approvals pending right now: they carry the classifier's full
-/// reasons, which the history keeps only as messages.
+/// reasons, which the history keeps only as messages. `images` are the image files each run
+/// recorded.
 pub fn items(
     full: &FullConversation,
     live: &HashMap<ApprovalId, ApprovalRequest>,
+    images: &HashMap<ExecutionId, Vec<String>>,
 ) -> Vec<HistoryItem> {
     let mut out = Vec::new();
     for entry in &full.messages {
@@ -36,7 +39,7 @@ pub fn items(
                 }
                 for call in &entry.tool_calls {
                     for approval in &call.approvals {
-                        push_approval(&mut out, approval, live);
+                        push_approval(&mut out, approval, live, images);
                     }
                 }
             }
@@ -50,7 +53,7 @@ pub fn items(
         }
     }
     for approval in &full.standalone_approvals {
-        push_approval(&mut out, approval, live);
+        push_approval(&mut out, approval, live, images);
     }
     out
 }
@@ -59,6 +62,7 @@ fn push_approval(
     out: &mut Vec<HistoryItem>,
     entry: &ApprovalEntry,
     live: &HashMap<ApprovalId, ApprovalRequest>,
+    images: &HashMap<ExecutionId, Vec<String>>,
 ) {
     let a = &entry.approval;
     let state = match a.status {
@@ -101,6 +105,7 @@ fn push_approval(
                 || !x.stdout.tail.is_empty()
                 || !x.stderr.tail.is_empty(),
             log_file: x.log_path.clone(),
+            images: images.get(&x.id).cloned().unwrap_or_default(),
         });
     }
 }

@@ -4,8 +4,11 @@
 //! hash captured when the notification was made, so a stale one can only be refused.
 
 mod dbus;
+mod record;
 
 pub use dbus::DbusNotifier;
+
+use std::path::PathBuf;
 
 use ironclaw_agent::approval::CodeHash;
 use ironclaw_store::{ApprovalId, ConversationId, RiskLevel};
@@ -94,8 +97,16 @@ pub trait Notifier: Send + Sync {
     /// Shows the notice; `on_action` is called once, from a blocking thread, with what the
     /// person did.
     fn approval(&self, notice: ApprovalNotice, on_action: Box<dyn FnOnce(NoticeAction) + Send>);
-    /// The approval was decided elsewhere (or expired): take its notification away.
+    /// The approval was decided (anywhere, including from this notification), expired or was
+    /// cancelled: take its notification away, now or as soon as it has been shown.
     fn resolved(&self, approval_id: ApprovalId);
+    /// The app is quitting: take every approval notification away. Blocks until the server
+    /// was asked, so call it off the async runtime's workers.
+    fn withdraw_all(&self) {}
+    /// Keep the record of approval notifications on screen in `dir` from now on. With
+    /// `withdraw_left_over` (no other instance of the app is running), first withdraw what an
+    /// earlier run left there: that process is gone and could no longer answer them.
+    fn keep_record_in(&self, _dir: PathBuf, _withdraw_left_over: bool) {}
     /// A plain notice without actions (a long run finished).
     fn info(&self, summary: String, body: String);
 }

@@ -1,12 +1,14 @@
 //! Runs of approved code: started (before the sandbox is asked) and finished (with outcome).
 
+use std::collections::HashMap;
+
 use rusqlite::{params, OptionalExtension, Transaction};
 
 use super::approvals::get_approval;
 use super::rows::{self, signed, EXECUTION_COLUMNS};
 use super::History;
 use crate::error::{Result, StoreError};
-use crate::ids::{ApprovalId, ExecutionId};
+use crate::ids::{ApprovalId, ConversationId, ExecutionId};
 use crate::model::{ApprovalStatus, Execution, ExecutionOutcome};
 use crate::time::Timestamp;
 
@@ -115,6 +117,44 @@ impl History {
     /// One run.
     pub fn get_execution(&self, id: ExecutionId) -> Result<Execution> {
         self.read(|tx| get_execution(tx, id))
+    }
+
+    /// Records files a run wrote that the chat shows with it (paths relative to the
+    /// workspace). Recording a path twice keeps one.
+    pub fn record_execution_files(&self, id: ExecutionId, paths: &[String]) -> Result<()> {
+        self.write(|tx| {
+            get_execution(tx, id)?;
+            let mut insert = tx.prepare(
+                "INSERT OR IGNORE INTO execution_files (execution_id, path) VALUES (?1, ?2)",
+            )?;
+            for path in paths {
+                insert.execute(params![id, path])?;
+            }
+            Ok(())
+        })
+    }
+
+    /// The recorded files of every run in a conversation, by run, each run's in path order.
+    pub fn execution_files(
+        &self,
+        conversation: ConversationId,
+    ) -> Result<HashMap<ExecutionId, Vec<String>>> {
+        self.read(|tx| {
+            let mut query = tx.prepare(
+                "SELECT f.execution_id, f.path FROM execution_files f
+                 JOIN executions x ON x.id = f.execution_id
+                 WHERE x.conversation_id = ?1 ORDER BY f.execution_id, f.path",
+            )?;
+            let rows = query.query_map([conversation], |r| {
+                Ok((r.get::<_, ExecutionId>(0)?, r.get::<_, String>(1)?))
+            })?;
+            let mut files: HashMap<ExecutionId, Vec<String>> = HashMap::new();
+            for row in rows {
+                let (id, path) = row?;
+                files.entry(id).or_default().push(path);
+            }
+            Ok(files)
+        })
     }
 }
 

@@ -165,8 +165,18 @@ CREATE TRIGGER executions_fts_update AFTER UPDATE OF code ON executions BEGIN
 END;
 "#;
 
+/// The files a run wrote that the chat shows with it (inline images), so they come back when
+/// the conversation is reopened. Paths are relative to the conversation's workspace.
+const V2_EXECUTION_FILES: &str = r#"
+CREATE TABLE execution_files (
+    execution_id TEXT NOT NULL REFERENCES executions (id) ON DELETE CASCADE,
+    path TEXT NOT NULL,
+    PRIMARY KEY (execution_id, path)
+) WITHOUT ROWID;
+"#;
+
 /// Every migration, oldest first. The schema version is this list's length.
-const MIGRATIONS: &[&str] = &[V1_SCHEMA];
+const MIGRATIONS: &[&str] = &[V1_SCHEMA, V2_EXECUTION_FILES];
 
 /// The schema version this build writes.
 pub(crate) fn latest_version() -> i64 {

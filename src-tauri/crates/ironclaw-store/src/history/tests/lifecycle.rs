@@ -260,3 +260,34 @@ fn a_full_conversation_nests_tool_calls_approvals_and_runs_in_order() {
     assert_eq!(runs, vec![first, second]);
     assert!(full.standalone_approvals.is_empty());
 }
+
+#[test]
+fn a_runs_recorded_files_come_back_by_run_and_go_with_their_conversation() {
+    let (_dir, path, history) = temp_history();
+    let conversation = new_conversation(&history, "plots");
+    let other = new_conversation(&history, "other");
+    let first = run_code_exchange(&history, conversation, "print(1)", "1");
+    let second = run_code_exchange(&history, conversation, "print(2)", "2");
+    let elsewhere = run_code_exchange(&history, other, "print(3)", "3");
+    let plots = [
+        "out/b.png".to_owned(),
+        "a.png".to_owned(),
+        "a.png".to_owned(),
+    ];
+    history.record_execution_files(first.id, &plots).unwrap();
+    history
+        .record_execution_files(elsewhere.id, &["x.png".to_owned()])
+        .unwrap();
+    drop(history);
+
+    let (history, _) = History::open(&path).unwrap();
+    let files = history.execution_files(conversation).unwrap();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert_eq!(files[&first.id], ["a.png", "out/b.png"]);
+    assert!(!files.contains_key(&second.id));
+    history.delete_conversation(other).unwrap();
+    assert_eq!(count(&history, "SELECT count(*) FROM execution_files"), 2);
+    assert!(history
+        .record_execution_files(crate::ids::ExecutionId::new(), &plots)
+        .is_err());
+}

@@ -4,11 +4,10 @@
 //! The core under test talks to it through notify-rust exactly as it talks to a desktop's
 //! notification daemon.
 
-use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+mod bus;
+mod withdrawal;
+
+use std::sync::Arc;
 use std::time::Duration;
 
 use ironclaw_agent::approval::Decision;
@@ -19,189 +18,9 @@ use ironclaw_desktop::AppEvent;
 use ironclaw_store::{ApprovalId, DecidedBy};
 use ironclaw_tests::agent::{asks_to_run, says, EVENT_GUARD};
 use pretty_assertions::assert_eq;
-use zbus::object_server::SignalEmitter;
-use zbus::zvariant::OwnedValue;
 
+use self::bus::Bus;
 use super::App;
-
-const PATH: &str = "/org/freedesktop/Notifications";
-
-#[derive(Debug, Clone)]
-struct Notified {
-    id: u32,
-    summary: String,
-    body: String,
-    actions: Vec<String>,
-}
-
-#[derive(Default)]
-struct Log {
-    notified: Vec<Notified>,
-    closed: Vec<u32>,
-}
-
-struct Recorder {
-    log: Arc<Mutex<Log>>,
-    next_id: AtomicU32,
-    /// Whether `CloseNotification` is answered with `NotificationClosed`, as most servers do.
-    /// Off, a notification stays "clickable" after it was decided elsewhere: the stale case.
-    signal_close: bool,
-}
-
-#[zbus::interface(name = "org.freedesktop.Notifications")]
-impl Recorder {
-    #[allow(clippy::too_many_arguments)]
-    async fn notify(
-        &self,
-        _app_name: String,
-        _replaces_id: u32,
-        _app_icon: String,
-        summary: String,
-        body: String,
-        actions: Vec<String>,
-        _hints: HashMap<String, OwnedValue>,
-        _expire_timeout: i32,
-    ) -> u32 {
-        let id = self.next_id.fetch_add(1, Ordering::SeqCst);
-        self.log.lock().unwrap().notified.push(Notified {
-            id,
-            summary,
-            body,
-            actions,
-        });
-        id
-    }
-
-    async fn close_notification(
-        &self,
-        id: u32,
-        #[zbus(signal_emitter)] emitter: SignalEmitter<'_>,
-    ) -> zbus::fdo::Result<()> {
-        self.log.lock().unwrap().closed.push(id);
-        if self.signal_close {
-            Self::notification_closed(&emitter, id, 3).await?;
-        }
-        Ok(())
-    }
-
-    fn get_capabilities(&self) -> Vec<String> {
-        vec!["actions".into(), "body".into()]
-    }
-
-    fn get_server_information(&self) -> (String, String, String, String) {
-        (
-            "recorder".into(),
-            "ironclaw-tests".into(),
-            "1".into(),
-            "1.2".into(),
-        )
-    }
-
-    #[zbus(signal)]
-    async fn notification_closed(
-        emitter: &SignalEmitter<'_>,
-        id: u32,
-        reason: u32,
-    ) -> zbus::Result<()>;
-
-    #[zbus(signal)]
-    async fn action_invoked(
-        emitter: &SignalEmitter<'_>,
-        id: u32,
-        action_key: String,
-    ) -> zbus::Result<()>;
-}
-
-/// A private session bus with the recording server on it. Killed on drop.
-struct Bus {
-    daemon: Child,
-    server: zbus::Connection,
-    log: Arc<Mutex<Log>>,
-}
-
-impl Bus {
-    async fn start(signal_close: bool) -> Self {
-        let mut daemon = Command::new("dbus-daemon")
-            .args(["--session", "--nofork", "--print-address"])
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("start dbus-daemon (Debian package `dbus`)");
-        let mut address = String::new();
-        BufReader::new(daemon.stdout.take().expect("stdout"))
-            .read_line(&mut address)
-            .expect("read the bus address");
-        let address = address.trim().to_string();
-        assert!(!address.is_empty(), "dbus-daemon printed no address");
-        // This test is its own process (nextest), so the variable reaches only this core.
-        std::env::set_var("DBUS_SESSION_BUS_ADDRESS", &address);
-        let log = Arc::new(Mutex::new(Log::default()));
-        let recorder = Recorder {
-            log: log.clone(),
-            next_id: AtomicU32::new(7),
-            signal_close,
-        };
-        let server = zbus::connection::Builder::address(address.as_str())
-            .expect("bus address")
-            .name("org.freedesktop.Notifications")
-            .expect("name")
-            .serve_at(PATH, recorder)
-            .expect("serve")
-            .build()
-            .await
-            .expect("own org.freedesktop.Notifications");
-        Self {
-            daemon,
-            server,
-            log,
-        }
-    }
-
-    /// Waits (with a guard) for the `n`th notification.
-    async fn notification(&self, n: usize) -> Notified {
-        let deadline = tokio::time::Instant::now() + EVENT_GUARD;
-        loop {
-            if let Some(found) = self.log.lock().unwrap().notified.get(n) {
-                return found.clone();
-            }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "no notification #{n} within {EVENT_GUARD:?}"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-
-    async fn closed(&self, id: u32) {
-        let deadline = tokio::time::Instant::now() + EVENT_GUARD;
-        while !self.log.lock().unwrap().closed.contains(&id) {
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "notification {id} was never closed"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-
-    /// A click on one of the notification's buttons.
-    async fn invoke(&self, id: u32, key: &str) {
-        let iface = self
-            .server
-            .object_server()
-            .interface::<_, Recorder>(PATH)
-            .await
-            .expect("the recorder interface");
-        Recorder::action_invoked(iface.signal_emitter(), id, key.to_string())
-            .await
-            .expect("emit ActionInvoked");
-    }
-}
-
-impl Drop for Bus {
-    fn drop(&mut self) {
-        let _ = self.daemon.kill();
-        let _ = self.daemon.wait();
-    }
-}
 
 /// Clicks `key` until the core reacts with an event `pred` accepts. Clicking again is needed
 /// because the signal can reach the bus before notify-rust has subscribed to it; a repeated
