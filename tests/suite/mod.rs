@@ -11,6 +11,7 @@ mod faults;
 mod host_user;
 mod isolation;
 mod limits;
+mod masks;
 mod network;
 mod output;
 mod processes;

@@ -94,6 +94,8 @@ pub fn create_body(spec: &ContainerSpec<'_>) -> ContainerCreateBody {
         dns_options,
         sysctls,
         ipc_mode: Some("private".to_string()),
+        masked_paths: Some(super::masks::masked_paths()),
+        readonly_paths: Some(super::masks::readonly_paths()),
         // Its own cgroup namespace: /proc/self/cgroup shows `/`, not `/docker/<container id>`
         // (cgroup v1 engines default to the host's), and limits still read from inside.
         cgroupns_mode: Some(HostConfigCgroupnsModeEnum::PRIVATE),

@@ -2,6 +2,7 @@
 //! `definition.rs`) and how we find ours again — always by label, never by guessing names.
 
 mod definition;
+pub mod masks;
 
 pub use definition::create_body;
 
