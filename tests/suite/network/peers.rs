@@ -53,10 +53,13 @@ def name(e):
 def tcp(host, port):
     try:
         s = socket.create_connection((host, port), timeout=5)
-        s.settimeout(5)
-        return 'REACHED' if s.recv(10) == b'A-HERE' else 'CONNECTED'
     except OSError as e:
         return name(e)
+    s.settimeout(5)
+    try:
+        return 'REACHED' if s.recv(10) == b'A-HERE' else 'CONNECTED'
+    except OSError:
+        return 'CONNECTED'  # something accepted: a peer all the same
 def udp(host, port):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.settimeout(5)
@@ -146,6 +149,7 @@ async fn a_sandbox_cannot_reach_another_sessions_sandbox_on_any_port_or_protocol
             "{probe}: session B reached session A ({outcome}); all: {seen}"
         );
     }
+    eprintln!("session B's attempts on session A: {seen}");
     // ICMP: when the socket exists in A it exists in B too, so B's failure is the network's.
     if icmp_in_a.starts_with("no icmp socket") {
         assert_eq!(seen["icmp"], icmp_in_a.as_str(), "{seen}");
