@@ -176,3 +176,48 @@ async fn a_sandbox_cannot_reach_another_sessions_sandbox_on_any_port_or_protocol
     // And A saw nothing of any of it.
     assert_eq!(hits(&net).await, before);
 }
+
+/// The relay sits on every session's network and handles bytes from untrusted code: it must
+/// never route between those networks, and it sees no more of the host than a sandbox does.
+#[tokio::test]
+async fn the_relay_routes_nothing_and_sees_no_more_of_the_host_than_a_sandbox() {
+    let net = NetEnv::new(true).await;
+    ok(&sh(&net, "a", "true").await);
+    ok(&sh(&net, "b", "true").await);
+    let relay = format!("ironclaw-egress-{}-relay", net.instance);
+    let host_cmdline = std::fs::read_to_string("/proc/cmdline").expect("host cmdline");
+    assert!(
+        !host_cmdline.trim().is_empty(),
+        "nothing to hide on this host"
+    );
+    let read = "import json\nout = {}\nfor p in ['/proc/sys/net/ipv4/ip_forward', '/proc/cmdline', '/proc/version', \
+                '/proc/sys/kernel/random/boot_id']:\n    out[p] = open(p).read().strip()\n\
+                out['interfaces'] = sorted(l.split(':')[0].strip() for l in open('/proc/net/dev').readlines()[2:])\n\
+                print(json.dumps(out))";
+    let out = std::process::Command::new("docker")
+        .args(["exec", &relay, "python3", "-I", "-c", read])
+        .output()
+        .expect("docker exec");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen: Value = serde_json::from_slice(&out.stdout).expect("json");
+    // Really the relay of both sessions: an interface per session network, besides loopback.
+    assert_eq!(
+        seen["interfaces"].as_array().map(Vec::len),
+        Some(3),
+        "{seen}"
+    );
+    assert!(
+        !seen["/proc/version"]
+            .as_str()
+            .unwrap_or_default()
+            .is_empty(),
+        "{seen}"
+    );
+    assert_eq!(seen["/proc/sys/net/ipv4/ip_forward"], "0", "{seen}");
+    assert_eq!(seen["/proc/cmdline"], "", "{seen}");
+    assert_eq!(seen["/proc/sys/kernel/random/boot_id"], "", "{seen}");
+}
