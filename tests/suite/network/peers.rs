@@ -221,3 +221,44 @@ async fn the_relay_routes_nothing_and_sees_no_more_of_the_host_than_a_sandbox() 
     assert_eq!(seen["/proc/cmdline"], "", "{seen}");
     assert_eq!(seen["/proc/sys/kernel/random/boot_id"], "", "{seen}");
 }
+
+/// A session's network lives as long as the session: `remove` takes it, `prune` takes those of
+/// sessions that no longer exist, and the other sessions keep theirs and their network access.
+#[tokio::test]
+async fn a_sessions_network_goes_with_the_session_and_prune_removes_orphans() {
+    use ironclaw_sandbox::network::engine;
+    let net = NetEnv::new(true).await;
+    let get = "curl -sS http://web.example.internal:8000/index.html";
+    assert_eq!(ok(&sh(&net, "a", get).await), "hello from web");
+    assert_eq!(ok(&sh(&net, "b", get).await), "hello from web");
+    let docker = net.docker();
+    assert!(exists(&net, "a").await && exists(&net, "b").await);
+
+    net.sandbox
+        .remove(&name("b"), true)
+        .await
+        .expect("remove b");
+    assert!(!exists(&net, "b").await, "b's network outlived b");
+    assert!(exists(&net, "a").await);
+
+    // A network left by a session this install no longer knows (a crash between removing the
+    // container and the network, say).
+    engine::session_network(docker, &net.instance, "ghost")
+        .await
+        .expect("ghost network");
+    assert!(exists(&net, "ghost").await);
+    net.sandbox.cleanup_orphans().await.expect("prune");
+    assert!(
+        !exists(&net, "ghost").await,
+        "prune left the orphan network"
+    );
+    assert!(exists(&net, "a").await);
+    assert_eq!(ok(&sh(&net, "a", get).await), "hello from web");
+}
+
+async fn exists(net: &NetEnv, session: &str) -> bool {
+    ironclaw_sandbox::network::engine::find_session_network(net.docker(), &net.instance, session)
+        .await
+        .expect("list networks")
+        .is_some()
+}
