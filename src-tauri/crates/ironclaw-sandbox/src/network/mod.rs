@@ -32,6 +32,7 @@ mod persist;
 mod proxy;
 mod pump;
 mod relay;
+mod session_net;
 mod state;
 
 use std::collections::{BTreeSet, HashMap};
