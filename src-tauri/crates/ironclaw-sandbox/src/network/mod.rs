@@ -328,7 +328,10 @@ impl Egress {
     /// an older version made): it keeps only loopback, like `none`.
     pub(crate) async fn detach(&self, container: &str) -> Result<()> {
         for net in engine::container_networks(&self.docker, container).await? {
-            engine::disconnect(&self.docker, &net, container).await?;
+            // Only ours: `none` is not a network one can leave.
+            if net.starts_with("ironclaw-egress-") {
+                engine::disconnect(&self.docker, &net, container).await?;
+            }
         }
         Ok(())
     }
