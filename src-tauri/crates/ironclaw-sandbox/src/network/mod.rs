@@ -359,7 +359,17 @@ impl Egress {
             session,
             relay.as_ref().map(|r| r.id.as_str()),
         )
-        .await
+        .await?;
+        // A relay with no session network left serves nobody (another process may have
+        // started it, so this process's user count cannot tell).
+        if relay.is_some()
+            && engine::session_networks(&self.docker, &self.instance)
+                .await?
+                .is_empty()
+        {
+            relay::remove(&self.docker, &self.instance).await?;
+        }
+        Ok(())
     }
 
     /// Removes the networks of sessions not in `known` (whose containers must be gone).
