@@ -12,6 +12,7 @@ mod faults;
 mod host_user;
 mod isolation;
 mod limits;
+mod masks;
 mod network;
 mod output;
 mod processes;

@@ -145,7 +145,7 @@ async fn inspect_gateways(net: &NetEnv) -> Gateways {
     let mut gateways = Vec::new();
     let mut relay = None;
     for name in [
-        format!("ironclaw-egress-{}", net.instance),
+        format!("ironclaw-egress-{}-s", net.instance),
         net._lab.network.clone(),
     ] {
         let info = docker
@@ -155,7 +155,7 @@ async fn inspect_gateways(net: &NetEnv) -> Gateways {
         for config in info.ipam.and_then(|i| i.config).unwrap_or_default() {
             if let Some(gw) = config.gateway.and_then(|g| g.parse::<IpAddr>().ok()) {
                 gateways.push(gw);
-                if name.ends_with(&net.instance) {
+                if name.ends_with(&format!("{}-s", net.instance)) {
                     let IpAddr::V4(v4) = gw else { continue };
                     relay = Some(IpAddr::V4(Ipv4Addr::from(u32::from(v4) + 1)));
                 }

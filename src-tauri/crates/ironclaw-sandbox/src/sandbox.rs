@@ -473,6 +473,8 @@ impl Sandbox {
         if kept == 0 {
             // No sandbox left to serve: the egress relay and networks go too.
             self.egress.teardown().await?;
+        } else {
+            self.egress.prune(&known).await?;
         }
         Ok(removed)
     }

@@ -39,10 +39,13 @@ pub fn confinement_hash() -> &'static str {
     HASH.get_or_init(|| {
         use sha2::{Digest, Sha256};
         let mut h = Sha256::new();
+        let masks = super::masks::masked_paths()
+            .into_iter()
+            .chain(super::masks::readonly_paths());
         for part in security_opt()
-            .iter()
-            .map(String::as_str)
-            .chain(HEALTH_CHECK.iter().copied())
+            .into_iter()
+            .chain(HEALTH_CHECK.iter().map(|s| s.to_string()))
+            .chain(masks)
         {
             h.update(part.as_bytes());
             h.update([0]);
@@ -137,6 +140,8 @@ pub fn create_body(spec: &ContainerSpec<'_>) -> ContainerCreateBody {
         dns_options,
         sysctls,
         ipc_mode: Some("private".to_string()),
+        masked_paths: Some(super::masks::masked_paths()),
+        readonly_paths: Some(super::masks::readonly_paths()),
         // Its own cgroup namespace: /proc/self/cgroup shows `/`, not `/docker/<container id>`
         // (cgroup v1 engines default to the host's), and limits still read from inside.
         cgroupns_mode: Some(HostConfigCgroupnsModeEnum::PRIVATE),

@@ -3,6 +3,7 @@
 
 mod definition;
 mod seccomp;
+pub mod masks;
 
 pub use definition::{confinement_hash, create_body, HEALTH_CHECK};
 pub use seccomp::profile as seccomp_profile;

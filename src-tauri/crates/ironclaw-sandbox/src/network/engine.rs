@@ -1,21 +1,28 @@
-//! The Docker side of allowlist mode: two internal networks and the relay container, all
-//! labelled with the instance and found again by label.
+//! The Docker side of allowlist mode: one internal network per session and the relay
+//! container, all labelled with the instance (and the session) and found again by label.
 //!
-//! * `ironclaw-egress-<instance>`: where sandboxes live. `internal` (no route out) and
-//!   `inhibit_ipv4` (the host takes no address on it), so a sandbox can reach the relay and
-//!   nothing else: not the internet, not the LAN, not a host service bound to 0.0.0.0. Its
-//!   subnet is fixed at creation so the relay can have a static address (`.2`) that sandbox
-//!   containers keep in their proxy settings for life.
-//! * the relay container: see `relay.rs` and `relay.py`.
+//! * `ironclaw-egress-<instance>-<session>`: where that session's sandbox lives, with the relay
+//!   and nothing else. `internal` (no route out) and `inhibit_ipv4` (the host takes no address
+//!   on it), so the sandbox can reach the relay and nothing else: not the internet, not the
+//!   LAN, not a host service bound to 0.0.0.0, and not another session's sandbox, which is on
+//!   another bridge the sandbox has no route to. Its /28 subnet is pinned at creation (from
+//!   100.64.0.0/10, see [`POOL`]) so the relay can have a static address (`.2`) that the
+//!   sandbox keeps in its proxy settings for life.
+//! * the relay container: see `relay.rs` and `relay.py`; connected to every session network.
 //!
-//! Earlier versions also had an `-uplink` network between relay and host; `remove_all` still
-//! removes one left behind.
+//! Why not one shared network with inter-container traffic off (`enable_icc=false`): Docker
+//! then drops every bridged packet between containers, the relay's included, and only root
+//! could add the one exception it needs. Earlier versions shared one network
+//! (`ironclaw-egress-<instance>`, role `egress-sandboxes`) with inter-container traffic on,
+//! and before that had an `-uplink` network between relay and host; `remove_all` still removes
+//! both when they are left behind.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr};
 
 use bollard::models::{
-    Ipam, IpamConfig, NetworkConnectRequest, NetworkCreateRequest, NetworkDisconnectRequest,
+    EndpointIpamConfig, EndpointSettings, Ipam, NetworkConnectRequest, NetworkCreateRequest,
+    NetworkDisconnectRequest,
 };
 use bollard::query_parameters::ListNetworksOptionsBuilder;
 use bollard::Docker;
@@ -25,10 +32,18 @@ use crate::container::{LABEL_INSTANCE, LABEL_SESSION, LABEL_VERSION};
 use crate::error::{is_conflict, is_not_found, Error, Result};
 
 pub const LABEL_ROLE: &str = "ironclaw.role";
+/// One network per session (sandbox + relay).
+pub(super) const ROLE_SESSION: &str = "egress-session";
+/// Only removed now (see the module comment): the network all sandboxes used to share.
 const ROLE_SANDBOXES: &str = "egress-sandboxes";
 /// Only removed now (see the module comment).
 const ROLE_UPLINK: &str = "egress-uplink";
 pub(super) const ROLE_RELAY: &str = "egress-relay";
+
+pub use super::session_net::{
+    find_session_network, is_sandbox_address, remove_session_network, session_network,
+    session_networks,
+};
 
 /// Applied to sandboxes in allowlist mode and to the relay: IPv6 off.
 pub(crate) fn no_ipv6_sysctls() -> HashMap<String, String> {
@@ -89,103 +104,57 @@ pub(super) fn role_filter(instance: &str, role: &str) -> HashMap<String, Vec<Str
     )])
 }
 
-/// The sandboxes' network, created on first use.
-pub async fn sandboxes_network(docker: &Docker, instance: &str) -> Result<Net> {
-    let span = tracing::info_span!("docker.egress_network", instance);
-    async {
-        if let Some(net) = find_network(docker, instance, ROLE_SANDBOXES).await? {
-            return Ok(net);
-        }
-        let name = format!("ironclaw-egress-{instance}");
-        let options = HashMap::from([
-            (
-                "com.docker.network.bridge.inhibit_ipv4".to_string(),
-                "true".to_string(),
-            ),
-            (
-                "com.docker.network.bridge.enable_ip_masquerade".to_string(),
-                "false".to_string(),
-            ),
-        ]);
-        // Docker only gives static addresses on a subnet the user configured, so let Docker
-        // pick a free subnet first (it knows the host's routes), then pin that subnet.
-        let probe = create_network(
-            docker,
-            &name,
-            instance,
-            ROLE_SANDBOXES,
-            options.clone(),
-            None,
-        )
-        .await?;
-        docker
-            .remove_network(&probe.id)
-            .await
-            .map_err(|e| Error::docker("preparing the sandbox network", e))?;
-        let size = 1u32 << (32 - u32::from(probe.prefix));
-        let range = Ipv4Addr::from(u32::from(probe.subnet) + size / 2);
-        let ipam = Ipam {
-            config: Some(vec![IpamConfig {
-                subnet: Some(format!("{}/{}", probe.subnet, probe.prefix)),
-                ip_range: Some(format!("{range}/{}", probe.prefix + 1)),
-                gateway: Some(Ipv4Addr::from(u32::from(probe.subnet) + 1).to_string()),
-                ..Default::default()
-            }]),
-            ..Default::default()
-        };
-        create_network(docker, &name, instance, ROLE_SANDBOXES, options, Some(ipam)).await
-    }
-    .instrument(span)
-    .await
-}
-
-async fn create_network(
+/// Creates an internal bridge network; one that exists already (another IronClaw process of
+/// this instance made it a moment ago) counts as created.
+pub(super) async fn create_network(
     docker: &Docker,
     name: &str,
-    instance: &str,
-    role: &str,
+    labels: HashMap<String, String>,
     options: HashMap<String, String>,
     ipam: Option<Ipam>,
-) -> Result<Net> {
+) -> std::result::Result<(), bollard::errors::Error> {
     let request = NetworkCreateRequest {
         name: name.to_string(),
         driver: Some("bridge".to_string()),
         internal: Some(true),
         enable_ipv6: Some(false),
         options: Some(options),
-        labels: Some(labels(instance, role)),
+        labels: Some(labels),
         ipam,
         ..Default::default()
     };
     match docker.create_network(request).await {
-        Ok(_) => {}
-        // Another IronClaw process of this instance made it a moment ago.
-        Err(e) if is_conflict(&e) => {}
-        Err(e) => {
-            return Err(Error::docker(
-                format!("creating the Docker network {name}"),
-                e,
-            ))
-        }
+        Ok(_) => Ok(()),
+        Err(e) if is_conflict(&e) => Ok(()),
+        Err(e) => Err(e),
     }
-    find_network(docker, instance, role).await?.ok_or_else(|| {
-        Error::Protocol(format!(
-            "the Docker network {name} disappeared right after it was created; try again"
-        ))
-    })
 }
 
-async fn find_network(docker: &Docker, instance: &str, role: &str) -> Result<Option<Net>> {
-    let options = ListNetworksOptionsBuilder::new()
-        .filters(&role_filter(instance, role))
-        .build();
-    let found = docker
+pub(super) async fn find_network(
+    docker: &Docker,
+    instance: &str,
+    role: &str,
+    session: Option<&str>,
+) -> Result<Option<Net>> {
+    let mut filters = role_filter(instance, role);
+    if let (Some(session), Some(label)) = (session, filters.get_mut("label")) {
+        label.push(format!("{LABEL_SESSION}={session}"));
+    }
+    let options = ListNetworksOptionsBuilder::new().filters(&filters).build();
+    let mut found = docker
         .list_networks(Some(options))
         .await
         .map_err(|e| Error::docker("listing Docker networks", e))?;
-    let Some(net) = found.into_iter().next() else {
-        return Ok(None);
-    };
+    // Docker 20.10 allows two networks of one name: two IronClaw processes racing to create
+    // the same session's network may both succeed. Every process picks the same one.
+    found.sort_by(|a, b| a.id.cmp(&b.id));
+    match found.into_iter().next() {
+        Some(net) => parse_network(net, role).map(Some),
+        None => Ok(None),
+    }
+}
+
+pub(super) fn parse_network(net: bollard::models::Network, role: &str) -> Result<Net> {
     let config = net.ipam.and_then(|i| i.config).and_then(|c| {
         c.into_iter()
             .find(|c| c.subnet.as_deref().is_some_and(|s| s.contains('.')))
@@ -206,13 +175,13 @@ async fn find_network(docker: &Docker, instance: &str, role: &str) -> Result<Opt
         )));
     }
     let gateway = config.and_then(|c| c.gateway).and_then(|g| g.parse().ok());
-    Ok(Some(Net {
+    Ok(Net {
         id,
         name: net.name.unwrap_or_default(),
         subnet,
         prefix,
         gateway,
-    }))
+    })
 }
 
 /// The container's address on `network`, if it is attached.
@@ -233,12 +202,39 @@ pub async fn container_ip(
         .and_then(|ip| ip.parse().ok()))
 }
 
-pub async fn connect(docker: &Docker, network: &str, container: &str) -> Result<()> {
+/// The networks `container` is attached to (their names).
+pub async fn container_networks(docker: &Docker, container: &str) -> Result<Vec<String>> {
+    let info = match docker.inspect_container(container, None).await {
+        Ok(info) => info,
+        Err(e) if is_not_found(&e) => return Ok(Vec::new()),
+        Err(e) => return Err(Error::docker("inspecting a container's networks", e)),
+    };
+    Ok(info
+        .network_settings
+        .and_then(|n| n.networks)
+        .map(|n| n.into_keys().collect())
+        .unwrap_or_default())
+}
+
+/// Connects `container` to `network`, at `ip` if given; one already connected counts as
+/// connected.
+pub async fn connect(
+    docker: &Docker,
+    network: &str,
+    container: &str,
+    ip: Option<Ipv4Addr>,
+) -> Result<()> {
     let request = NetworkConnectRequest {
         container: container.to_string(),
-        endpoint_config: None,
+        endpoint_config: ip.map(|ip| EndpointSettings {
+            ipam_config: Some(EndpointIpamConfig {
+                ipv4_address: Some(ip.to_string()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }),
     };
-    docker
+    match docker
         .connect_network(network, request)
         .instrument(tracing::info_span!(
             "docker.connect_network",
@@ -246,7 +242,18 @@ pub async fn connect(docker: &Docker, network: &str, container: &str) -> Result<
             container
         ))
         .await
-        .map_err(|e| Error::docker(format!("connecting a container to {network}"), e))
+    {
+        Ok(()) => Ok(()),
+        Err(bollard::errors::Error::DockerResponseServerError { message, .. })
+            if message.contains("already exists") =>
+        {
+            Ok(())
+        }
+        Err(e) => Err(Error::docker(
+            format!("connecting a container to {network}"),
+            e,
+        )),
+    }
 }
 
 /// Detaches `container`; one that is not attached (or gone) counts as detached.
@@ -304,10 +311,10 @@ pub async fn session_at(
         .flatten()
 }
 
-/// Removes the relay and both networks of `instance` (sandbox containers must be gone).
+/// Removes the relay and every network of `instance` (sandbox containers must be gone).
 pub async fn remove_all(docker: &Docker, instance: &str) -> Result<()> {
     super::relay::remove(docker, instance).await?;
-    for role in [ROLE_SANDBOXES, ROLE_UPLINK] {
+    for role in [ROLE_SESSION, ROLE_SANDBOXES, ROLE_UPLINK] {
         remove_networks_with_role(docker, instance, role).await?;
     }
     Ok(())

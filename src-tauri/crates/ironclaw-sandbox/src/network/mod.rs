@@ -10,8 +10,9 @@
 //!
 //! Why a relay: a container on an internal Docker network can still reach every host service
 //! bound to 0.0.0.0 through the network's gateway address, and nothing short of root-owned
-//! firewall rules stops that. So the sandboxes' network has no host address at all
-//! (`inhibit_ipv4`); the relay is the only thing there besides the sandboxes, and the only
+//! firewall rules stops that. So a sandbox's network has no host address at all
+//! (`inhibit_ipv4`); each session has its own, with the relay the only other thing on it
+//! (so sandboxes of different sessions cannot reach each other), and the relay is the only
 //! thing that can reach the proxy: through a Unix socket in a folder mounted into it alone.
 //! Handing over the socket (rather than pumping bytes through the relay) keeps the data path
 //! at one hop, and the proxy learns the sandbox's address from the socket itself.
@@ -31,6 +32,7 @@ mod persist;
 mod proxy;
 mod pump;
 mod relay;
+mod session_net;
 mod state;
 
 use std::collections::{BTreeSet, HashMap};
@@ -75,8 +77,6 @@ pub enum NetworkSwitch {
 
 struct Running {
     task: tokio::task::JoinHandle<()>,
-    attachment: Attachment,
-    sandboxes: engine::Net,
 }
 
 impl Drop for Running {
@@ -210,26 +210,26 @@ impl Egress {
         Ok(())
     }
 
-    /// Makes sure networks, relay and proxy run, and counts `session` as a user of them.
+    /// Makes sure the session's network, the relay and the proxy run, and counts `session` as
+    /// a user of them.
     pub(crate) async fn acquire(&self, session: &str) -> Result<Attachment> {
         let mut run = self.run.lock().await;
         self.load_always(&mut run)?;
-        let attachment = match &run.proxy {
-            Some(p) => {
-                // Cheap insurance: a relay that was stopped or removed behind our back (or by a
-                // Docker restart) comes back before a sandbox depends on it.
-                self.ensure_relay(&p.sandboxes).await?;
-                p.attachment.clone()
-            }
-            None => {
-                let started = self.start().await?;
-                let attachment = started.attachment.clone();
-                run.proxy = Some(started);
-                attachment
-            }
-        };
+        if run.proxy.is_none() {
+            run.proxy = Some(self.start().await?);
+        }
+        let net = engine::session_network(&self.docker, &self.instance, session).await?;
+        // Also cheap insurance: a relay that was stopped or removed behind our back (or by a
+        // Docker restart) comes back before a sandbox depends on it.
+        self.ensure_relay(&net).await?;
         run.users.insert(session.to_string());
-        Ok(attachment)
+        Ok(Attachment {
+            proxy_url: format!("http://{}:{}", net.relay_ip(), relay::RELAY_PORT),
+            network: net.name.clone(),
+            network_id: net.id.clone(),
+            pip_index_url: self.config.pip_index_url.clone(),
+            npm_registry: self.config.npm_registry.clone(),
+        })
     }
 
     /// `session` no longer needs the proxy; the last one out stops proxy and relay.
@@ -247,22 +247,34 @@ impl Egress {
         self.start_inner().instrument(span).await
     }
 
-    fn relay_spec<'a>(&'a self, sandboxes: &'a engine::Net) -> relay::RelaySpec<'a> {
+    fn relay_spec<'a>(&'a self, net: &'a engine::Net) -> relay::RelaySpec<'a> {
         relay::RelaySpec {
             instance: &self.instance,
             image: &self.image,
-            sandboxes,
+            first_network: net,
             socket_dir: &self.socket_dir,
             user: self.relay_user,
         }
     }
 
-    /// The relay, running and listening: one that had to be started is waited for (its hello),
-    /// so a sandbox started right after never finds the proxy address closed.
-    async fn ensure_relay(&self, sandboxes: &engine::Net) -> Result<()> {
+    /// The relay, running, listening and on `net` at its static address. A relay that had to
+    /// be created joins every other session network too; one that had to be started is waited
+    /// for (its hello), so a sandbox started right after never finds the proxy address closed.
+    async fn ensure_relay(&self, net: &engine::Net) -> Result<()> {
         let mut hello = self.hello.subscribe();
         hello.borrow_and_update();
-        if relay::ensure(&self.docker, &self.relay_spec(sandboxes)).await?
+        let relay = relay::ensure(&self.docker, &self.relay_spec(net)).await?;
+        if relay.created {
+            for (_, other) in engine::session_networks(&self.docker, &self.instance).await? {
+                if other.id != net.id {
+                    engine::connect(&self.docker, &other.id, &relay.id, Some(other.relay_ip()))
+                        .await?;
+                }
+            }
+        } else {
+            engine::connect(&self.docker, &net.id, &relay.id, Some(net.relay_ip())).await?;
+        }
+        if relay.started
             && tokio::time::timeout(RELAY_READY, hello.changed())
                 .await
                 .is_err()
@@ -273,33 +285,20 @@ impl Egress {
     }
 
     async fn start_inner(&self) -> Result<Running> {
-        let sandboxes = engine::sandboxes_network(&self.docker, &self.instance).await?;
         let listener = listen(&self.socket_dir, self.relay_user)?;
         let proxy = Arc::new(proxy::Proxy {
             state: self.state.clone(),
-            sandboxes: sandboxes.clone(),
             relay_uid: self.relay_user.uid,
             hello: self.hello.clone(),
             peers: Arc::new(DockerPeers {
                 docker: self.docker.clone(),
-                network: sandboxes.name.clone(),
                 instance: self.instance.clone(),
             }),
         });
         let running = Running {
             task: tokio::spawn(proxy.serve(listener)),
-            attachment: Attachment {
-                proxy_url: format!("http://{}:{}", sandboxes.relay_ip(), relay::RELAY_PORT),
-                network: sandboxes.name.clone(),
-                network_id: sandboxes.id.clone(),
-                pip_index_url: self.config.pip_index_url.clone(),
-                npm_registry: self.config.npm_registry.clone(),
-            },
-            sandboxes: sandboxes.clone(),
         };
-        // After the proxy runs: the relay's hello must find someone to answer it.
-        self.ensure_relay(&sandboxes).await?;
-        tracing::info!(socket = %self.socket_dir.display(), network = %sandboxes.name, "network: egress proxy started");
+        tracing::info!(socket = %self.socket_dir.display(), "network: egress proxy started");
         Ok(running)
     }
 
@@ -315,7 +314,7 @@ impl Egress {
         let ip = match engine::container_ip(&self.docker, container, net).await? {
             Some(ip) => ip,
             None => {
-                engine::connect(&self.docker, net, container).await?;
+                engine::connect(&self.docker, net, container, None).await?;
                 engine::container_ip(&self.docker, container, net)
                     .await?
                     .ok_or_else(|| Error::Network(format!("the sandbox got no address on {net}")))?
@@ -325,10 +324,16 @@ impl Egress {
         Ok(())
     }
 
-    /// Detaches a container from the egress network: it keeps only loopback, like `none`.
+    /// Detaches a container from every network it is on (its session's, or the shared one
+    /// an older version made): it keeps only loopback, like `none`.
     pub(crate) async fn detach(&self, container: &str) -> Result<()> {
-        let name = format!("ironclaw-egress-{}", self.instance);
-        engine::disconnect(&self.docker, &name, container).await
+        for net in engine::container_networks(&self.docker, container).await? {
+            // Only ours: `none` is not a network one can leave.
+            if net.starts_with("ironclaw-egress-") {
+                engine::disconnect(&self.docker, &net, container).await?;
+            }
+        }
+        Ok(())
     }
 
     pub(crate) fn begin_exec(&self, session: &str) -> u64 {
@@ -339,12 +344,50 @@ impl Egress {
         self.state.end_exec(session, epoch)
     }
 
+    /// The session is gone (its container too): its grants, its mode and its network go.
     pub(crate) async fn forget(&self, session: &str) -> Result<()> {
         self.state.forget_session(session);
         if let Ok(mut m) = self.modes.lock() {
             m.remove(session);
         }
-        self.release(session).await
+        self.release(session).await?;
+        let _run = self.run.lock().await;
+        let relay = relay::find(&self.docker, &self.instance).await?;
+        engine::remove_session_network(
+            &self.docker,
+            &self.instance,
+            session,
+            relay.as_ref().map(|r| r.id.as_str()),
+        )
+        .await?;
+        // A relay with no session network left serves nobody (another process may have
+        // started it, so this process's user count cannot tell).
+        if relay.is_some()
+            && engine::session_networks(&self.docker, &self.instance)
+                .await?
+                .is_empty()
+        {
+            relay::remove(&self.docker, &self.instance).await?;
+        }
+        Ok(())
+    }
+
+    /// Removes the networks of sessions not in `known` (whose containers must be gone).
+    pub async fn prune(&self, known: &std::collections::HashSet<String>) -> Result<()> {
+        let _run = self.run.lock().await;
+        let relay = relay::find(&self.docker, &self.instance).await?;
+        for (session, _) in engine::session_networks(&self.docker, &self.instance).await? {
+            if !known.contains(&session) {
+                engine::remove_session_network(
+                    &self.docker,
+                    &self.instance,
+                    &session,
+                    relay.as_ref().map(|r| r.id.as_str()),
+                )
+                .await?;
+            }
+        }
+        Ok(())
     }
 
     /// Stops the proxy and removes relay and networks (containers on them must be gone).
@@ -400,7 +443,6 @@ fn listen(dir: &Path, user: UserMapping) -> Result<UnixListener> {
 
 struct DockerPeers {
     docker: Docker,
-    network: String,
     instance: String,
 }
 
@@ -409,11 +451,15 @@ impl proxy::PeerLookup for DockerPeers {
         &self,
         ip: IpAddr,
     ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Option<String>> + Send + '_>> {
-        Box::pin(engine::session_at(
-            &self.docker,
-            &self.network,
-            &self.instance,
-            ip,
-        ))
+        Box::pin(async move {
+            // The session network whose subnet holds `ip`, and on it the container at `ip`:
+            // both must name the same session.
+            let nets = engine::session_networks(&self.docker, &self.instance)
+                .await
+                .ok()?;
+            let (session, net) = nets.into_iter().find(|(_, n)| n.holds(ip))?;
+            let found = engine::session_at(&self.docker, &net.id, &self.instance, ip).await?;
+            (found == session).then_some(found)
+        })
     }
 }

@@ -18,7 +18,7 @@ use tokio::net::{TcpStream, UnixListener, UnixStream};
 use tracing::Instrument;
 
 use super::allowlist::Host;
-use super::engine::Net;
+use super::engine::is_sandbox_address;
 use super::http::{self, Request};
 use super::state::State;
 
@@ -35,8 +35,6 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub(crate) struct Proxy {
     pub state: Arc<State>,
-    /// The sandboxes' network: a handed-over connection must come from a sandbox on it.
-    pub sandboxes: Net,
     /// The relay's user: the only one allowed to hand connections over.
     pub relay_uid: u32,
     /// Counts the relay's hellos (connections without a descriptor, sent once it listens).
@@ -85,7 +83,7 @@ impl Proxy {
         std.set_nonblocking(true)?;
         let client = TcpStream::from_std(std)?;
         let peer = client.peer_addr()?.ip().to_canonical();
-        if !self.sandboxes.holds(peer) || peer == IpAddr::V4(self.sandboxes.relay_ip()) {
+        if !is_sandbox_address(peer) {
             tracing::warn!(%peer, "proxy: a connection from outside the sandboxes' network was refused");
             return Ok(());
         }
@@ -339,13 +337,6 @@ mod tests {
     fn proxy(relay_uid: u32) -> Proxy {
         Proxy {
             state: Arc::new(State::new(Vec::new())),
-            sandboxes: Net {
-                id: "n".into(),
-                name: "egress".into(),
-                subnet: "172.31.0.0".parse().unwrap(),
-                prefix: 16,
-                gateway: Some("172.31.0.1".parse().unwrap()),
-            },
             relay_uid,
             hello: tokio::sync::watch::Sender::new(0),
             peers: Arc::new(NoPeers),

@@ -1,5 +1,6 @@
-# IronClaw egress relay. Runs in a hardened container on the sandboxes' internal Docker network,
-# the only thing there besides the sandboxes. It makes no decisions and moves no bytes: it
+# IronClaw egress relay. Runs in a hardened container on every session's internal Docker network
+# (one per session), the only thing there besides that session's sandbox; it listens on all of
+# its addresses and never forwards packets between them. It makes no decisions and moves no bytes: it
 # accepts each connection and hands the socket itself to IronClaw's proxy on the host over a
 # Unix socket (SCM_RIGHTS) in a folder mounted from the host. The proxy then reads the sandbox's
 # address from the socket (no header the sandbox could forge) and talks to it directly, so the
@@ -9,7 +10,7 @@
 # in a sandbox cannot reach anything on the host, not even a service bound to 0.0.0.0. Only
 # this container can reach the proxy, and only through that one socket.
 #
-# argv: LISTEN_IP LISTEN_PORT PROXY_SOCKET
+# argv: LISTEN_IP (0.0.0.0: every session network) LISTEN_PORT PROXY_SOCKET
 import socket
 import sys
 

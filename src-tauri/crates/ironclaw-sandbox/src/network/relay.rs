@@ -1,8 +1,12 @@
-//! The relay container: the one thing besides the sandboxes on their network, and the only way
-//! from there to the proxy. It runs `relay.py` from the sandbox image, with a sandbox's
-//! hardening, at a fixed address (`.2` of the sandboxes' subnet) that sandboxes keep in their
-//! proxy settings, with the proxy's socket folder mounted; it is recreated when that folder,
-//! its user, the image or the script change.
+//! The relay container: the one thing besides the sandbox on each session's network, and the
+//! only way from there to the proxy. It runs `relay.py` from the sandbox image, with a
+//! sandbox's hardening, at a fixed address on every session network (`.2` of its subnet) that
+//! the sandbox keeps in its proxy settings, with the proxy's socket folder mounted; it is
+//! recreated when that folder, its user, the image or the script change.
+//!
+//! It sits on many networks, so it must never route between them: IP forwarding is off in its
+//! network namespace (a sandbox cannot add a route through it anyway, lacking
+//! `CAP_NET_ADMIN`, but this does not rest on that alone).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -36,7 +40,8 @@ const RELAY_SCRIPT: &str = include_str!("relay.py");
 pub struct RelaySpec<'a> {
     pub instance: &'a str,
     pub image: &'a ImageSpec,
-    pub sandboxes: &'a Net,
+    /// The network it is created on; [`ensure`]'s caller connects it to the others.
+    pub first_network: &'a Net,
     pub socket_dir: &'a Path,
     pub user: UserMapping,
 }
@@ -54,8 +59,25 @@ impl RelaySpec<'_> {
     }
 }
 
-/// The relay container, if one exists: its id, what it was made from, and whether it runs.
-pub async fn find(docker: &Docker, instance: &str) -> Result<Option<(String, String, bool)>> {
+/// The relay container as found by label.
+pub struct Found {
+    pub id: String,
+    /// What it was made from ([`RelaySpec::hash`]).
+    hash: String,
+    running: bool,
+}
+
+/// What [`ensure`] did.
+pub struct Relay {
+    pub id: String,
+    /// Made just now: it is on [`RelaySpec::first_network`] only.
+    pub created: bool,
+    /// Started just now: it is not listening yet (it says hello to the proxy when it is).
+    pub started: bool,
+}
+
+/// The relay container, if one exists.
+pub async fn find(docker: &Docker, instance: &str) -> Result<Option<Found>> {
     let options = ListContainersOptionsBuilder::default()
         .all(true)
         .filters(&role_filter(instance, ROLE_RELAY))
@@ -68,33 +90,64 @@ pub async fn find(docker: &Docker, instance: &str) -> Result<Option<(String, Str
         let labels = c.labels.unwrap_or_default();
         let hash = labels.get(LABEL_RELAY).cloned().unwrap_or_default();
         let running = c.state == Some(ContainerSummaryStateEnum::RUNNING);
-        Some((c.id?, hash, running))
+        Some(Found {
+            id: c.id?,
+            hash,
+            running,
+        })
     }))
 }
 
-/// A relay made from `spec`, running; replaces one made from anything else. Returns whether it
-/// had to be started (then it is not listening yet: it says hello to the proxy when it is).
-pub async fn ensure(docker: &Docker, spec: &RelaySpec<'_>) -> Result<bool> {
+/// A relay made from `spec`, running; replaces one made from anything else, and one that no
+/// longer starts (the network it was created on may be gone).
+pub async fn ensure(docker: &Docker, spec: &RelaySpec<'_>) -> Result<Relay> {
     let span = tracing::info_span!("docker.egress_relay", instance = spec.instance);
     async {
-        let (id, running) = match find(docker, spec.instance).await? {
-            Some((id, hash, running)) if hash == spec.hash() => (id, running),
+        let found = match find(docker, spec.instance).await? {
+            Some(f) if f.hash == spec.hash() => Some(f),
             other => {
-                if let Some((id, _, _)) = other {
-                    crate::container::remove(docker, &id).await?;
+                if let Some(f) = other {
+                    crate::container::remove(docker, &f.id).await?;
                 }
-                (create(docker, spec).await?, false)
+                None
             }
         };
+        if let Some(f) = found {
+            if f.running {
+                return Ok(Relay {
+                    id: f.id,
+                    created: false,
+                    started: false,
+                });
+            }
+            match crate::container::start(docker, &f.id).await {
+                Ok(()) => {
+                    return Ok(Relay {
+                        id: f.id,
+                        created: false,
+                        started: true,
+                    })
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "network: the egress relay does not start; making a new one");
+                    crate::container::remove(docker, &f.id).await?;
+                }
+            }
+        }
+        let id = create(docker, spec).await?;
         crate::container::start(docker, &id).await?;
-        Ok(!running)
+        Ok(Relay {
+            id,
+            created: true,
+            started: true,
+        })
     }
     .instrument(span)
     .await
 }
 
 async fn create(docker: &Docker, spec: &RelaySpec<'_>) -> Result<String> {
-    let (instance, image, sandboxes) = (spec.instance, spec.image, spec.sandboxes);
+    let (instance, image, sandboxes) = (spec.instance, spec.image, spec.first_network);
     let mut labels = labels(instance, ROLE_RELAY);
     labels.insert(LABEL_IMAGE_HASH.to_string(), image.hash.clone());
     labels.insert(LABEL_RELAY.to_string(), spec.hash());
@@ -125,7 +178,9 @@ async fn create(docker: &Docker, spec: &RelaySpec<'_>) -> Result<String> {
         nano_cpus: Some(1_000_000_000),
         pids_limit: Some(512),
         dns: Some(vec!["0.0.0.0".to_string()]),
-        sysctls: Some(no_ipv6_sysctls()),
+        sysctls: Some(relay_sysctls()),
+        masked_paths: Some(crate::container::masks::masked_paths()),
+        readonly_paths: Some(crate::container::masks::readonly_paths()),
         log_config: Some(HostConfigLogConfig {
             typ: Some("none".to_string()),
             config: None,
@@ -141,7 +196,8 @@ async fn create(docker: &Docker, spec: &RelaySpec<'_>) -> Result<String> {
             "-I".into(),
             "-c".into(),
             RELAY_SCRIPT.into(),
-            relay_ip.clone(),
+            // Every address it has: one per session network, more as sessions join.
+            "0.0.0.0".into(),
             RELAY_PORT.to_string(),
             format!("{SOCKET_MOUNT}/{SOCKET_NAME}"),
         ]),
@@ -177,8 +233,16 @@ async fn create(docker: &Docker, spec: &RelaySpec<'_>) -> Result<String> {
 }
 
 pub async fn remove(docker: &Docker, instance: &str) -> Result<()> {
-    if let Some((id, _, _)) = find(docker, instance).await? {
-        crate::container::remove(docker, &id).await?;
+    if let Some(f) = find(docker, instance).await? {
+        crate::container::remove(docker, &f.id).await?;
     }
     Ok(())
+}
+
+/// IPv6 off, and no forwarding between the session networks it sits on.
+fn relay_sysctls() -> HashMap<String, String> {
+    let mut s = no_ipv6_sysctls();
+    s.insert("net.ipv4.ip_forward".to_string(), "0".to_string());
+    s.insert("net.ipv4.conf.all.forwarding".to_string(), "0".to_string());
+    s
 }
