@@ -51,6 +51,7 @@ impl RelaySpec<'_> {
         use sha2::{Digest, Sha256};
         let digest = Sha256::new()
             .chain_update(self.image.hash.as_bytes())
+            .chain_update(crate::container::confinement_hash().as_bytes())
             .chain_update(RELAY_SCRIPT.as_bytes())
             .chain_update(self.socket_dir.as_os_str().as_encoded_bytes())
             .chain_update(format!("\0{}:{}", self.user.uid, self.user.gid).as_bytes())
@@ -170,7 +171,11 @@ async fn create(docker: &Docker, spec: &RelaySpec<'_>) -> Result<String> {
         }]),
         readonly_rootfs: Some(true),
         cap_drop: Some(vec!["ALL".to_string()]),
-        security_opt: Some(vec!["no-new-privileges:true".to_string()]),
+        // The sandboxes' seccomp profile too: it needs only UNIX and IPv4 sockets.
+        security_opt: Some(vec![
+            "no-new-privileges:true".to_string(),
+            format!("seccomp={}", crate::container::seccomp_profile()),
+        ]),
         privileged: Some(false),
         ipc_mode: Some("private".to_string()),
         memory: Some(memory),
