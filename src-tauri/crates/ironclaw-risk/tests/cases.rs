@@ -314,6 +314,18 @@ const CASES: &[Case] = &[
     evasion("eval of a printf substitution", Sh, "eval \"$(printf 'rm -rf x')\"", D, Delete),
     evasion("source of an echo", Sh, "source <(echo 'rm -rf x')", D, Delete),
     evasion("f-string hole in the program name", Py, "import os\nos.system(f'{tool} -rf x')", N, DynamicCode),
+    // ── hidden text: what the person reads is not what runs ─────────────────────────────────
+    evasion("a bidi override reverses a file name", Sh, "echo \u{202E}txt.exe\u{202C}", N, HiddenText),
+    evasion("a zero-width space inside a read-only command", Sh, "cat README\u{200B}.md", N, HiddenText),
+    evasion("tag characters hide text in a comment", Sh, "ls # \u{E0072}\u{E006D}\u{E0020}\u{E002D}\u{E0072}", N, HiddenText),
+    evasion("tag characters hide text in a python string", Py, "print('done\u{E0069}\u{E0067}')", N, HiddenText),
+    evasion("a word joiner in python", Py, "x = 1\nprint(x\u{2060})", N, HiddenText),
+    evasion("a no-break space joins words for the shell", Sh, "ls\u{A0}-la", N, HiddenText),
+    evasion("an escape sequence repaints the terminal", Sh, "echo '\u{1b}[2Jok'", N, HiddenText),
+    evasion("variation selectors smuggle bytes", Py, "s = 'a\u{FE01}\u{FE02}\u{E0110}'\nprint(len(s))", N, HiddenText),
+    evasion("a hidden character does not launder a deletion", Sh, "rm -rf build\u{200B}", D, Delete),
+    case("an emoji with its presentation selector is read-only", Sh, "echo '\u{26A0}\u{FE0F} done'", R, None),
+    case("a joined emoji sequence is read-only", Py, "print('\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}')", R, None),
 ];
 
 #[test]
