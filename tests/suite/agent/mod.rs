@@ -8,6 +8,7 @@
 mod approvals;
 mod cancel;
 mod crash_and_audit;
+mod hidden_text;
 mod model_errors;
 mod policy;
 mod tool_loop;
