@@ -6,6 +6,7 @@
 //! received, the history, the audit log and the files on the host.
 
 mod approvals;
+mod audit_anchor;
 mod cancel;
 mod crash_and_audit;
 mod hidden_text;
