@@ -94,6 +94,14 @@ pub fn save_keyring_secret(account: &str, secret: &str) -> Result<()> {
         .map_err(|err| keyring_error(&err))
 }
 
+/// Removes the text kept for `account`; an entry that is not there is not an error.
+pub fn delete_keyring_secret(account: &str) -> Result<()> {
+    match keyring_entry(account)?.delete_credential() {
+        Ok(()) | Err(keyring::Error::NoEntry) => Ok(()),
+        Err(err) => Err(keyring_error(&err)),
+    }
+}
+
 fn keyring_entry(account: &str) -> Result<keyring::Entry> {
     keyring::Entry::new(KEYRING_SERVICE, account).map_err(|err| keyring_error(&err))
 }
