@@ -8,7 +8,8 @@ import * as fs from "node:fs";
 
 import { prepare } from "./lib/harness.mjs";
 import { testid } from "./lib/webdriver.mjs";
-import { alertOpen, approvalDialog, cells, sendMessage } from "./lib/ui.mjs";
+import { alertOpen, approvalDialog, cells, sendMessage, textContent } from "./lib/ui.mjs";
+import { runCodeReplies } from "./lib/harness.mjs";
 
 const HOSTILE = [
   "Here is your report.\n\n",
@@ -80,4 +81,27 @@ test("hostile markdown from the model stays inert and cannot approve", { timeout
   const files = app.workspaces().flatMap((ws) => (fs.existsSync(ws) ? fs.readdirSync(ws) : []));
   assert.ok(!files.includes("hostile-marker.txt"));
   assert.equal(app.llm.chatRequests().length, 1, "the model heard nothing back: no decision was made");
+});
+
+test("invisible, bidi and tag characters in code are shown marked in the real dialog, never as read-only", { timeout: 240_000 }, async (t) => {
+  // Reads as `echo exe.txt rm` in a bidi-aware view; a zero-width space and tag characters hide more.
+  const code = "echo \u202Etxt.exe\u202C r\u200Bm \u{E0041}\u{E0042}";
+  const app = await prepare(t, { replies: runCodeReplies("shell", code) });
+  const s = await app.start();
+  await sendMessage(s, "Print a file name");
+  const dialog = await approvalDialog(s);
+  const shown = await s.byTestId("approval-code");
+  await s.waitUntil("the marks", async () => (await textContent(s, shown)).includes("⟨U+202E⟩"));
+  assert.equal(await textContent(s, shown), "echo ⟨U+202E⟩txt.exe⟨U+202C⟩ r⟨U+200B⟩m ⟨U+E0041⟩⟨U+E0042⟩");
+  const marks = await s.execute(
+    `return [...arguments[0].querySelectorAll(".invisible-char")].map((m) => [m.textContent, getComputedStyle(m).borderTopStyle]);`,
+    [shown],
+  );
+  assert.deepEqual(marks.map((m) => m[0]), ["⟨U+202E⟩", "⟨U+202C⟩", "⟨U+200B⟩", "⟨U+E0041⟩", "⟨U+E0042⟩"]);
+  assert.ok(marks.every((m) => m[1] === "dashed"), `marks are styled: ${JSON.stringify(marks)}`);
+  assert.notEqual(await dialog.attribute("data-risk"), "read_only");
+  const why = await textContent(s, await s.byTestId("approval-reasons"));
+  assert.ok(why.includes("contains 5 invisible or bidirectional-control characters"), why);
+  assert.ok(await (await s.byTestId("approval-hidden-warning")).isDisplayed());
+  assert.equal((await cells(s)).length, 0, "nothing ran before a decision");
 });

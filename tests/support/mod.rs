@@ -130,6 +130,10 @@ impl TestEnv {
 impl Drop for TestEnv {
     fn drop(&mut self) {
         remove_instance_containers(&self.instance);
+        // Each installation anchors its audit log in the keyring; a non-root user's kernel
+        // keyring holds only 200 keys, so test runs must not leave theirs behind.
+        let log = ironclaw_agent::state::audit_path(&self.paths);
+        let _ = ironclaw_agent::audit_anchor::KeyringAnchor::for_log(&log).forget();
     }
 }
 

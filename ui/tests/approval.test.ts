@@ -67,6 +67,48 @@ describe("approval dialog", () => {
     expect(q("approval-reasons").textContent).toContain("Writes a file");
   });
 
+  it("shows every invisible, bidi and tag character as a marked token, and the hash stays the request's", async () => {
+    const { queue, send } = setup();
+    // The issue's examples: a right-to-left override that makes `txt.exe` read `exe.txt`, a
+    // zero-width space, tag characters (invisible ASCII), and a variant the fix was not written
+    // against: a no-break space and a word joiner.
+    const code = "echo \u202Etxt.exe\u202C\nr\u200Bm x\nls # \u{E0072}\u{E006D}\ncat\u00A0a\u2060b\n";
+    queue.add(req({ language: "shell", code, risk: "normal" }));
+    const shown = q("approval-code");
+    const marks = Array.from(shown.querySelectorAll<HTMLElement>(".invisible-char"));
+    expect(marks.map((m) => m.textContent)).toEqual([
+      "⟨U+202E⟩", "⟨U+202C⟩", "⟨U+200B⟩", "⟨U+E0072⟩", "⟨U+E006D⟩", "⟨U+00A0⟩", "⟨U+2060⟩",
+    ]);
+    expect(shown.textContent).toBe(
+      "echo ⟨U+202E⟩txt.exe⟨U+202C⟩\nr⟨U+200B⟩m x\nls # ⟨U+E0072⟩⟨U+E006D⟩\ncat⟨U+00A0⟩a⟨U+2060⟩b\n",
+    );
+    // Nothing that reorders or hides is left in what is displayed.
+    expect(/[\u202A-\u202E\u2066-\u2069\u200B\u00A0\u2060]|[\u{E0000}-\u{E007F}]/u.test(shown.textContent ?? "")).toBe(false);
+    expect(q("approval-hidden-warning").textContent).toContain("7 invisible or direction-changing characters");
+    q<HTMLButtonElement>("approve-button").click();
+    await settle();
+    expect(send).toHaveBeenCalledTimes(1);
+    const [sentReq] = send.mock.calls[0]!;
+    expect(sentReq.codeHash).toBe(HASH_A);
+    expect(sentReq.code).toBe(code);
+  });
+
+  it("keeps marks after highlighting, and leaves plain code and emoji unmarked", async () => {
+    const { queue } = setup();
+    queue.add(req({ code: "print('\u26A0\uFE0F ok')  # \u202Ereversed\n" }));
+    const { loadHighlighter } = await import("../src/lib/highlight");
+    await loadHighlighter();
+    await settle();
+    const shown = q("approval-code");
+    expect(shown.querySelector("code")?.hasAttribute("data-highlighted")).toBe(true);
+    expect(Array.from(shown.querySelectorAll(".invisible-char")).map((m) => m.textContent)).toEqual(["⟨U+202E⟩"]);
+    expect(shown.textContent).toBe("print('\u26A0\uFE0F ok')  # ⟨U+202E⟩reversed\n");
+    expect(document.querySelector('[data-testid="approval-hidden-warning"]')).not.toBeNull();
+    document.body.replaceChildren();
+    queue.add(req({ approvalId: "appr-2", code: "print('plain')\n" }));
+    expect(document.querySelector('[data-testid="approval-hidden-warning"]')).toBeNull();
+  });
+
   it("starts focus on the code, not on Approve, and Enter/Space there decide nothing", async () => {
     const { queue, send } = setup();
     queue.add(req());

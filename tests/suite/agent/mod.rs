@@ -6,8 +6,10 @@
 //! received, the history, the audit log and the files on the host.
 
 mod approvals;
+mod audit_anchor;
 mod cancel;
 mod crash_and_audit;
+mod hidden_text;
 mod model_errors;
 mod policy;
 mod tool_loop;

@@ -2,6 +2,7 @@
 // bash) plus JSON. Loaded on first use so it never delays the first paint.
 
 import type { HLJSApi } from "highlight.js";
+import { markInvisible, originalText } from "./invisible";
 
 let hljs: HLJSApi | null = null;
 let loading: Promise<HLJSApi> | null = null;
@@ -41,8 +42,11 @@ function paint(api: HLJSApi, code: HTMLElement): void {
   const language = languageFor(code.getAttribute("data-lang"));
   if (!language || code.hasAttribute("data-highlighted")) return;
   // highlight.js escapes the source; its output holds only its own <span class="hljs-…">.
-  const text = code.textContent ?? "";
+  // The source is the real text (already-marked invisible characters turned back), and they
+  // are marked again afterwards, so highlighting never makes one invisible.
+  const text = originalText(code);
   code.innerHTML = api.highlight(text, { language, ignoreIllegals: true }).value;
+  markInvisible(code);
   code.setAttribute("data-highlighted", "");
   code.classList.add("hljs");
 }

@@ -10,6 +10,7 @@ import type { RiskLevel } from "../bindings/RiskLevel";
 import { errorText } from "../api/types";
 import { h } from "../lib/dom";
 import { highlightElement } from "../lib/highlight";
+import { describeHidden, markInvisible } from "../lib/invisible";
 
 export const RISK_LABEL: Record<RiskLevel, string> = {
   read_only: "Read-only",
@@ -45,6 +46,13 @@ class ApprovalDialog {
   ) {
     const r = req;
     const code = h("code", { "data-lang": r.language }, r.code);
+    // Every invisible, control, bidi or tag character is shown as a marked ⟨U+…⟩ token; the
+    // hash sent with the decision is the request's, over the real text.
+    markInvisible(code);
+    const hiddenNote = describeHidden(r.code);
+    const hidden = hiddenNote
+      ? h("p", { testid: "approval-hidden-warning", className: "hidden-warning", role: "alert" }, hiddenNote)
+      : null;
     this.codeEl = h("pre", { testid: "approval-code", className: "approval-code", tabindex: 0, autofocus: true, "aria-label": "Code to run" }, code);
     const reasons = h("ul", { testid: "approval-reasons", className: "approval-reasons" });
     for (const reason of r.reasons) {
@@ -60,6 +68,7 @@ class ApprovalDialog {
       );
     }
     if (r.reasons.length === 0) reasons.append(h("li", { className: "reason muted" }, "No specific risks found."));
+    markInvisible(reasons);
 
     const denyReason = h("input", {
       testid: "deny-reason", className: "input", type: "text", placeholder: "Reason for denying (optional)",
@@ -127,6 +136,7 @@ class ApprovalDialog {
       ),
       warning,
       alteredNote,
+      hidden,
       this.codeEl,
       h("section", { className: "approval-why" }, h("h3", {}, "Why it's flagged"), reasons),
       editArea,

@@ -6,6 +6,7 @@
 //! audit log (`ironclaw-store`).
 
 pub mod approval;
+pub mod audit_anchor;
 pub mod error;
 pub mod prompt;
 pub mod protocol;

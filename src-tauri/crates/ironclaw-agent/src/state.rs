@@ -19,6 +19,13 @@ pub fn audit_path(paths: &Paths) -> PathBuf {
     paths.data_dir.join("audit.log")
 }
 
+/// The audit log, anchored outside its file (see [`crate::audit_anchor`]).
+pub fn open_audit(paths: &Paths) -> Result<(AuditLog, Option<ironclaw_store::TornTail>)> {
+    let path = audit_path(paths);
+    let anchor = crate::audit_anchor::for_log(&path);
+    Ok(AuditLog::open_anchored(path, anchor)?)
+}
+
 /// The history alone (for `history` commands that need no engine or model).
 pub fn open_history(paths: &Paths) -> Result<(History, RecoveryReport)> {
     std::fs::create_dir_all(&paths.data_dir).map_err(|e| {
@@ -38,7 +45,7 @@ pub fn open(
 ) -> Result<(Deps, RecoveryReport)> {
     let paths = sandbox.paths().clone();
     let (history, report) = open_history(&paths)?;
-    let (audit, _torn) = AuditLog::open(audit_path(&paths))?;
+    let (audit, _torn) = open_audit(&paths)?;
     Ok((
         Deps {
             sandbox,

@@ -100,7 +100,7 @@ impl Desktop {
         if !report.is_empty() {
             tracing::info!(?report, "marked work interrupted by the last stop");
         }
-        let (audit, _torn) = AuditLog::open(ironclaw_agent::state::audit_path(&paths))?;
+        let (audit, _torn) = ironclaw_agent::state::open_audit(&paths)?;
         let history = Arc::new(history);
         let notifier = options
             .notifier

@@ -52,19 +52,12 @@ impl ApiKey {
     /// Reads the key saved for `account` (a provider id) in the OS keyring. A missing entry is
     /// `Ok(None)`; a keyring that cannot be used is an error saying so.
     pub fn from_keyring(account: &str) -> Result<Option<Self>> {
-        let entry = keyring_entry(account)?;
-        match entry.get_password() {
-            Ok(secret) => ApiKey::new(secret).map(Some),
-            Err(keyring::Error::NoEntry) => Ok(None),
-            Err(err) => Err(keyring_error(&err)),
-        }
+        keyring_secret(account)?.map(ApiKey::new).transpose()
     }
 
     /// Saves the key for `account` in the OS keyring (Settings uses this).
     pub fn save_to_keyring(&self, account: &str) -> Result<()> {
-        keyring_entry(account)?
-            .set_password(&self.0)
-            .map_err(|err| keyring_error(&err))
+        save_keyring_secret(account, &self.0)
     }
 
     /// `sk-…abcd`: enough to tell two keys apart, too little to use one.
@@ -80,6 +73,32 @@ impl ApiKey {
             ""
         };
         format!("{prefix}…{tail}")
+    }
+}
+
+/// The text kept for `account` under IronClaw's keyring service ([`KEYRING_SERVICE`]): provider
+/// keys, and the audit log's anchor. A missing entry is `Ok(None)`; a keyring that cannot be
+/// used is an error saying so.
+pub fn keyring_secret(account: &str) -> Result<Option<String>> {
+    match keyring_entry(account)?.get_password() {
+        Ok(secret) => Ok(Some(secret)),
+        Err(keyring::Error::NoEntry) => Ok(None),
+        Err(err) => Err(keyring_error(&err)),
+    }
+}
+
+/// Replaces the text kept for `account` under IronClaw's keyring service.
+pub fn save_keyring_secret(account: &str, secret: &str) -> Result<()> {
+    keyring_entry(account)?
+        .set_password(secret)
+        .map_err(|err| keyring_error(&err))
+}
+
+/// Removes the text kept for `account`; an entry that is not there is not an error.
+pub fn delete_keyring_secret(account: &str) -> Result<()> {
+    match keyring_entry(account)?.delete_credential() {
+        Ok(()) | Err(keyring::Error::NoEntry) => Ok(()),
+        Err(err) => Err(keyring_error(&err)),
     }
 }
 

@@ -35,7 +35,9 @@ mod test_support;
 
 pub use accumulator::{Turn, TurnAccumulator};
 pub use anthropic::{Anthropic, ANTHROPIC_BASE_URL, ANTHROPIC_VERSION};
-pub use api_key::{ApiKey, KEYRING_SERVICE};
+pub use api_key::{
+    delete_keyring_secret, keyring_secret, save_keyring_secret, ApiKey, KEYRING_SERVICE,
+};
 pub use config::{build, resolve, ProviderConfig, ProviderKind, Resolved};
 pub use error::{Error, Result};
 pub use http::{EventStream, HttpOptions};

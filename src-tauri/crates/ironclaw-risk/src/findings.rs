@@ -158,25 +158,23 @@ pub(crate) fn alarming_word(code: &str) -> Option<&str> {
         })
 }
 
-/// One line, control characters made visible, at most [`SNIPPET_CHARS`] characters.
+/// One line, hidden characters shown as `⟨U+…⟩` tokens, at most [`SNIPPET_CHARS`] characters.
+/// Only ASCII blanks separate words: a no-break or zero-width space is part of a word to the
+/// shell, so it must show up in the snippet rather than be collapsed away.
 pub(crate) fn shorten(text: &str) -> String {
     let mut out = String::new();
     let mut count = 0;
-    for word in text.split_whitespace() {
+    for word in text.split([' ', '\n', '\t']).filter(|w| !w.is_empty()) {
         if !out.is_empty() {
             out.push(' ');
             count += 1;
         }
-        for ch in word.chars() {
+        for ch in crate::visible::render_visible(word).chars() {
             if count >= SNIPPET_CHARS {
                 out.push('…');
                 return out;
             }
-            if ch.is_control() {
-                out.extend(ch.escape_default());
-            } else {
-                out.push(ch);
-            }
+            out.push(ch);
             count += 1;
         }
     }
@@ -189,7 +187,8 @@ mod tests {
 
     #[test]
     fn shorten_collapses_lines_and_makes_control_characters_visible() {
-        assert_eq!(shorten("rm -rf\n  a\u{0}b"), "rm -rf a\\u{0}b");
+        assert_eq!(shorten("rm -rf\n  a\u{0}b"), "rm -rf a⟨U+0000⟩b");
+        assert_eq!(shorten("rm\u{a0}-rf x"), "rm⟨U+00A0⟩-rf x");
     }
 
     #[test]

@@ -16,6 +16,7 @@ mod parse;
 mod paths;
 mod python;
 mod shell;
+pub mod visible;
 
 use serde::{Deserialize, Serialize};
 
@@ -78,6 +79,9 @@ pub enum Category {
     DynamicCode,
     /// Code the grammar could not parse, or too large/deep to analyse.
     Unparseable,
+    /// Contains characters a person cannot see or that reorder the displayed text (zero-width,
+    /// bidi controls, tag characters, control characters): see [`visible`].
+    HiddenText,
 }
 
 /// One thing the person should know before approving.
@@ -106,6 +110,19 @@ pub struct Assessment {
 /// NUL bytes, pathological nesting); what it cannot analyse is reported as a reason.
 pub fn assess(language: Language, code: &str) -> Assessment {
     let mut out = findings::Findings::new();
+    // What the person reads is not what runs: never read-only, whatever the code does.
+    if let Some(message) = visible::describe_hidden(code) {
+        let (at, _) = visible::hidden_chars(code)[0];
+        let line = code[..at].matches('\n').count() + 1;
+        let snippet = code.lines().nth(line - 1).unwrap_or_default();
+        out.add(
+            RiskLevel::Normal,
+            Category::HiddenText,
+            &message,
+            snippet,
+            line,
+        );
+    }
     match language {
         Language::Shell => shell::analyze(code, &mut out),
         Language::Python => python::analyze(code, &mut out),

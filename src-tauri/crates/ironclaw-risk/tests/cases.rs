@@ -314,6 +314,82 @@ const CASES: &[Case] = &[
     evasion("eval of a printf substitution", Sh, "eval \"$(printf 'rm -rf x')\"", D, Delete),
     evasion("source of an echo", Sh, "source <(echo 'rm -rf x')", D, Delete),
     evasion("f-string hole in the program name", Py, "import os\nos.system(f'{tool} -rf x')", N, DynamicCode),
+    // ── read-only programs: only options known to just read keep them read-only ─────────────
+    case("help of a destructive program is not destructive", Sh, "rm --help", R, None),
+    case("version of git is read-only", Sh, "git --version", R, None),
+    case("ls with common options is read-only", Sh, "ls -lahR --color=auto src", R, None),
+    case("head and tail with counts are read-only", Sh, "head -20 a.txt; tail -n 5 b.txt; head -c100 c", R, None),
+    case("grep with context and includes is read-only", Sh, "grep -rn --include='*.py' -C 2 TODO .", R, None),
+    case("rg with globs and types is read-only", Sh, "rg -n -i --glob '*.rs' -t rust 'fn main'", R, None),
+    case("sort and uniq counting is read-only", Sh, "sort -rn counts.txt | uniq -c | head", R, None),
+    case("git log formats are read-only", Sh, "git log -5 --oneline --graph --decorate --format='%h %s'", R, None),
+    case("git diff stats are read-only", Sh, "git diff --stat HEAD~1 -- src/", R, None),
+    case("git status porcelain is read-only", Sh, "git --no-pager status --porcelain -b", R, None),
+    case("git show of a file at a revision is read-only", Sh, "git show HEAD:README.md", R, None),
+    case("date with a format is read-only", Sh, "date -u +%Y-%m-%d", R, None),
+    case("xxd dumping to stdout is read-only", Sh, "xxd -l 64 data.bin", R, None),
+    case("jq raw output is read-only", Sh, "jq -r '.items[] | .name' data.json", R, None),
+    case("file mime type is read-only", Sh, "file --mime-type -b image.png", R, None),
+    case("du and df summaries are read-only", Sh, "du -sh --max-depth=1 . && df -hT", R, None),
+    case("checksums are read-only", Sh, "sha256sum -c SHA256SUMS --quiet", R, None),
+    case("tree with a depth is read-only", Sh, "tree -L 2 -a", R, None),
+    case("base64 decoding to stdout is read-only", Sh, "base64 -d payload.b64 | head -c 64", R, None),
+    case("man by section is read-only", Sh, "man 5 passwd", R, None),
+    evasion("git log output to a file", Sh, "git log --output=/workspace/notes.txt", D, Overwrite),
+    evasion("git diff output to a file", Sh, "git diff --output=x.patch HEAD", D, Overwrite),
+    evasion("git show with an external diff", Sh, "git show --ext-diff HEAD", N, Unrecognized),
+    evasion("git config in one word", Sh, "git -ccore.pager='sh -c \"id\"' log", N, DynamicCode),
+    evasion("git config from the environment", Sh, "git --config-env=core.pager=X log", N, DynamicCode),
+    evasion("git exec path", Sh, "git --exec-path=/tmp/x log", N, Unrecognized),
+    evasion("git paginate", Sh, "git -p log", N, Unrecognized),
+    evasion("git grep opening a pager", Sh, "git grep --open-files-in-pager=vi foo", N, Unrecognized),
+    evasion("git cat-file filters", Sh, "git cat-file --filters HEAD:x", N, Unrecognized),
+    evasion("rg preprocessor", Sh, "rg --pre ./decode.sh secret", N, Unrecognized),
+    evasion("rg hostname binary", Sh, "rg --hostname-bin ./x foo", N, Unrecognized),
+    evasion("rg search zip", Sh, "rg -z foo", N, Unrecognized),
+    evasion("rg search zip long", Sh, "rg --search-zip foo", N, Unrecognized),
+    evasion("ag pager", Sh, "ag --pager 'sh -c id' foo", N, Unrecognized),
+    evasion("base64 BSD output", Sh, "base64 -o out.txt in.txt", N, Unrecognized),
+    evasion("sort compress program", Sh, "sort --compress-program=./x big.txt", N, Unrecognized),
+    evasion("shuf output file", Sh, "shuf -o list.txt list.txt", N, Unrecognized),
+    evasion("xxd output file", Sh, "xxd in.bin out.hex", D, Overwrite),
+    evasion("xxd revert", Sh, "xxd -r dump.hex", N, Unrecognized),
+    evasion("file decompressing", Sh, "file -z archive.gz", N, Unrecognized),
+    evasion("file with a magic file", Sh, "file -m ./magic x", N, Unrecognized),
+    evasion("man with a pager", Sh, "man -P 'sh -c id' ls", N, Unrecognized),
+    evasion("man html browser", Sh, "man -H ls", N, Unrecognized),
+    evasion("less initial command", Sh, "less '+!id' README", N, Unrecognized),
+    evasion("less log file", Sh, "less -o copy.txt README", N, Unrecognized),
+    evasion("date set", Sh, "date -s '2020-01-01'", N, Unrecognized),
+    evasion("date set by operand", Sh, "date 010100002020", N, Unrecognized),
+    evasion("hash pinning a path", Sh, "hash -p /tmp/evil ls", N, Unrecognized),
+    evasion("history written to a file", Sh, "history -w /workspace/h", N, Unrecognized),
+    evasion("ss killing sockets", Sh, "ss -K dst 1.2.3.4", N, Unrecognized),
+    evasion("nm loading a plugin", Sh, "nm --plugin ./x.so a.o", N, Unrecognized),
+    evasion("dc shell escape", Sh, "dc -e '!id'", N, DynamicCode),
+    evasion("ldd running the binary", Sh, "ldd ./a.out", N, ScriptFile),
+    evasion("jq loading modules", Sh, "jq -L ./lib 'import \"x\" as x; .' a.json", N, Unrecognized),
+    evasion("tail unknown option", Sh, "tail --frobnicate x", N, Unrecognized),
+    evasion("cat unknown option", Sh, "cat --output=x y", N, Unrecognized),
+    evasion("external diff through the environment", Sh, "GIT_EXTERNAL_DIFF=./x git diff", N, Environment),
+    evasion("pager through the environment", Sh, "PAGER='sh -c id' man ls", N, Environment),
+    evasion("lessopen through the environment", Sh, "LESSOPEN='|./x %s' less README", N, Environment),
+    evasion("git config through the environment", Sh, "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0=id git log", N, Environment),
+    evasion("editor through env", Sh, "env EDITOR=./x git log", N, Environment),
+    evasion("rg config through the environment", Sh, "RIPGREP_CONFIG_PATH=./rc rg foo", N, Environment),
+    evasion("git trace to a file", Sh, "GIT_TRACE=/workspace/t git status", N, Environment),
+    // ── hidden text: what the person reads is not what runs ─────────────────────────────────
+    evasion("a bidi override reverses a file name", Sh, "echo \u{202E}txt.exe\u{202C}", N, HiddenText),
+    evasion("a zero-width space inside a read-only command", Sh, "cat README\u{200B}.md", N, HiddenText),
+    evasion("tag characters hide text in a comment", Sh, "ls # \u{E0072}\u{E006D}\u{E0020}\u{E002D}\u{E0072}", N, HiddenText),
+    evasion("tag characters hide text in a python string", Py, "print('done\u{E0069}\u{E0067}')", N, HiddenText),
+    evasion("a word joiner in python", Py, "x = 1\nprint(x\u{2060})", N, HiddenText),
+    evasion("a no-break space joins words for the shell", Sh, "ls\u{A0}-la", N, HiddenText),
+    evasion("an escape sequence repaints the terminal", Sh, "echo '\u{1b}[2Jok'", N, HiddenText),
+    evasion("variation selectors smuggle bytes", Py, "s = 'a\u{FE01}\u{FE02}\u{E0110}'\nprint(len(s))", N, HiddenText),
+    evasion("a hidden character does not launder a deletion", Sh, "rm -rf build\u{200B}", D, Delete),
+    case("an emoji with its presentation selector is read-only", Sh, "echo '\u{26A0}\u{FE0F} done'", R, None),
+    case("a joined emoji sequence is read-only", Py, "print('\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}')", R, None),
 ];
 
 #[test]
@@ -366,4 +442,31 @@ fn case_names_are_unique() {
     let before = names.len();
     names.dedup();
     assert_eq!(before, names.len());
+}
+
+/// The figures the issue asks to watch: how often plain read-only code is called destructive,
+/// and how often code that is not read-only is called read-only, over the whole table.
+#[test]
+fn rates_on_the_labelled_corpus() {
+    let shell: Vec<&Case> = CASES.iter().filter(|c| c.language == Sh).collect();
+    let read_only: Vec<&&Case> = shell.iter().filter(|c| c.level == R).collect();
+    let not_read_only: Vec<&&Case> = shell.iter().filter(|c| c.level != R).collect();
+    let false_destructive = read_only
+        .iter()
+        .filter(|c| assess(c.language, c.code).level == D)
+        .count();
+    let false_read_only: Vec<&str> = not_read_only
+        .iter()
+        .filter(|c| assess(c.language, c.code).level == R)
+        .map(|c| c.name)
+        .collect();
+    println!(
+        "shell corpus: {} read-only cases, {false_destructive} called destructive; {} not \
+         read-only cases, {} called read-only: {false_read_only:?}",
+        read_only.len(),
+        not_read_only.len(),
+        false_read_only.len()
+    );
+    assert_eq!(false_destructive, 0);
+    assert!(false_read_only.is_empty(), "{false_read_only:?}");
 }

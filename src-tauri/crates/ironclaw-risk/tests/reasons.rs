@@ -116,3 +116,24 @@ fn exec_findings_point_at_the_line_inside_the_string() {
     );
     assert_eq!(a.reasons[0].line, 3, "{:#?}", a.reasons);
 }
+
+#[test]
+fn hidden_characters_are_counted_named_and_shown_in_the_snippet() {
+    let a = assess(Language::Shell, "ls\necho \u{202E}txt.exe\u{202C}");
+    assert_eq!(a.level, RiskLevel::Normal);
+    let Some(reason) = a
+        .reasons
+        .iter()
+        .find(|r| r.category == Category::HiddenText)
+    else {
+        panic!("no hidden-text reason in {:#?}", a.reasons);
+    };
+    assert_eq!(reason.line, 2);
+    assert_eq!(
+        reason.message,
+        "contains 2 invisible or bidirectional-control characters (U+202E U+202C): \
+         echo ⟨U+202E⟩txt.exe⟨U+202C⟩"
+    );
+    assert_eq!(reason.snippet, "echo ⟨U+202E⟩txt.exe⟨U+202C⟩");
+    assert!(!reason.message.contains('\u{202E}'));
+}

@@ -19,7 +19,8 @@ pub mod model;
 mod time;
 
 pub use audit::{
-    verify, AuditEntry, AuditError, AuditKind, AuditLog, ChainProblem, TornTail, VerifyReport,
+    verify, verify_anchored, Anchor, AnchorCheck, AnchorStore, AuditEntry, AuditError, AuditKind,
+    AuditLog, ChainProblem, FileAnchor, TornTail, VerifyReport,
 };
 pub use code_hash::code_hash;
 pub use error::{Result, StoreError};

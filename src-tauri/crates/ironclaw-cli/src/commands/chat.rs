@@ -399,7 +399,7 @@ fn render(event: AgentEvent) {
             eprintln!(
                 "(auto-{}: {})",
                 if approved { "approved" } else { "denied" },
-                reason.unwrap_or_default()
+                inert(&reason.unwrap_or_default())
             );
         }
         AgentEvent::DecisionRejected { message, .. } => eprintln!("decision refused: {message}"),

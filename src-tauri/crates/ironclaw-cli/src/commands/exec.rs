@@ -163,7 +163,8 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
         if !result.stray_processes_killed.is_empty() {
             eprintln!(
                 "ironclaw: killed processes left running: {}",
-                result.stray_processes_killed.join(", ")
+                // Process names come from inside the sandbox: shown, never obeyed.
+                crate::terminal::inert(&result.stray_processes_killed.join(", "))
             );
         }
     }

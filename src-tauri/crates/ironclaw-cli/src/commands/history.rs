@@ -99,13 +99,25 @@ pub fn audit_verify() -> anyhow::Result<ExitCode> {
         println!("no audit log yet at {}", path.display());
         return Ok(ExitCode::SUCCESS);
     }
-    match ironclaw_store::verify(&path) {
-        Ok(report) => {
+    let anchor = ironclaw_agent::audit_anchor::for_log(&path);
+    match ironclaw_store::verify_anchored(&path, anchor.as_ref()) {
+        Ok((_, check)) if check.is_tampered() => {
+            println!("TAMPERED: {check} ({})", path.display());
+            println!("anchor: {}", anchor.describe());
+            Ok(ExitCode::from(2))
+        }
+        Ok((report, check)) => {
             println!(
                 "ok: {} entries, chain intact ({})",
                 report.entries,
                 path.display()
             );
+            println!("anchor: {check}; kept in {}", anchor.describe());
+            for incident in &report.anchor_incidents {
+                println!(
+                    "WARNING: the log records that it was cut or rewritten before: {incident}"
+                );
+            }
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {

@@ -77,18 +77,28 @@ impl ApprovalNotice {
         format!("IronClaw wants to run {} ({risk})", self.language)
     }
 
+    /// The first non-empty line of the code and the conversation's title, with every invisible,
+    /// control, bidi or tag character shown as `⟨U+…⟩` (the notification must not read as
+    /// something other than what would run), and a warning when such characters hide anywhere
+    /// in the code, not only in the line shown.
     pub fn body(&self) -> String {
+        use ironclaw_risk::visible::{describe_hidden, render_visible};
         let first = self
             .code
             .lines()
             .map(str::trim)
             .find(|l| !l.is_empty())
             .unwrap_or("");
-        let mut line: String = first.chars().take(100).collect();
-        if first.chars().count() > 100 || self.code.trim().lines().count() > 1 {
+        let shown = render_visible(first);
+        let mut line: String = shown.chars().take(100).collect();
+        if shown.chars().count() > 100 || self.code.trim().lines().count() > 1 {
             line.push('…');
         }
-        format!("{line}\n— {}", self.conversation_title)
+        let mut body = format!("{line}\n— {}", render_visible(&self.conversation_title));
+        if let Some(hidden) = describe_hidden(&self.code) {
+            body.push_str(&format!("\n⚠ the code {hidden}"));
+        }
+        body
     }
 }
 
@@ -155,6 +165,18 @@ mod tests {
         let n = notice(true);
         assert_eq!(n.summary(), "IronClaw wants to run python (DESTRUCTIVE)");
         assert_eq!(n.body(), "import os…\n— Plots");
+    }
+
+    #[test]
+    fn the_body_shows_hidden_characters_and_warns_about_them() {
+        let mut n = notice(false);
+        n.code = "echo \u{202E}txt.exe\u{202C}\nls\u{200B}\n".into();
+        n.conversation_title = "Pl\u{E0041}ots".into();
+        assert_eq!(
+            n.body(),
+            "echo ⟨U+202E⟩txt.exe⟨U+202C⟩…\n— Pl⟨U+E0041⟩ots\n⚠ the code contains 3 invisible \
+             or bidirectional-control characters (U+202E U+202C U+200B)"
+        );
     }
 
     #[test]

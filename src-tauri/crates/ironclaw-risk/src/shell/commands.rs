@@ -37,9 +37,17 @@ pub(super) fn simple(name: &str) -> Option<Simple> {
         | "exit" | "return" | "break" | "continue" | "shift" | "let" | "tput" | "clear"
         | "locate" | "env" | "hash" | "unalias" | "unset" | "local" | "declare" | "typeset"
         | "readonly" | "export" | "cd" | "read" | "mapfile" | "readarray" | "getopts" | "bc"
-        | "dc" | "look" | "iconv" | "sha" | "lsof" | "ss" | "netstat" | "top" | "htop"
-        | "vmstat" | "iostat" | "tsort" | "pr" | "csvlook" | "ldd" | "nm" | "objdump"
-        | "readelf" | "size" => Some(Simple::ReadOnly),
+        | "look" | "iconv" | "sha" | "lsof" | "ss" | "netstat" | "top" | "htop" | "vmstat"
+        | "iostat" | "tsort" | "pr" | "csvlook" | "nm" | "objdump" | "readelf" | "size" => {
+            Some(Simple::ReadOnly)
+        }
+        // dc's `!` runs a shell command; ldd may run the program it inspects.
+        "dc" => effect(
+            N,
+            C::DynamicCode,
+            "runs a dc program, which can run shell commands",
+        ),
+        "ldd" => effect(N, C::ScriptFile, "may run the program it inspects"),
         "rm" | "rmdir" | "unlink" | "shred" | "srm" => effect(D, C::Delete, "deletes files"),
         "truncate" | "sponge" => effect(D, C::Overwrite, "replaces the contents of files"),
         "chmod" | "chown" | "chgrp" | "chattr" | "setfacl" | "chcon" => {
@@ -111,36 +119,66 @@ pub(super) fn is_downloader(name: &str) -> bool {
     )
 }
 
-/// Variables that decide which programs, libraries or startup files later commands load.
+/// Variables that decide which programs, libraries, configs or startup files later commands
+/// load or run (pagers, editors, diff and preprocessor helpers, git's config and trace files).
 pub(crate) fn is_sensitive_variable(name: &str) -> bool {
-    matches!(
-        name,
-        "PATH"
-            | "LD_PRELOAD"
-            | "LD_LIBRARY_PATH"
-            | "LD_AUDIT"
-            | "BASH_ENV"
-            | "ENV"
-            | "PROMPT_COMMAND"
-            | "PS4"
-            | "IFS"
-            | "SHELLOPTS"
-            | "BASHOPTS"
-            | "PYTHONPATH"
-            | "PYTHONSTARTUP"
-            | "PYTHONHOME"
-            | "PYTHONINSPECT"
-            | "PERL5LIB"
-            | "PERL5OPT"
-            | "RUBYOPT"
-            | "NODE_OPTIONS"
-            | "GIT_SSH_COMMAND"
-            | "GIT_EXEC_PATH"
-            | "GIT_DIR"
-            | "GIT_WORK_TREE"
-            | "HOME"
-            | "CDPATH"
-    )
+    const PREFIXES: &[&str] = &["LD_", "GIT_CONFIG", "GIT_TRACE", "LESS", "DYLD_"];
+    PREFIXES.iter().any(|p| name.starts_with(p))
+        || matches!(
+            name,
+            "GIT_EXTERNAL_DIFF"
+                | "GIT_PAGER"
+                | "PAGER"
+                | "MANPAGER"
+                | "MANOPT"
+                | "MANPL"
+                | "BROWSER"
+                | "EDITOR"
+                | "VISUAL"
+                | "GIT_EDITOR"
+                | "GIT_SEQUENCE_EDITOR"
+                | "GIT_ASKPASS"
+                | "SSH_ASKPASS"
+                | "GIT_PROXY_COMMAND"
+                | "GIT_SSH"
+                | "GIT_DIFF_OPTS"
+                | "GIT_TEMPLATE_DIR"
+                | "RIPGREP_CONFIG_PATH"
+                | "JQ_LIBRARY_PATH"
+                | "MORE"
+                | "SHELL"
+                | "TAR_OPTIONS"
+                | "XDG_CONFIG_HOME"
+                | "XDG_CONFIG_DIRS"
+        )
+        || matches!(
+            name,
+            "PATH"
+                | "LD_PRELOAD"
+                | "LD_LIBRARY_PATH"
+                | "LD_AUDIT"
+                | "BASH_ENV"
+                | "ENV"
+                | "PROMPT_COMMAND"
+                | "PS4"
+                | "IFS"
+                | "SHELLOPTS"
+                | "BASHOPTS"
+                | "PYTHONPATH"
+                | "PYTHONSTARTUP"
+                | "PYTHONHOME"
+                | "PYTHONINSPECT"
+                | "PERL5LIB"
+                | "PERL5OPT"
+                | "RUBYOPT"
+                | "NODE_OPTIONS"
+                | "GIT_SSH_COMMAND"
+                | "GIT_EXEC_PATH"
+                | "GIT_DIR"
+                | "GIT_WORK_TREE"
+                | "HOME"
+                | "CDPATH"
+        )
 }
 
 /// True for names this module gives meaning to; redefining them as aliases or functions changes

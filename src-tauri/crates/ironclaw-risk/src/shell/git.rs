@@ -21,7 +21,30 @@ impl Walker<'_> {
                     );
                     i += 2;
                 }
-                a if a.starts_with('-') => i += 1,
+                a if a.starts_with("-c") || a.starts_with("--config-env") => {
+                    // `-ccore.pager=...`: one word, same effect.
+                    self.effect(
+                        N,
+                        C::DynamicCode,
+                        "overrides git settings, which can run programs",
+                        ctx,
+                    );
+                    i += 1;
+                }
+                a if a.starts_with('-') => {
+                    if !(super::git_options::git_global_is_safe(a) && arg.is_literal()) {
+                        self.effect(
+                            N,
+                            C::Unrecognized,
+                            &format!(
+                                "uses the git option `{a}`, which IronClaw does not know to be \
+                                 read-only (it could run programs or write files)"
+                            ),
+                            ctx,
+                        );
+                    }
+                    i += 1;
+                }
                 _ => break,
             }
         }
@@ -37,7 +60,29 @@ impl Walker<'_> {
             "status" | "log" | "diff" | "show" | "blame" | "grep" | "ls-files" | "ls-tree"
             | "rev-parse" | "rev-list" | "describe" | "shortlog" | "cat-file" | "whatchanged"
             | "help" | "version" | "count-objects" | "for-each-ref" | "name-rev" | "merge-base"
-            | "show-ref" | "check-ignore" | "var" | "show-branch" => {}
+            | "show-ref" | "check-ignore" | "var" | "show-branch" => {
+                if let Some(option) = super::git_options::git_first_unknown(rest) {
+                    let output = option.starts_with("--output");
+                    self.effect(
+                        if output { D } else { N },
+                        if output {
+                            C::Overwrite
+                        } else {
+                            C::Unrecognized
+                        },
+                        &if output {
+                            format!("writes its output to a file (`git {} {option}`)", sub.text)
+                        } else {
+                            format!(
+                                "uses `{option}`, which IronClaw does not know to be read-only \
+                                 for `git {}` (it could run programs or write files)",
+                                sub.text
+                            )
+                        },
+                        ctx,
+                    );
+                }
+            }
             "reflog" if has(&["expire", "delete"]) => history(self, "destroys the reflog"),
             "reflog" => {}
             "reset" if has(&["--hard", "--merge", "--keep"]) => {

@@ -5,8 +5,10 @@
 pub(crate) mod commands;
 mod definitions;
 mod git;
+mod git_options;
 mod glob;
 mod interpreters;
+mod options;
 mod programs;
 mod redirects;
 mod scripts;

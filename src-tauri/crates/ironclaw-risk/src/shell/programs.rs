@@ -109,6 +109,15 @@ impl Walker<'_> {
 
     pub(super) fn program(&mut self, name: &str, argv: &[Word], ctx: &Ctx, depth: usize) {
         let args = argv.get(1..).unwrap_or_default();
+        // `rm --help`, `git --version`: a known program asked only to describe itself.
+        if let [only] = args {
+            if matches!(only.text.as_str(), "--help" | "--version")
+                && only.is_literal()
+                && super::commands::is_known_command(name)
+            {
+                return;
+            }
+        }
         if let Some((with_value, skip)) = wrapper(name) {
             if is_privileged_wrapper(name) {
                 self.effect(
@@ -234,7 +243,7 @@ impl Walker<'_> {
                     .iter()
                     .any(|w| matches!(w.text.as_str(), "-l" | "-L" | "-0")) => {}
             _ => match simple(name) {
-                Some(Simple::ReadOnly) => {}
+                Some(Simple::ReadOnly) => self.read_only_options(name, args, ctx),
                 Some(Simple::Effect(level, category, action)) => {
                     self.effect(level, category, action, ctx);
                     let verb = match category {
@@ -257,6 +266,26 @@ impl Walker<'_> {
                     ctx,
                 ),
             },
+        }
+    }
+
+    /// A read-only program is read-only only with the options known to just read: anything
+    /// else (a write, a helper program, a config, or an option IronClaw does not know) is not.
+    pub(super) fn read_only_options(&mut self, name: &str, args: &[Word], ctx: &Ctx) {
+        if let Some(option) = super::options::first_unknown(name, args) {
+            if option == super::options::XXD_OUTPUT {
+                self.effect(D, C::Overwrite, "replaces the contents of a file", ctx);
+                return;
+            }
+            self.effect(
+                N,
+                C::Unrecognized,
+                &format!(
+                    "uses `{option}`, which IronClaw does not know to be read-only for `{name}` \
+                     (it could write files or run programs)"
+                ),
+                ctx,
+            );
         }
     }
 

@@ -105,7 +105,34 @@ impl Walker<'_> {
                     self.effect(N, C::Write, "extracts files", ctx);
                 }
             }
-            "tee" | "sort" | "uniq" | "tree" => self.output_files(name, args, ctx),
+            "tee" => self.output_files(name, args, ctx),
+            "sort" | "uniq" | "tree" => {
+                self.output_files(name, args, ctx);
+                // Their outputs were judged above; any other option must be known to only read.
+                let rest: Vec<Word> = args
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, a)| {
+                        let output = |w: &Word| w.text == "-o" || w.text == "--output";
+                        !(output(a)
+                            || a.text.starts_with("--output=")
+                            || (*i > 0 && output(&args[i - 1])))
+                    })
+                    .map(|(_, a)| a.clone())
+                    .collect();
+                let rest = if name == "uniq" {
+                    // uniq's second operand is its output file, already judged.
+                    let first = first_operand(&rest, &["-f", "-s", "-w"]);
+                    let mut rest = rest;
+                    if rest.len() > first + 1 {
+                        rest.remove(first + 1);
+                    }
+                    rest
+                } else {
+                    rest
+                };
+                self.read_only_options(name, &rest, ctx);
+            }
             "curl" | "wget" => self.download(name, args, ctx),
             "pip" | "pip3" | "npm" | "apt" | "apt-get" | "uv" | "conda" => {
                 let sub = args.iter().find(|a| !a.text.starts_with('-'));

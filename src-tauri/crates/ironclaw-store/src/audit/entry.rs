@@ -31,6 +31,9 @@ pub enum AuditKind {
     ConversationDeleted,
     /// This log's torn final line (from a crash mid-write) was cut off on reopen.
     LogRepaired,
+    /// On open, the log did not end where its anchor (kept outside the file) said: entries were
+    /// cut off or the chain rewritten. Recorded before the anchor moves on, so the evidence stays.
+    AnchorMismatch,
     /// A kind this build does not know.
     Other(String),
 }
@@ -47,6 +50,7 @@ impl AuditKind {
             Self::PolicyChanged => "policy_changed",
             Self::ConversationDeleted => "conversation_deleted",
             Self::LogRepaired => "log_repaired",
+            Self::AnchorMismatch => "anchor_mismatch",
             Self::Other(name) => name,
         }
     }
@@ -61,6 +65,7 @@ impl AuditKind {
             "policy_changed" => Self::PolicyChanged,
             "conversation_deleted" => Self::ConversationDeleted,
             "log_repaired" => Self::LogRepaired,
+            "anchor_mismatch" => Self::AnchorMismatch,
             other => Self::Other(other.to_owned()),
         }
     }

@@ -8,6 +8,7 @@ use std::sync::{Mutex, PoisonError};
 use fs4::FileExt;
 use serde::Serialize;
 
+use super::anchor::{Anchor, AnchorCheck, AnchorStore};
 use super::entry::{sha256_hex, AuditEntry, AuditKind};
 use super::error::AuditError;
 use super::tail::{self, ChainTail, TornTail};
@@ -25,6 +26,8 @@ pub struct AuditLog {
     file: File,
     lock_file: File,
     tail: Mutex<ChainTail>,
+    /// Where the chain's end is kept outside the file; updated after every append.
+    anchor: Option<Box<dyn AnchorStore>>,
 }
 
 impl AuditLog {
@@ -32,7 +35,28 @@ impl AuditLog {
     /// final line from a crash mid-write is cut off, reported, and recorded in the log itself
     /// as a `log_repaired` entry. Refuses a log whose last complete entry is not valid.
     pub fn open(path: impl AsRef<Path>) -> Result<(Self, Option<TornTail>), AuditError> {
-        let path = path.as_ref().to_path_buf();
+        Self::open_with(path.as_ref(), None)
+    }
+
+    /// [`AuditLog::open`], keeping the chain's end in `anchor` after every append. When the log
+    /// does not end where the anchor says (entries cut off, or the chain rewritten), that is
+    /// recorded in the log as an `anchor_mismatch` entry before the anchor moves on, so the
+    /// evidence outlives the next append. A store that cannot be used is logged, not fatal: the
+    /// log itself must still be written.
+    pub fn open_anchored(
+        path: impl AsRef<Path>,
+        anchor: Box<dyn AnchorStore>,
+    ) -> Result<(Self, Option<TornTail>), AuditError> {
+        let (log, torn) = Self::open_with(path.as_ref(), Some(anchor))?;
+        log.check_anchor_on_open()?;
+        Ok((log, torn))
+    }
+
+    fn open_with(
+        path: &Path,
+        anchor: Option<Box<dyn AnchorStore>>,
+    ) -> Result<(Self, Option<TornTail>), AuditError> {
+        let path = path.to_path_buf();
         let io = |source| AuditError::Io {
             path: path.clone(),
             source,
@@ -64,6 +88,7 @@ impl AuditLog {
             file,
             lock_file,
             tail: Mutex::new(ChainTail::stale()),
+            anchor,
         };
         let ((), torn) = log.with_current_tail(|_, _| Ok(()))?;
         Ok((log, torn))
@@ -83,6 +108,62 @@ impl AuditLog {
     /// The log file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    fn check_anchor_on_open(&self) -> Result<(), AuditError> {
+        let Some(store) = &self.anchor else {
+            return Ok(());
+        };
+        let stored = match store.load() {
+            Ok(stored) => stored,
+            Err(reason) => {
+                tracing::warn!(%reason, "the audit anchor cannot be read; truncation of the log will not be detected");
+                return Ok(());
+            }
+        };
+        self.with_current_tail(|log, tail| {
+            let entries = tail.next_seq.saturating_sub(1);
+            let check = match &stored {
+                None => AnchorCheck::Missing,
+                Some(anchor) if anchor.entries == entries => {
+                    AnchorCheck::compare(entries, anchor, Some(&tail.prev))
+                }
+                // Rare (a crash between an append and its anchor update, or tampering): read
+                // the whole log to find the anchored entry's hash.
+                Some(anchor) => {
+                    let hash = super::verify::verify_capturing(&log.path, Some(anchor.entries))
+                        .ok()
+                        .and_then(|(_, hash)| hash);
+                    AnchorCheck::compare(entries, anchor, hash.as_deref())
+                }
+            };
+            if check.is_tampered() {
+                tracing::error!(%check, path = %log.path.display(), "the audit log does not match its anchor");
+                let data = serde_json::json!({
+                    "message": check.to_string(),
+                    "check": check,
+                    "anchor": stored,
+                });
+                log.write_entry(tail, AuditKind::AnchorMismatch, data)?;
+            } else if !matches!(check, AnchorCheck::Matches { .. }) {
+                log.update_anchor(tail);
+            }
+            Ok(())
+        })?;
+        Ok(())
+    }
+
+    /// Stores where the chain now ends. Best effort: the entry is already on disk.
+    fn update_anchor(&self, tail: &ChainTail) {
+        if let Some(store) = &self.anchor {
+            let anchor = Anchor {
+                entries: tail.next_seq.saturating_sub(1),
+                head: tail.prev.clone(),
+            };
+            if let Err(reason) = store.store(&anchor) {
+                tracing::warn!(%reason, "could not update the audit anchor; truncation of the log will not be detected");
+            }
+        }
     }
 
     /// Runs `f` holding both locks, with the chain state brought up to date with the file
@@ -157,6 +238,7 @@ impl AuditLog {
         tail.len += bytes.len() as u64;
         tail.next_seq += 1;
         tail.prev = sha256_hex(line.as_bytes());
+        self.update_anchor(tail);
         tracing::debug!(seq = entry.seq, kind = %entry.kind, "audit entry appended");
         Ok(entry)
     }

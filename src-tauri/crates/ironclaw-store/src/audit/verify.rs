@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::entry::{sha256_hex, AuditEntry, GENESIS_PREV};
+use super::entry::{sha256_hex, AuditEntry, AuditKind, GENESIS_PREV};
 use super::error::{AuditError, ChainProblem};
 
 /// A log whose chain is intact.
@@ -20,12 +20,23 @@ pub struct VerifyReport {
     /// Bytes of a final line without a newline (a crash mid-write, or an append in progress);
     /// the next [`super::AuditLog::open`] cuts them off.
     pub torn_tail_bytes: Option<u64>,
+    /// What `anchor_mismatch` entries recorded: times IronClaw opened this log and found it
+    /// did not end where its anchor said (`entry 1042: entries were cut off ...`).
+    #[serde(default)]
+    pub anchor_incidents: Vec<String>,
 }
 
 /// Reads the whole log and checks every entry's hash, sequence number and link to the line
 /// before it. Returns [`AuditError::Broken`] naming the first bad line.
 pub fn verify(path: impl AsRef<Path>) -> Result<VerifyReport, AuditError> {
-    let path = path.as_ref();
+    verify_capturing(path.as_ref(), None).map(|(report, _)| report)
+}
+
+/// [`verify`], also returning the hash of line number `capture` (1-based) when there is one.
+pub(crate) fn verify_capturing(
+    path: &Path,
+    capture: Option<u64>,
+) -> Result<(VerifyReport, Option<String>), AuditError> {
     let file = File::open(path).map_err(|source| AuditError::Io {
         path: path.to_path_buf(),
         source,
@@ -38,7 +49,9 @@ pub fn verify(path: impl AsRef<Path>) -> Result<VerifyReport, AuditError> {
         entries: 0,
         last_hash: None,
         torn_tail_bytes: None,
+        anchor_incidents: Vec::new(),
     };
+    let mut captured = None;
     let mut prev = GENESIS_PREV.to_owned();
     let mut line_no = 0u64;
     while let Some(read) = lines.next() {
@@ -93,8 +106,17 @@ pub fn verify(path: impl AsRef<Path>) -> Result<VerifyReport, AuditError> {
         prev = sha256_hex(&bytes);
         report.entries += 1;
         report.last_hash = Some(prev.clone());
+        if capture == Some(report.entries) {
+            captured = Some(prev.clone());
+        }
+        if entry.kind == AuditKind::AnchorMismatch {
+            let what = entry.data["message"].as_str().unwrap_or("(no message)");
+            report
+                .anchor_incidents
+                .push(format!("entry {}: {what}", entry.seq));
+        }
     }
-    Ok(report)
+    Ok((report, captured))
 }
 
 /// Raw lines with whether each ended in a newline.
