@@ -208,6 +208,7 @@ impl Core {
             code: request.code,
             risk: request.risk,
             destructive: request.destructive,
+            altered_session: request.altered_session,
         };
         // Weak: a notification left on screen must not keep a closed app's core alive.
         let core = Arc::downgrade(self);

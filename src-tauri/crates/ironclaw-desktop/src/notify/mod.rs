@@ -24,6 +24,8 @@ pub struct ApprovalNotice {
     pub code: String,
     pub risk: RiskLevel,
     pub destructive: bool,
+    /// What earlier runs left in the interpreter (see `ApprovalRequest::altered_session`).
+    pub altered_session: Vec<String>,
 }
 
 /// What the person did with a notification.
@@ -59,7 +61,8 @@ impl ApprovalNotice {
     /// needs the dialog's second, deliberate confirmation, so it gets "Review…" instead.
     pub fn actions(&self) -> Vec<(&'static str, &'static str)> {
         let mut actions = vec![(ACTION_DEFAULT, "Open")];
-        if self.destructive {
+        // An altered interpreter is a choice (as it is, or restarted) only the dialog offers.
+        if self.destructive || !self.altered_session.is_empty() {
             actions.push((ACTION_REVIEW, "Review…"));
         } else {
             actions.push((ACTION_APPROVE, "Approve"));
@@ -97,6 +100,14 @@ impl ApprovalNotice {
         let mut body = format!("{line}\n— {}", render_visible(&self.conversation_title));
         if let Some(hidden) = describe_hidden(&self.code) {
             body.push_str(&format!("\n⚠ the code {hidden}"));
+        }
+        if let Some(first) = self.altered_session.first() {
+            let more = self.altered_session.len() - 1;
+            let more = if more > 0 { format!(" (+{more} more)") } else { String::new() };
+            body.push_str(&format!(
+                "\n⚠ an earlier run altered this interpreter: {}{more}",
+                render_visible(first)
+            ));
         }
         body
     }
@@ -150,6 +161,7 @@ mod tests {
                 RiskLevel::Normal
             },
             destructive,
+            altered_session: Vec::new(),
         }
     }
 
@@ -158,6 +170,20 @@ mod tests {
         let keys = |n: &ApprovalNotice| n.actions().iter().map(|a| a.0).collect::<Vec<_>>();
         assert_eq!(keys(&notice(false)), ["default", "approve", "deny"]);
         assert_eq!(keys(&notice(true)), ["default", "review", "deny"]);
+    }
+
+    #[test]
+    fn code_for_an_altered_interpreter_is_reviewed_in_the_window_and_the_body_says_why() {
+        let mut n = notice(false);
+        n.altered_session = vec![
+            "1 Python thread(s) still running".into(),
+            "signal handlers changed: SIGUSR1".into(),
+        ];
+        let keys: Vec<_> = n.actions().iter().map(|a| a.0).collect();
+        assert_eq!(keys, ["default", "review", "deny"]);
+        assert!(n.body().ends_with(
+            "⚠ an earlier run altered this interpreter: 1 Python thread(s) still running (+1 more)"
+        ));
     }
 
     #[test]
