@@ -103,7 +103,11 @@ impl ApprovalNotice {
         }
         if let Some(first) = self.altered_session.first() {
             let more = self.altered_session.len() - 1;
-            let more = if more > 0 { format!(" (+{more} more)") } else { String::new() };
+            let more = if more > 0 {
+                format!(" (+{more} more)")
+            } else {
+                String::new()
+            };
             body.push_str(&format!(
                 "\n⚠ an earlier run altered this interpreter: {}{more}",
                 render_visible(first)

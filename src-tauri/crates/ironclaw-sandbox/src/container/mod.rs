@@ -2,8 +2,8 @@
 //! `definition.rs`) and how we find ours again — always by label, never by guessing names.
 
 mod definition;
-mod seccomp;
 pub mod masks;
+mod seccomp;
 
 pub use definition::{confinement_hash, create_body, HEALTH_CHECK};
 pub use seccomp::profile as seccomp_profile;
