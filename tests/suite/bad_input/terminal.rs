@@ -48,7 +48,8 @@ async fn history_views_show_escape_sequences_and_overrides_inert() {
                 "{args:?} printed {bad:?} raw:\n{shown}"
             );
         }
-        assert!(shown.contains("\\u{1b}"), "{args:?}: {shown}");
+        // Shown as the marked code point (ironclaw-risk's `visible`), not dropped.
+        assert!(shown.contains("⟨U+001B⟩"), "{args:?}: {shown}");
     }
     let out = env
         .cli()
