@@ -25,7 +25,9 @@ async fn timeouts_that_are_not_a_usable_number_of_seconds_are_usage_errors_not_p
     ] {
         let out = env
             .cli()
-            .args(["exec", "--session", "t", "--timeout", bad, "print('ran')"])
+            .args(["exec", "--session", "t"])
+            .arg(format!("--timeout={bad}"))
+            .arg("print('ran')")
             .output()
             .expect("run ironclaw exec");
         let stderr = failed(&out);

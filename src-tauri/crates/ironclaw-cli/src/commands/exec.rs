@@ -182,10 +182,17 @@ fn parse_timeout(text: &str) -> Result<Duration, String> {
              for longer runs use a profile with a longer `timeout` in sandbox.yaml"
         ));
     }
+    // A tiny positive value (1e-320) would round to a zero timeout.
+    if secs < 0.001 {
+        return Err(format!(
+            "{text} seconds is less than the 0.001 seconds a timeout must be"
+        ));
+    }
     Duration::try_from_secs_f64(secs).map_err(|e| format!("{text:?}: {e}"))
 }
 
 #[cfg(test)]
+#[allow(clippy::expect_used)]
 mod tests {
     use super::*;
 
