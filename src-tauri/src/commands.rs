@@ -67,8 +67,9 @@ pub async fn check_provider(desktop: State<'_, Desktop>) -> Res<ProviderCheck> {
 }
 
 #[tauri::command]
-pub fn list_profiles(desktop: State<'_, Desktop>) -> Res<Vec<ProfileInfo>> {
-    desktop.list_profiles().map_err(msg)
+pub async fn list_profiles(desktop: State<'_, Desktop>) -> Res<Vec<ProfileInfo>> {
+    // Parses YAML files a person (or a tool) wrote: never on the UI thread.
+    off_ui_thread(&desktop, |d| d.list_profiles()).await
 }
 
 #[tauri::command]
@@ -189,44 +190,62 @@ pub async fn revoke_rule(
     desktop.revoke_rule(id, &code_hash).await.map_err(msg)
 }
 
-#[tauri::command]
-pub fn list_workspace(desktop: State<'_, Desktop>, id: ConversationId) -> Res<Vec<WorkspaceEntry>> {
-    desktop.list_workspace(id).map_err(msg)
+/// Runs a core call that touches the workspace (which the sandboxed code controls) or parses
+/// files on a blocking-pool thread. A sync Tauri command runs on the main thread, where one
+/// slow or stuck file operation would freeze the whole window.
+async fn off_ui_thread<T: Send + 'static>(
+    desktop: &Desktop,
+    call: impl FnOnce(&Desktop) -> ironclaw_desktop::Result<T> + Send + 'static,
+) -> Res<T> {
+    let desktop = desktop.clone();
+    tauri::async_runtime::spawn_blocking(move || call(&desktop))
+        .await
+        .map_err(|e| format!("the file operation stopped unexpectedly: {e}"))?
+        .map_err(msg)
 }
 
 #[tauri::command]
-pub fn read_run_image(
+pub async fn read_run_image(
     desktop: State<'_, Desktop>,
     execution_id: ExecutionId,
     path: String,
 ) -> Res<RunImage> {
-    desktop.read_run_image(execution_id, &path).map_err(msg)
+    off_ui_thread(&desktop, move |d| d.read_run_image(execution_id, &path)).await
 }
 
 #[tauri::command]
-pub fn read_workspace_image(
+pub async fn list_workspace(
+    desktop: State<'_, Desktop>,
+    id: ConversationId,
+) -> Res<Vec<WorkspaceEntry>> {
+    off_ui_thread(&desktop, move |d| d.list_workspace(id)).await
+}
+
+#[tauri::command]
+pub async fn read_workspace_image(
     desktop: State<'_, Desktop>,
     id: ConversationId,
     path: String,
 ) -> Res<String> {
-    desktop.read_workspace_image(id, &path).map_err(msg)
+    off_ui_thread(&desktop, move |d| d.read_workspace_image(id, &path)).await
 }
 
 #[tauri::command]
-pub fn read_log(
+pub async fn read_log(
     desktop: State<'_, Desktop>,
     execution_id: ExecutionId,
     stream: OutputStream,
     offset: u64,
     length: u64,
 ) -> Res<LogChunk> {
-    desktop
-        .read_log(execution_id, stream, offset, length)
-        .map_err(msg)
+    off_ui_thread(&desktop, move |d| {
+        d.read_log(execution_id, stream, offset, length)
+    })
+    .await
 }
 
 #[tauri::command]
-pub fn open_workspace_folder(
+pub async fn open_workspace_folder(
     app: AppHandle,
     desktop: State<'_, Desktop>,
     id: ConversationId,

@@ -146,3 +146,46 @@ async fn a_history_from_a_newer_ironclaw_is_refused_unchanged() {
     assert!(stderr.contains("Update IronClaw"), "{stderr}");
     assert!(corrupt_copies(&env.paths.data_dir).is_empty());
 }
+
+/// Input: a real history with garbage written over its middle, then one CLI command after
+/// another on it. Expected: each refuses it, and the first one's copy is the only copy (it
+/// made a new full copy per command); different damage later gets its own copy.
+#[tokio::test]
+async fn every_command_on_the_same_damaged_history_reuses_the_one_copy_kept() {
+    let env = TestEnv::new().await;
+    let mut damaged = real_history(&env);
+    let middle = damaged.len() / 2;
+    for (i, b) in damaged[middle..middle + 4096].iter_mut().enumerate() {
+        *b = (i as u8).wrapping_mul(37) ^ 0x5a;
+    }
+    let path = ironclaw_agent::state::history_path(&env.paths);
+    std::fs::write(&path, &damaged).expect("write the damaged history");
+    let id = "01234567-89ab-7def-8123-456789abcdef";
+    for args in [
+        &["history", "ls"][..],
+        &["history", "search", "conversation"],
+        &["history", "show", id],
+        &["history", "ls"],
+    ] {
+        let out = env.cli().args(args).output().expect("run ironclaw");
+        let stderr = failed(&out);
+        assert!(
+            stderr.contains("damaged") || stderr.contains("not a SQLite database"),
+            "{args:?}: {stderr}"
+        );
+        let copies = corrupt_copies(&env.paths.data_dir);
+        assert_eq!(copies.len(), 1, "{args:?} made another copy: {copies:?}");
+        assert!(
+            stderr.contains(&copies[0].display().to_string()),
+            "{stderr}"
+        );
+    }
+    assert!(
+        std::fs::read(&path).expect("history") == damaged,
+        "untouched"
+    );
+    damaged[middle] ^= 0xff;
+    std::fs::write(&path, &damaged).expect("write other damage");
+    failed(&env.cli().args(["history", "ls"]).output().expect("run"));
+    assert_eq!(corrupt_copies(&env.paths.data_dir).len(), 2);
+}

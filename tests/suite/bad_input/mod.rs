@@ -4,10 +4,12 @@
 //! Each case states the refusal expected and checks nothing was changed or run.
 
 mod approvals;
+mod careless;
 mod config;
 mod database;
 mod names;
 mod terminal;
+mod workspace_folder;
 
 use std::process::Output;
 

@@ -6,6 +6,8 @@
 //! Nothing is timed: every wait has a guard that fails with what was seen so far.
 
 mod flow;
+mod host_reader;
+mod host_reader_race;
 mod notifications;
 mod shell_config;
 mod workspace;

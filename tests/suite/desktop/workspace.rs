@@ -71,11 +71,13 @@ async fn files_a_run_writes_are_reported_marked_and_shown_inline_and_nothing_out
         .map(|f| (f.path.clone(), f.kind))
         .collect();
     reported.sort_by(|a, b| a.0.cmp(&b.0));
-    // Symlinks are never listed (nor followed).
+    // Symlinks are listed as links, never followed.
     assert_eq!(
         reported,
         [
+            ("alias.png".to_string(), EntryKind::Symlink),
             ("notes.txt".to_string(), EntryKind::Text),
+            ("passwd.png".to_string(), EntryKind::Symlink),
             ("plot.png".to_string(), EntryKind::Image)
         ]
     );
@@ -86,8 +88,8 @@ async fn files_a_run_writes_are_reported_marked_and_shown_inline_and_nothing_out
         .expect("read the image");
     assert!(url.starts_with("data:image/png;base64,"), "{url}");
     assert!(
-        app.desktop.read_workspace_image(id, "alias.png").is_ok(),
-        "a link inside is fine"
+        app.desktop.read_workspace_image(id, "alias.png").is_err(),
+        "no link is followed, not even one that stays inside"
     );
     let workspace = app.desktop.workspace_dir(id).expect("workspace");
     let mut big = b"\x89PNG\r\n\x1a\n".to_vec();

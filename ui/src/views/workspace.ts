@@ -6,8 +6,33 @@ import type { Api } from "../api";
 import { errorText } from "../api";
 import { formatBytes, h } from "../lib/dom";
 import { icon } from "../lib/icons";
+import { markInvisible, renderVisible } from "../lib/invisible";
 
-const KIND_ICON: Record<WorkspaceEntry["kind"], string> = { dir: "▸", image: "▣", text: "≡", binary: "◆" };
+const KIND_ICON: Record<WorkspaceEntry["kind"], string> = {
+  dir: "▸",
+  image: "▣",
+  text: "≡",
+  binary: "◆",
+  symlink: "↪",
+  fifo: "‖",
+  socket: "◎",
+  device: "⚙",
+};
+
+/** Kinds the backend lists but never opens or follows; shown with a label saying so. */
+const SPECIAL_LABEL: Partial<Record<WorkspaceEntry["kind"], string>> = {
+  symlink: "link, not followed",
+  fifo: "named pipe, not opened",
+  socket: "socket, not opened",
+  device: "device, not opened",
+};
+
+/** A file name as text with every control, bidi and invisible character shown as a marked ⟨U+…⟩ token. */
+function visibleName(tag: "span" | "button" | "h2", path: string, attrs: Record<string, string>): HTMLElement {
+  const el = h(tag, attrs, path);
+  markInvisible(el);
+  return el;
+}
 
 export class WorkspacePanel {
   readonly el: HTMLElement;
@@ -109,10 +134,11 @@ export class WorkspacePanel {
     try {
       const url = await this.api.readWorkspaceImage(this.id, path);
       if (!/^data:image\/(png|jpeg|gif|webp|svg\+xml);base64,/i.test(url)) return;
-      const img = h("img", { testid: "workspace-image", className: "ws-preview-img", alt: path });
+      const shown = renderVisible(path);
+      const img = h("img", { testid: "workspace-image", className: "ws-preview-img", alt: shown });
       img.src = url;
       const close = h("button", { className: "btn", type: "button" }, "Close");
-      const dlg = h("dialog", { className: "ws-preview", "aria-label": path }, h("header", { className: "log-head" }, h("h2", {}, path)), img, h("footer", { className: "row-end" }, close));
+      const dlg = h("dialog", { className: "ws-preview", "aria-label": shown }, h("header", { className: "log-head" }, visibleName("h2", path, {})), img, h("footer", { className: "row-end" }, close));
       const done = () => dlg.remove();
       close.addEventListener("click", done);
       dlg.addEventListener("close", done);
@@ -132,15 +158,24 @@ export class WorkspacePanel {
   }
 
   private row(f: WorkspaceEntry): HTMLElement {
-    const name = f.kind === "image" ? h("button", { className: "ws-name ws-open", type: "button", title: `Show ${f.path}` }, f.path) : h("span", { className: "ws-name" }, f.path);
+    // The sandboxed code chose this name: a right-to-left override could make `x‮gnp.exe`
+    // read as `xexe.png`, so every such character is shown as a token, tooltips included.
+    const shown = renderVisible(f.path);
+    const name =
+      f.kind === "image"
+        ? visibleName("button", f.path, { testid: "workspace-name", className: "ws-name ws-open", type: "button", title: `Show ${shown}` })
+        : visibleName("span", f.path, { testid: "workspace-name", className: "ws-name" });
     if (f.kind === "image") name.addEventListener("click", () => void this.preview(f.path));
+    const special = SPECIAL_LABEL[f.kind];
+    const sized = f.kind === "image" || f.kind === "text" || f.kind === "binary";
     return h(
       "li",
-      { testid: "workspace-file", className: `ws-file${f.changedByLastRun ? " changed" : ""}`, "data-path": f.path, "data-changed": String(f.changedByLastRun), title: f.path },
+      { testid: "workspace-file", className: `ws-file${f.changedByLastRun ? " changed" : ""}`, "data-path": f.path, "data-kind": f.kind, "data-changed": String(f.changedByLastRun), title: shown },
       h("span", { className: "ws-icon", "aria-hidden": "true" }, KIND_ICON[f.kind] ?? "·"),
       name,
+      special ? h("span", { testid: "workspace-special", className: "ws-special" }, special) : null,
       f.changedByLastRun ? h("span", { className: "ws-changed", title: "Changed by the last run" }, "changed") : null,
-      f.kind === "dir" ? null : h("span", { className: "ws-size" }, formatBytes(Number(f.size))),
+      sized ? h("span", { className: "ws-size" }, formatBytes(Number(f.size))) : null,
     );
   }
 }

@@ -504,30 +504,30 @@ impl Desktop {
                     .into(),
             ));
         };
-        let log = workspace::log::stream_path(std::path::Path::new(recorded), stream);
-        let root = workspace::dir(&self.core.paths, x.conversation_id)?;
-        let logs = root.join(".ironclaw").join("logs");
-        let logs = std::fs::canonicalize(&logs).map_err(|e| DesktopError::io(&logs, &e))?;
-        let real = match std::fs::canonicalize(&log) {
-            Ok(real) => real,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(DesktopError::Unavailable(format!(
-                    "this run's {} is already shown whole in its cell; it has no separate log",
-                    match stream {
-                        OutputStream::Stdout => "output",
-                        OutputStream::Stderr => "error output",
-                    }
-                )));
-            }
-            Err(e) => return Err(DesktopError::io(&log, &e)),
+        let what = match stream {
+            OutputStream::Stdout => "output",
+            OutputStream::Stderr => "error output",
         };
-        if !real.starts_with(&logs) {
-            return Err(DesktopError::rejected(
-                &log.display().to_string(),
-                "it is not a log file of this run's workspace",
-            ));
+        let no_log = || {
+            DesktopError::Unavailable(format!(
+                "this run's {what} is already shown whole in its cell; it has no separate log"
+            ))
+        };
+        // Only the file name is taken from the record: the log is then opened inside this
+        // conversation's own log folder, on descriptors (see `workspace::reader`).
+        let name = workspace::log::stream_file_name(std::path::Path::new(recorded), stream)
+            .ok_or_else(no_log)?;
+        let rel = format!("{}/{name}", workspace::log::LOG_DIR);
+        let root = workspace::dir(&self.core.paths, x.conversation_id)?;
+        let root = workspace::reader::Root::open(&root).map_err(|e| match e {
+            workspace::reader::Refusal::Missing => no_log(),
+            other => DesktopError::rejected(&rel, other.to_string()),
+        })?;
+        match root.open_file(&rel) {
+            Ok(opened) => workspace::log::read_page(opened, offset, length),
+            Err(workspace::reader::Refusal::Missing) => Err(no_log()),
+            Err(other) => Err(DesktopError::rejected(&rel, other.to_string())),
         }
-        workspace::log::read_page(&real, offset, length)
     }
 }
 

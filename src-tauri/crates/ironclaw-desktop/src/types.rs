@@ -155,6 +155,13 @@ pub enum EntryKind {
     Image,
     Text,
     Binary,
+    // Listed, never followed: it could point anywhere on the host.
+    Symlink,
+    // The special kinds are listed so the person sees them, and never opened (a FIFO with no
+    // writer would block whoever opens it).
+    Fifo,
+    Socket,
+    Device,
 }
 
 /// A file or folder in a conversation's workspace.

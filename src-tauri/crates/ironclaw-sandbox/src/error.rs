@@ -87,6 +87,18 @@ pub enum Error {
     #[error("network policy: {0}")]
     Network(String),
 
+    /// `--workspace DIR` while IronClaw runs as root, and DIR belongs to root: code never runs
+    /// as root, and IronClaw will not change the owner of a folder it did not create.
+    #[error(
+        "--workspace {}: the folder belongs to root, and sandboxed code never runs as root. \
+         IronClaw runs the code as the folder's owner and never changes who owns your folder, \
+         so give it a folder owned by a regular user (for example `chown -R USER {}` yourself, \
+         or create one under your home), or leave out --workspace to use IronClaw's own",
+        path.display(),
+        path.display()
+    )]
+    WorkspaceOwnedByRoot { path: PathBuf },
+
     #[error("{action} {path}: {source}")]
     Io {
         action: &'static str,
@@ -147,6 +159,7 @@ impl Error {
             | Error::Confinement { .. }
             | Error::UnsupportedLanguage(_)
             | Error::Network(_)
+            | Error::WorkspaceOwnedByRoot { .. }
             | Error::Io { .. } => false,
         }
     }

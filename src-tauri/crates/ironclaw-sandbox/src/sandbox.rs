@@ -335,7 +335,7 @@ impl Sandbox {
                     profile_name,
                     profile,
                     workspace: &record.workspace,
-                    user: self.user,
+                    user: record.user(self.user),
                     idle_timeout: self.policy.idle_timeout,
                     egress: egress.as_ref(),
                 };

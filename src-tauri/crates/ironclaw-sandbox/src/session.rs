@@ -78,6 +78,32 @@ pub struct SessionRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network: Option<NetworkMode>,
     pub created_unix: u64,
+    /// Who the code runs as when that is not the sandbox's usual identity: a folder a person
+    /// named with `--workspace` while IronClaw runs as root is used as its owner, so the
+    /// folder and what the code writes in it stay that person's (nothing is chowned).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_as: Option<FolderOwner>,
+}
+
+/// The owner of a person's workspace folder, taken when the session is created.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FolderOwner {
+    pub uid: u32,
+    pub gid: u32,
+}
+
+impl SessionRecord {
+    /// The identity this session's code runs as, given the sandbox's usual one.
+    pub fn user(&self, usual: UserMapping) -> UserMapping {
+        match self.run_as {
+            Some(owner) => UserMapping {
+                uid: owner.uid,
+                gid: owner.gid,
+                substituted_for_root: false,
+            },
+            None => usual,
+        }
+    }
 }
 
 /// One JSON file per session under `<data>/sessions/`. Files, not a database, because the
@@ -133,6 +159,10 @@ impl Registry {
                         .duration_since(UNIX_EPOCH)
                         .map(|d| d.as_secs())
                         .unwrap_or(0),
+                    run_as: match workspace {
+                        Some(dir) => person_folder_owner(dir, user)?,
+                        None => None,
+                    },
                 },
                 true,
             ),
@@ -146,7 +176,7 @@ impl Registry {
         // The warm path (every execution) touches nothing on disk unless something changed
         // or the workspace folder went missing.
         if dirty || !record.workspace.is_dir() {
-            prepare_workspace(&record.workspace, user)?;
+            prepare_workspace(&record.workspace, record.user(user))?;
         }
         if dirty {
             self.save(&record)?;
@@ -216,6 +246,29 @@ pub fn user_mapping() -> UserMapping {
             substituted_for_root: false,
         }
     }
+}
+
+/// For a folder a person named: `None` when the usual identity can use it as it is (IronClaw
+/// is not root), else its owner to run as. A root-owned folder is refused: running the code
+/// as root is never an option, and handing the folder to another user (chown) would change a
+/// person's folder for good, and restoring it later could not be guaranteed (a crash, a
+/// `kill -9`, a full disk). Copying in and out was the other choice; it was not taken because
+/// a big folder would be copied twice per session and two copies can diverge.
+fn person_folder_owner(dir: &Path, user: UserMapping) -> Result<Option<FolderOwner>> {
+    use std::os::unix::fs::MetadataExt;
+    if !user.substituted_for_root {
+        return Ok(None);
+    }
+    let meta = std::fs::metadata(dir).map_err(|e| Error::io("cannot use the workspace", dir, e))?;
+    if meta.uid() == 0 {
+        return Err(Error::WorkspaceOwnedByRoot {
+            path: dir.to_path_buf(),
+        });
+    }
+    Ok(Some(FolderOwner {
+        uid: meta.uid(),
+        gid: meta.gid(),
+    }))
 }
 
 /// Creates the workspace and, when we run as root with a substitute identity, hands the folder

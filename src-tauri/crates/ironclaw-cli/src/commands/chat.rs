@@ -107,6 +107,11 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
         resolved.model = model.clone();
     }
     let (sandbox, _) = super::open().await?;
+    // A profile the policy does not have would be remembered by the session and fail every
+    // later run: refuse it before anything is saved.
+    if let Some(profile) = args.profile.as_deref() {
+        sandbox.policy().profile(Some(profile))?;
+    }
     let mut printer = crate::progress::Printer::new(true);
     ironclaw_sandbox::image::ensure(sandbox.docker(), &Default::default(), &mut |p| {
         printer.show(p)

@@ -24,8 +24,8 @@ pub struct ExecArgs {
     #[arg(long)]
     profile: Option<String>,
     /// Per-execution timeout in seconds (default: the profile's).
-    #[arg(long)]
-    timeout: Option<f64>,
+    #[arg(long, value_parser = parse_timeout)]
+    timeout: Option<Duration>,
     /// Use this host folder as the session's /workspace (only when the session is created).
     #[arg(long)]
     workspace: Option<std::path::PathBuf>,
@@ -52,6 +52,11 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     };
     let name = SessionName::new(args.session)?;
     let (sandbox, _) = super::open().await?;
+    // Checked before anything runs: the session remembers the profile it is given, and a
+    // name that is refused later would already be saved, failing every run after it.
+    if let Some(profile) = args.profile.as_deref() {
+        sandbox.policy().profile(Some(profile))?;
+    }
     // Cheap when the image exists; builds it (with progress on stderr) when it does not.
     let mut printer = Printer::new(true);
     image::ensure(sandbox.docker(), &BuildOptions::default(), &mut |p| {
@@ -60,12 +65,8 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     .await?;
 
     let mut request = ExecRequest::new(language, code);
-    if let Some(secs) = args.timeout {
-        anyhow::ensure!(
-            secs > 0.0 && secs.is_finite(),
-            "--timeout must be a positive number of seconds"
-        );
-        request = request.timeout(Duration::from_secs_f64(secs));
+    if let Some(timeout) = args.timeout {
+        request = request.timeout(timeout);
     }
     let cancel = CancellationToken::new();
     let on_ctrl_c = {
@@ -171,4 +172,60 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(
         u8::try_from(result.exit_code.clamp(0, 255)).unwrap_or(1),
     ))
+}
+
+/// The longest `--timeout` accepted: a day. Longer work belongs in a profile with its own
+/// limit, and a bound keeps every later deadline computation (start + timeout) in range.
+const MAX_TIMEOUT_SECS: f64 = 86_400.0;
+
+/// `--timeout SECONDS`: a positive, finite number of seconds up to [`MAX_TIMEOUT_SECS`]. Any
+/// other value is a usage error (clap prints it and exits 2), never a panic.
+fn parse_timeout(text: &str) -> Result<Duration, String> {
+    let secs: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of seconds (for example 30 or 2.5)"))?;
+    if !(secs.is_finite() && secs > 0.0) {
+        return Err(format!("{text:?} is not a positive number of seconds"));
+    }
+    if secs > MAX_TIMEOUT_SECS {
+        return Err(format!(
+            "{text} seconds is more than the {MAX_TIMEOUT_SECS} seconds (24 hours) allowed; \
+             for longer runs use a profile with a longer `timeout` in sandbox.yaml"
+        ));
+    }
+    // A tiny positive value (1e-320) would round to a zero timeout.
+    if secs < 0.001 {
+        return Err(format!(
+            "{text} seconds is less than the 0.001 seconds a timeout must be"
+        ));
+    }
+    Duration::try_from_secs_f64(secs).map_err(|e| format!("{text:?}: {e}"))
+}
+
+#[cfg(test)]
+#[allow(clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_out_of_range_are_usage_errors_not_panics() {
+        assert_eq!(parse_timeout("2.5"), Ok(Duration::from_millis(2500)));
+        assert_eq!(parse_timeout("86400"), Ok(Duration::from_secs(86_400)));
+        for bad in [
+            "1e99",
+            "18446744073709551616",
+            "86400.5",
+            "inf",
+            "NaN",
+            "0",
+            "-1",
+            "1e-320",
+            "",
+            "ten",
+        ] {
+            let err = parse_timeout(bad).expect_err(bad);
+            assert!(err.contains("second"), "{bad}: {err}");
+        }
+    }
 }

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use base64::Engine as _;
 
-use super::safe_path;
+use super::reader;
 use crate::error::{DesktopError, Result};
 
 /// Larger images are refused: a data: URL this size already costs the webview plenty.
@@ -39,31 +39,36 @@ fn content_matches(mime: &str, bytes: &[u8]) -> bool {
     }
 }
 
+/// The image `relative` as a `data:` URL. The file is opened on descriptors under `root`
+/// (see [`reader`]) and its bytes come from that same descriptor: no link is followed and
+/// nothing but a regular file is read, whatever the code does to the name meanwhile.
 pub fn read_data_url(root: &Path, relative: &str) -> Result<String> {
-    let real = safe_path::resolve(root, relative)?;
-    let mime = mime_for(&real).ok_or_else(|| {
+    let mime = mime_for(Path::new(relative)).ok_or_else(|| {
         DesktopError::rejected(
             relative,
             "only PNG, JPEG, GIF, WebP and SVG images are shown",
         )
     })?;
-    let meta = std::fs::metadata(&real).map_err(|e| DesktopError::io(&real, &e))?;
-    if !meta.is_file() {
-        return Err(DesktopError::rejected(relative, "not a file"));
-    }
-    if meta.len() > MAX_IMAGE_BYTES {
+    let root =
+        reader::Root::open(root).map_err(|e| DesktopError::rejected(relative, e.to_string()))?;
+    let opened = root
+        .open_file(relative)
+        .map_err(|e| DesktopError::rejected(relative, e.to_string()))?;
+    if opened.len() > MAX_IMAGE_BYTES {
         return Err(DesktopError::rejected(
             relative,
             format!(
                 "the image is {} MiB; images over 10 MiB are not shown inline (open the folder instead)",
-                meta.len() >> 20
+                opened.len() >> 20
             ),
         ));
     }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    std::fs::File::open(&real)
-        .and_then(|f| f.take(MAX_IMAGE_BYTES + 1).read_to_end(&mut bytes))
-        .map_err(|e| DesktopError::io(&real, &e))?;
+    let mut bytes = Vec::with_capacity(opened.len() as usize);
+    opened
+        .file
+        .take(MAX_IMAGE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| DesktopError::rejected(relative, format!("reading it failed: {e}")))?;
     if bytes.len() as u64 > MAX_IMAGE_BYTES {
         return Err(DesktopError::rejected(
             relative,

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use ironclaw_agent::protocol::OutputStream;
 
+use super::reader::OpenFile;
 use crate::error::{DesktopError, Result};
 use crate::types::LogChunk;
 
@@ -31,17 +32,27 @@ pub fn stream_path(recorded: &Path, stream: OutputStream) -> PathBuf {
 /// The most one page returns, whatever the UI asks for.
 pub const MAX_PAGE: u64 = 1 << 20;
 
-pub fn read_page(file: &Path, offset: u64, length: u64) -> Result<LogChunk> {
-    let mut f = std::fs::File::open(file).map_err(|e| DesktopError::io(file, &e))?;
-    let total = f.metadata().map_err(|e| DesktopError::io(file, &e))?.len();
+/// The name of `stream`'s log as it sits in the workspace's log folder: the file name of
+/// [`stream_path`]; `None` when the recorded path has no usable file name.
+pub fn stream_file_name(recorded: &Path, stream: OutputStream) -> Option<String> {
+    let path = stream_path(recorded, stream);
+    let name = path.file_name()?.to_str()?;
+    (!name.is_empty() && name != "." && name != "..").then(|| name.to_owned())
+}
+
+/// The workspace-relative folder the supervisor writes full logs into.
+pub const LOG_DIR: &str = ".ironclaw/logs";
+
+/// A page of `opened` (a log opened by [`super::reader`]): read from that descriptor only.
+pub fn read_page(opened: OpenFile, offset: u64, length: u64) -> Result<LogChunk> {
+    let total = opened.len();
+    let mut f = opened.file;
+    let io = |e: std::io::Error| DesktopError::Unavailable(format!("reading the log failed: {e}"));
     let offset = offset.min(total);
     let want = length.clamp(1, MAX_PAGE).min(total - offset);
-    f.seek(SeekFrom::Start(offset))
-        .map_err(|e| DesktopError::io(file, &e))?;
+    f.seek(SeekFrom::Start(offset)).map_err(io)?;
     let mut bytes = Vec::with_capacity(want as usize);
-    f.take(want)
-        .read_to_end(&mut bytes)
-        .map_err(|e| DesktopError::io(file, &e))?;
+    f.take(want).read_to_end(&mut bytes).map_err(io)?;
     let end = offset + bytes.len() as u64;
     // A character cut by the page end is not garbage: leave it for the next page.
     let keep = if end < total {
@@ -91,17 +102,18 @@ mod tests {
     #[test]
     fn pages_never_split_a_character_and_invalid_bytes_become_replacement_characters() {
         let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("log");
         // "aé" then an invalid byte then "z": é is two bytes (0xC3 0xA9).
-        std::fs::write(&file, b"a\xC3\xA9\xFFz").unwrap();
-        let first = read_page(&file, 0, 2).unwrap();
+        std::fs::write(dir.path().join("log"), b"a\xC3\xA9\xFFz").unwrap();
+        let root = super::super::reader::Root::open(dir.path()).unwrap();
+        let file = || root.open_file("log").unwrap();
+        let first = read_page(file(), 0, 2).unwrap();
         assert_eq!(first.text, "a");
         assert_eq!(first.next_offset, 1);
-        let second = read_page(&file, first.next_offset, 100).unwrap();
+        let second = read_page(file(), first.next_offset, 100).unwrap();
         assert_eq!(second.text, "é\u{FFFD}z");
         assert_eq!(second.next_offset, 5);
         assert_eq!(second.total_bytes, 5);
-        let past = read_page(&file, 99, 10).unwrap();
+        let past = read_page(file(), 99, 10).unwrap();
         assert_eq!((past.text.as_str(), past.next_offset), ("", 5));
     }
 }

@@ -1,14 +1,14 @@
 //! A conversation's workspace folder as the panel shows it: a bounded walk that never follows
-//! symlinks, each entry with its kind and whether the last run changed it; plus the safe
+//! symlinks or opens anything but a regular file, each entry with its kind and whether the last run changed it; plus the safe
 //! readers for inline images and full logs.
 
 pub mod image;
 pub mod log;
-pub mod safe_path;
+pub mod reader;
 
+use std::ffi::OsStr;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::time::UNIX_EPOCH;
 
 use ironclaw_sandbox::session::{Registry, SessionName};
 use ironclaw_sandbox::Paths;
@@ -45,48 +45,64 @@ impl RunWindow {
     }
 }
 
+/// The workspace as the panel shows it. Folders are walked on descriptors (see [`reader`]):
+/// links, FIFOs, sockets and devices are listed with their kind but never opened or followed,
+/// and only regular files are opened (non-blocking) to tell text from binary.
 pub fn list(root: &Path, last_run: Option<RunWindow>) -> Vec<WorkspaceEntry> {
+    let Ok(root) = reader::Root::open(root) else {
+        return Vec::new();
+    };
     let mut out = Vec::new();
-    let mut stack = vec![(root.to_path_buf(), 0usize)];
-    while let Some((dir, depth)) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
+    // Relative paths, not descriptors: a wide tree must not hold a descriptor per folder.
+    let mut stack = vec![(String::new(), 0usize)];
+    while let Some((rel, depth)) = stack.pop() {
+        let Ok(fd) = root.open_dir(&rel) else {
+            continue; // swapped for a link or removed since it was listed
+        };
+        let Ok((entries, dir)) = reader::entries(fd) else {
             continue;
         };
-        let mut entries: Vec<_> = entries.flatten().collect();
-        entries.sort_by_key(|e| e.file_name());
         for entry in entries {
             if out.len() >= MAX_ENTRIES {
                 return out;
             }
-            let path = entry.path();
-            if depth == 0 && entry.file_name() == PRIVATE_DIR {
+            if depth == 0 && entry.name == PRIVATE_DIR {
                 continue;
             }
-            // `DirEntry::metadata` does not follow symlinks: a link is never walked into.
-            let Ok(meta) = entry.metadata() else { continue };
-            if meta.file_type().is_symlink() {
-                continue;
-            }
-            let modified_ms = meta
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-                .map(|d| d.as_millis() as i64)
-                .unwrap_or(0);
-            let kind = if meta.is_dir() {
-                EntryKind::Dir
+            let name = entry.name.to_string_lossy();
+            let path = if rel.is_empty() {
+                name.into_owned()
             } else {
-                kind_of(&path)
+                format!("{rel}/{name}")
             };
+            let modified_ms = entry
+                .stat
+                .st_mtime
+                .saturating_mul(1000)
+                .saturating_add(entry.stat.st_mtime_nsec / 1_000_000);
+            let kind = match entry.kind {
+                reader::Kind::Dir => EntryKind::Dir,
+                reader::Kind::File => kind_of(&dir, &entry.name),
+                reader::Kind::Symlink => EntryKind::Symlink,
+                reader::Kind::Fifo => EntryKind::Fifo,
+                reader::Kind::Socket => EntryKind::Socket,
+                reader::Kind::Device => EntryKind::Device,
+            };
+            let is_file = matches!(kind, EntryKind::Image | EntryKind::Text | EntryKind::Binary);
             out.push(WorkspaceEntry {
-                path: safe_path::display(root, &path),
-                size: if meta.is_dir() { 0 } else { meta.len() },
+                path: path.clone(),
+                size: if is_file {
+                    entry.stat.st_size.max(0) as u64
+                } else {
+                    0
+                },
                 modified_ms,
                 kind,
                 changed_by_last_run: kind != EntryKind::Dir
                     && last_run.is_some_and(|w| w.contains(modified_ms)),
             });
-            if meta.is_dir() && depth + 1 < MAX_DEPTH {
+            // A name that is not UTF-8 cannot be named back through the lossy path.
+            if kind == EntryKind::Dir && depth + 1 < MAX_DEPTH && entry.name.to_str().is_some() {
                 stack.push((path, depth + 1));
             }
         }
@@ -106,16 +122,20 @@ pub fn changed_since(root: &Path, since_ms: i64) -> Vec<WorkspaceEntry> {
         .collect()
 }
 
-fn kind_of(path: &Path) -> EntryKind {
-    if image::mime_for(path).is_some() {
+/// Image by name, else text or binary by the first KiB, read from a descriptor that was
+/// checked to be a regular file (a file swapped for something else meanwhile is "binary").
+fn kind_of(dir: &reader::DirHandle, name: &OsStr) -> EntryKind {
+    if image::mime_for(Path::new(name)).is_some() {
         return EntryKind::Image;
     }
-    // Sniff the start: text is valid UTF-8 without NUL bytes.
     let mut head = [0u8; 1024];
-    let n = std::fs::File::open(path)
-        .and_then(|mut f| f.read(&mut head))
+    let n = dir
+        .open_file(name)
+        .ok()
+        .and_then(|mut f| f.file.read(&mut head).ok())
         .unwrap_or(0);
     let head = &head[..n];
+    // Sniff the start: text is valid UTF-8 without NUL bytes.
     let text = match std::str::from_utf8(head) {
         Ok(_) => true,
         // A multi-byte character cut by the 1 KiB window is still text.
@@ -134,7 +154,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn listing_sorts_kinds_skips_symlinks_and_private_logs() {
+    fn listing_marks_kinds_and_links_without_following_them_and_skips_private_logs() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         std::fs::create_dir_all(root.join("out")).unwrap();
@@ -151,9 +171,43 @@ mod tests {
         assert!(kinds.contains(&("out/plot.png".into(), EntryKind::Image)));
         assert!(kinds.contains(&("notes.md".into(), EntryKind::Text)));
         assert!(kinds.contains(&("blob.bin".into(), EntryKind::Binary)));
+        assert!(kinds.contains(&("etc".into(), EntryKind::Symlink)));
         assert!(!kinds
             .iter()
-            .any(|(p, _)| p.starts_with(".ironclaw") || p == "etc"));
+            .any(|(p, _)| p.starts_with(".ironclaw") || p.starts_with("etc/")));
         assert!(entries.iter().all(|e| !e.changed_by_last_run));
+    }
+
+    #[test]
+    fn fifos_sockets_and_links_in_subfolders_are_marked_and_never_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("sub/deep")).unwrap();
+        // No writer ever opens these: a blocking open of either would hang this test.
+        nix::unistd::mkfifo(&root.join("sub/pipe"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        nix::unistd::mkfifo(
+            &root.join("sub/deep/pipe.png"),
+            nix::sys::stat::Mode::S_IRWXU,
+        )
+        .unwrap();
+        let _socket = std::os::unix::net::UnixListener::bind(root.join("sub/sock")).unwrap();
+        std::os::unix::fs::symlink(root.join("sub"), root.join("sub/deep/loop")).unwrap();
+        std::fs::write(root.join("sub/deep/ok.txt"), "fine").unwrap();
+        let entries = list(root, None);
+        let kind = |p: &str| {
+            entries
+                .iter()
+                .find(|e| e.path == p)
+                .unwrap_or_else(|| panic!("{p} not listed: {entries:?}"))
+                .kind
+        };
+        assert_eq!(kind("sub/pipe"), EntryKind::Fifo);
+        assert_eq!(kind("sub/deep/pipe.png"), EntryKind::Fifo);
+        assert_eq!(kind("sub/sock"), EntryKind::Socket);
+        assert_eq!(kind("sub/deep/loop"), EntryKind::Symlink);
+        assert_eq!(kind("sub/deep/ok.txt"), EntryKind::Text);
+        assert!(!entries.iter().any(|e| e.path.starts_with("sub/deep/loop/")));
+        let err = image::read_data_url(root, "sub/deep/pipe.png").unwrap_err();
+        assert!(err.to_string().contains("named pipe"), "{err}");
     }
 }

@@ -168,11 +168,18 @@ fn refuse_damaged(path: &Path, problem: String) -> StoreError {
 /// Copies `path` (and its WAL, which may hold the newest commits) to
 /// `<name>.corrupt-<unix ms>`, never overwriting an existing file and never touching the
 /// original.
+///
+/// One copy per damage: when an earlier copy holds exactly the same bytes (the same damaged
+/// file opened again, by every CLI command or each app start), that copy is returned instead
+/// of making another.
 pub(crate) fn keep_copy(path: &Path) -> Result<PathBuf> {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "history".to_owned());
+    if let Some(earlier) = identical_copy(path, &name) {
+        return Ok(earlier);
+    }
     let stamp = Timestamp::now().as_millis();
     let mut attempt = 0u32;
     loop {
@@ -206,6 +213,73 @@ pub(crate) fn keep_copy(path: &Path) -> Result<PathBuf> {
             }
         }
     }
+}
+
+/// An earlier `<name>.corrupt-*` copy with the same bytes as `path` (and as its WAL, if any).
+fn identical_copy(path: &Path, name: &str) -> Option<PathBuf> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let len = fs::metadata(path).ok()?.len();
+    let prefix = format!("{name}.corrupt-");
+    let wal = sibling(path, "-wal");
+    let mut candidates: Vec<PathBuf> = fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .filter(|e| {
+            let file = e.file_name();
+            let file = file.to_string_lossy();
+            file.starts_with(&prefix) && !file.ends_with("-wal")
+        })
+        .filter(|e| e.metadata().is_ok_and(|m| m.is_file() && m.len() == len))
+        .map(|e| e.path())
+        .collect();
+    candidates.sort();
+    candidates.into_iter().find(|copy| {
+        let copy_wal = sibling(copy, "-wal");
+        same_bytes(path, copy)
+            && match (wal.exists(), copy_wal.exists()) {
+                (false, false) => true,
+                (true, true) => same_bytes(&wal, &copy_wal),
+                _ => false,
+            }
+    })
+}
+
+fn same_bytes(a: &Path, b: &Path) -> bool {
+    let (Ok(mut a), Ok(mut b)) = (File::open(a), File::open(b)) else {
+        return false;
+    };
+    let (mut x, mut y) = (vec![0u8; 64 << 10], vec![0u8; 64 << 10]);
+    loop {
+        let n = match read_full(&mut a, &mut x) {
+            Ok(n) => n,
+            Err(_) => return false,
+        };
+        let m = match read_full(&mut b, &mut y) {
+            Ok(m) => m,
+            Err(_) => return false,
+        };
+        if n != m || x[..n] != y[..m] {
+            return false;
+        }
+        if n == 0 {
+            return true;
+        }
+    }
+}
+
+/// Fills `buf` as far as the file goes; the count is short only at the end.
+fn read_full(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match file.read(&mut buf[filled..])? {
+            0 => break,
+            n => filled += n,
+        }
+    }
+    Ok(filled)
 }
 
 fn copy_new(from: &Path, to: &Path) -> io::Result<()> {

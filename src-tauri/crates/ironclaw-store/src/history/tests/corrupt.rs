@@ -112,3 +112,24 @@ fn another_programs_database_is_refused_and_left_byte_for_byte_untouched() {
     assert_eq!(fs::read(&path).unwrap(), before, "not even switched to WAL");
     assert!(!dir.path().join("history.sqlite3-wal").exists());
 }
+
+#[test]
+fn opening_the_same_damage_again_keeps_one_copy_and_new_damage_gets_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("history.sqlite3");
+    fs::write(&path, b"not sqlite at all\n".repeat(100)).unwrap();
+    let backup_of = |err: StoreError| match err {
+        StoreError::NotADatabase { backup, .. } | StoreError::Corrupt { backup, .. } => backup,
+        other => panic!("expected a refusal with a copy, got {other:?}"),
+    };
+    let first = backup_of(History::open(&path).unwrap_err());
+    for _ in 0..3 {
+        assert_eq!(backup_of(History::open(&path).unwrap_err()), first);
+    }
+    assert_eq!(backups(dir.path()), vec![first.clone()]);
+    // Different damage (same length, other bytes) is a new copy.
+    fs::write(&path, b"NOT SQLITE AT ALL\n".repeat(100)).unwrap();
+    let second = backup_of(History::open(&path).unwrap_err());
+    assert_ne!(second, first);
+    assert_eq!(backups(dir.path()).len(), 2);
+}
