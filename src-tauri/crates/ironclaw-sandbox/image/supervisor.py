@@ -197,6 +197,10 @@ def kill_strays(keep):
         victims = [p for p in descendants(me, table) if p not in keep]
         if not victims:
             break
+        if all(pid in killed for pid in victims):
+            # Only processes already sent SIGKILL, still on their way out (a fork bomb's copies
+            # can take a while under load): wait for them, so "killed" means gone when we report.
+            time.sleep(0.005)
         for pid in victims:
             try:
                 os.kill(pid, signal.SIGSTOP)
