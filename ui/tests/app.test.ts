@@ -447,7 +447,7 @@ describe("network activity of a run", () => {
   it("is shown with its execution, host names as text", async () => {
     const { api, app } = await startApp();
     const id = app.conversationId!;
-    api.emit(id, { type: "executionStarted", executionId: "exec-net", approvalId: "a-net", language: "bash", code: "pip install x" });
+    api.emit(id, { type: "executionStarted", executionId: "exec-net", number: 1, approvalId: "a-net", language: "bash", code: "pip install x" });
     api.emit(id, { type: "executionNetwork", executionId: "exec-net", allowed: ["files.example:443"], denied: ["<img src=x onerror=alert(1)>:80"] });
     await settle();
     const cell = document.querySelector<HTMLElement>('[data-execution-id="exec-net"]')!;
@@ -455,5 +455,18 @@ describe("network activity of a run", () => {
     expect(line.hidden).toBe(false);
     expect(line.textContent).toBe("Network: reached files.example:443 · blocked <img src=x onerror=alert(1)>:80");
     expect(line.querySelector("img")).toBeNull();
+  });
+});
+
+describe("run numbers", () => {
+  it("label each cell as warnings about an altered interpreter name it", async () => {
+    const { api, app } = await startApp();
+    const id = app.conversationId!;
+    api.emit(id, { type: "executionStarted", executionId: "exec-7", number: 7, approvalId: "a-7", language: "python", code: "print(7)" });
+    await settle();
+    const cell = document.querySelector<HTMLElement>('[data-execution-id="exec-7"]')!;
+    const label = q("cell-number", cell);
+    expect(label.hidden).toBe(false);
+    expect(label.textContent).toBe("Run #7");
   });
 });

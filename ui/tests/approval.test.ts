@@ -38,10 +38,10 @@ describe("approval dialog", () => {
     expect(document.querySelector('[data-testid="fresh-approve-button"]')).toBeNull();
     document.body.replaceChildren();
     const second = setup();
-    second.queue.add(req({ approvalId: "appr-9", alteredSession: ["1 Python thread(s) still running", "function ls shadows the command of that name"] }));
+    second.queue.add(req({ approvalId: "appr-9", alteredSession: ["run #1 left: 1 thread(s) besides the main one still running in the interpreter", "run #2 left: function ls shadows the command of that name"] }));
     const note = q("altered-session");
-    expect(note.textContent).toContain("Earlier runs left this python interpreter altered");
-    expect(note.textContent).toContain("function ls shadows the command of that name");
+    expect(note.textContent).toContain("This python interpreter is not clean");
+    expect(note.textContent).toContain("run #2 left: function ls shadows the command of that name");
     q<HTMLButtonElement>("fresh-approve-button").click();
     await settle();
     expect(second.send).toHaveBeenCalledTimes(1);

@@ -5,6 +5,7 @@
 //! Nothing here is timed: behaviour is shown by the session's events, the requests the model
 //! received, the history, the audit log and the files on the host.
 
+mod altered;
 mod approvals;
 mod audit_anchor;
 mod cancel;

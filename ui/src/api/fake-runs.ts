@@ -22,7 +22,7 @@ export async function runLive(r: Runner, c: { cancelled: boolean }): Promise<voi
   r.emit({ type: "approvalRequested", ...req });
   r.emit({ type: "approvalResolved", approvalId: req.approvalId, approved: true, decidedBy: "policy", userEdited: false, auto: true, reason: null });
   const executionId = newId("exec");
-  r.emit({ type: "executionStarted", executionId, approvalId: req.approvalId, language: "python", code: "for batch in range(10**6):\n    export(batch)\n    print(f'batch {batch}: 4096 rows ok')\n" });
+  r.emit({ type: "executionStarted", executionId, number: 2, approvalId: req.approvalId, language: "python", code: "for batch in range(10**6):\n    export(batch)\n    print(f'batch {batch}: 4096 rows ok')\n" });
   let batch = 0;
   for (let frame = 0; frame < 400 && !c.cancelled; frame++) {
     let text = "";
@@ -37,7 +37,7 @@ export async function runLive(r: Runner, c: { cancelled: boolean }): Promise<voi
 export async function runFlood(r: Runner): Promise<void> {
   const executionId = newId("exec");
   const req = requestFor("plot");
-  r.emit({ type: "executionStarted", executionId, approvalId: req.approvalId, language: "python", code: "print('x' * 63 + '\\n' for _ in range(1_638_400))" });
+  r.emit({ type: "executionStarted", executionId, number: 1, approvalId: req.approvalId, language: "python", code: "print('x' * 63 + '\\n' for _ in range(1_638_400))" });
   const chunk = `${"x".repeat(63)}\n`.repeat(1024);
   const started = performance.now();
   for (let i = 0; i < 1600; i++) {

@@ -135,7 +135,7 @@ export function SEED_CONVERSATIONS(): { summary: ConversationSummary; items: His
         },
         { type: "approval", request: req, state: "approved", decidedBy: "user_dialog", reason: null, userEdited: false },
         {
-          type: "execution", executionId: "exec-seed-1", approvalId: req.approvalId, language: "python", code: PLOT_CODE,
+          type: "execution", executionId: "exec-seed-1", number: 1, approvalId: req.approvalId, language: "python", code: PLOT_CODE,
           stdout: "  east:   17187.50\n north:   18562.50\n south:   12011.25\n  west:    9630.00\nmedian: 14599.375\n",
           stderr: "", exitCode: 0, durationMs: 184, timedOut: false, cancelled: false, oomKilled: false,
           interrupted: false, truncated: false, logFile: "logs/exec-seed-1.log",

@@ -354,7 +354,8 @@ export class FakeBackend implements Api {
 
   private async execute(id: string, c: Conv, req: ApprovalRequest, code: string, lines: number): Promise<void> {
     const executionId = newId("exec");
-    this.emit(id, { type: "executionStarted", executionId, approvalId: req.approvalId, language: req.language, code });
+    const number = c.items.filter((i) => i.type === "execution").length + 1;
+    this.emit(id, { type: "executionStarted", executionId, number, approvalId: req.approvalId, language: req.language, code });
     const started = Date.now();
     let stdout = "";
     for (let i = 1; i <= lines && !c.cancelled; i++) {
@@ -378,7 +379,7 @@ export class FakeBackend implements Api {
       oomKilled: false, peakMemoryBytes: 98 * 1024 * 1024, truncated: false, logFile: `logs/${executionId}.log`,
     };
     this.emit(id, { type: "executionEnded", ...ended, quotaExceeded: null });
-    c.items.push({ type: "execution", approvalId: req.approvalId, language: req.language, code, stdout, stderr: warn, interrupted: false, ...ended, images: c.cancelled ? [] : ["chart.svg"] });
+    c.items.push({ type: "execution", number, approvalId: req.approvalId, language: req.language, code, stdout, stderr: warn, interrupted: false, ...ended, images: c.cancelled ? [] : ["chart.svg"] });
     if (!c.cancelled) {
       const file: WorkspaceEntry = { path: "chart.svg", size: 2048, modifiedMs: Date.now(), kind: "image", changedByLastRun: true };
       c.files = [file, ...c.files.filter((f) => f.path !== file.path).map((f) => ({ ...f, changedByLastRun: false }))];

@@ -14,7 +14,8 @@ export type ApprovalRequest = { approvalId: ApprovalId, codeHash: CodeHash, lang
 destructive: boolean, 
 /**
  * What earlier runs left in the interpreter this code will run in (a live thread, a
- * shadowing function, a changed PATH...): it can change what the code does. Empty when
- * nothing was found. Answer with [`Op::FreshInterpreter`] to start a clean one first.
+ * shadowing function, a changed PATH...): it can change what the code does. Each entry
+ * names the run that left it ("run #3 left: …"). Empty when nothing was found. Answer
+ * with [`Op::FreshInterpreter`] to start a clean one first.
  */
 alteredSession: Array<string>, };

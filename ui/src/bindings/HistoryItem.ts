@@ -15,7 +15,11 @@ export type HistoryItem = { "type": "user", id: MessageId, text: string, at: Tim
 /**
  * The person edited the code before approving; `request.code` is what ran.
  */
-userEdited: boolean, } | { "type": "execution", executionId: ExecutionId, approvalId: ApprovalId, language: string, code: string, 
+userEdited: boolean, } | { "type": "execution", executionId: ExecutionId, 
+/**
+ * The run's place in the conversation, from 1 ("run #3").
+ */
+number: number, approvalId: ApprovalId, language: string, code: string, 
 /**
  * Head and tail of the output as kept in the history; the full log is `logFile`.
  */

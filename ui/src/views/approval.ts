@@ -101,8 +101,8 @@ class ApprovalDialog {
       ? h(
           "div",
           { testid: "altered-session", className: "altered-session", role: "alert" },
-          h("strong", {}, `Earlier runs left this ${r.language} interpreter altered`),
-          h("p", {}, "What they left can change what the code below does:"),
+          h("strong", {}, `This ${r.language} interpreter is not clean`),
+          h("p", {}, "What earlier runs left in it can change what the code below does:"),
           h("ul", {}, ...altered.map((a) => h("li", {}, a))),
           h("p", {}, "Restart the interpreter first to run it in a clean one."),
         )

@@ -61,6 +61,8 @@ export class ExecutionCell {
   private hasLog = false;
   private imageCount = 0;
   private readonly outputBox: HTMLElement;
+  /** "Run #3": warnings about an altered interpreter name runs by this number. */
+  private readonly numberLabel: HTMLElement = h("span", { testid: "cell-number", className: "cell-number", hidden: true });
   /** While running, the output box follows the newest text unless the person scrolled up. */
   private follow = true;
 
@@ -111,6 +113,7 @@ export class ExecutionCell {
       h(
         "header",
         { className: "cell-head" },
+        this.numberLabel,
         h("span", { className: "cell-lang" }, language),
         this.status,
         this.exit,
@@ -147,9 +150,16 @@ export class ExecutionCell {
     this.netLine.hidden = false;
   }
 
+  /** Shows the run's place in its conversation (from 1), as warnings refer to it. */
+  numbered(n: number): this {
+    this.numberLabel.textContent = `Run #${n}`;
+    this.numberLabel.hidden = false;
+    return this;
+  }
+
   /** A finished execution from history. */
   static fromHistory(item: ExecutionItem, actions: CellActions): ExecutionCell {
-    const cell = new ExecutionCell(item.executionId, item.language, item.code, actions);
+    const cell = new ExecutionCell(item.executionId, item.language, item.code, actions).numbered(item.number);
     cell.stdout.push(item.stdout);
     cell.stderr.push(item.stderr);
     if (item.exitCode === null || item.interrupted) {

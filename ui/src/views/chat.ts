@@ -307,7 +307,7 @@ export class ChatView {
         const cell = new ExecutionCell(e.executionId, e.language, e.code, {
           stop: () => this.actions.stop(),
           openLog: (id) => this.actions.openLog(id),
-        });
+        }).numbered(e.number);
         this.cells.set(e.executionId, cell);
         this.append(cell.el);
         this.collapseOld();

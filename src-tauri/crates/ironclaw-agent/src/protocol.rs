@@ -95,8 +95,9 @@ pub struct ApprovalRequest {
     /// Approving needs a second explicit confirmation.
     pub destructive: bool,
     /// What earlier runs left in the interpreter this code will run in (a live thread, a
-    /// shadowing function, a changed PATH...): it can change what the code does. Empty when
-    /// nothing was found. Answer with [`Op::FreshInterpreter`] to start a clean one first.
+    /// shadowing function, a changed PATH...): it can change what the code does. Each entry
+    /// names the run that left it ("run #3 left: …"). Empty when nothing was found. Answer
+    /// with [`Op::FreshInterpreter`] to start a clean one first.
     #[serde(default)]
     pub altered_session: Vec<String>,
 }
@@ -159,6 +160,8 @@ pub enum AgentEvent {
     },
     ExecutionStarted {
         execution_id: ExecutionId,
+        /// The run's place in the conversation, from 1: "run #3" in warnings refers to it.
+        number: u32,
         approval_id: ApprovalId,
         language: String,
         code: String,

@@ -73,6 +73,8 @@ pub enum HistoryItem {
     },
     Execution {
         execution_id: ExecutionId,
+        /// The run's place in the conversation, from 1 ("run #3").
+        number: u32,
         approval_id: ApprovalId,
         language: String,
         code: String,

@@ -90,6 +90,7 @@ fn push_approval(
         };
         out.push(HistoryItem::Execution {
             execution_id: x.id,
+            number: x.number,
             approval_id: x.approval_id,
             language: x.language.clone(),
             code: x.code.clone(),

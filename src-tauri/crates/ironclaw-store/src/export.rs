@@ -184,7 +184,8 @@ fn render_execution(out: &mut String, e: &Execution) {
     }
     let _ = writeln!(
         out,
-        "\n**Run** · started {} · {}\n",
+        "\n**Run #{}** · started {} · {}\n",
+        e.number,
         e.started_at,
         facts.join(" · ")
     );

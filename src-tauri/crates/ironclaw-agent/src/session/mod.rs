@@ -94,6 +94,9 @@ pub(crate) struct Inner {
     pub blocked_hosts: Mutex<network::BlockedHosts>,
     /// What the last run in each interpreter (by language) left altered in it.
     pub altered: Mutex<HashMap<&'static str, Vec<Alteration>>>,
+    /// The conversation's number of each run this session made, by the sandbox's sequence
+    /// number for it, so a finding can name the run that left it.
+    pub run_numbers: Mutex<HashMap<u32, u32>>,
     /// Pending approvals whose run should start in a fresh interpreter.
     pub fresh: Mutex<std::collections::HashSet<ApprovalId>>,
 }
@@ -151,6 +154,7 @@ pub fn start(
         ran_before: ran_before.into(),
         blocked_hosts: Mutex::default(),
         altered: Mutex::default(),
+        run_numbers: Mutex::default(),
         fresh: Mutex::default(),
     });
     tokio::spawn(actor(inner, ops_rx));

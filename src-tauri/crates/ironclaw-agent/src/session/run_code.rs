@@ -185,6 +185,7 @@ async fn execute(
         .map_err(|_| StepError::Failed(format!("unsupported language {}", ticket.language)))?;
     inner.emit(AgentEvent::ExecutionStarted {
         execution_id: execution.id,
+        number: execution.number,
         approval_id: *approval_id,
         language: ticket.language.clone(),
         code: ticket.code.clone(),
@@ -234,7 +235,11 @@ async fn execute(
     let mut precise_ms = 0.0;
     let mut integrity = json!(null);
     if let Ok(r) = &result {
+        if let Ok(mut numbers) = inner.run_numbers.lock() {
+            numbers.insert(r.seq, execution.number);
+        }
         integrity = json!({"fresh_interpreter": fresh, "altered_before": r.altered_before,
+                           "altered_by_runs": runs_named(inner, &r.altered_before),
                            "forged_completions": r.forged_completions});
         remember_alterations(inner, language.as_str(), &r.altered_after);
     }
@@ -243,7 +248,7 @@ async fn execute(
         Ok(r) => {
             precise_ms = r.duration_ms;
             quota_exceeded = r.quota_exceeded.as_ref().map(|q| q.message.clone());
-            let text = result_note(&ticket, &r, inner.config.output_to_model, ran_before);
+            let text = result_note(inner, &ticket, &r, ran_before);
             (outcome_of(&r), text, r.exit_code != 0)
         }
         Err(e) => {
@@ -325,7 +330,8 @@ fn outcome_of(r: &ExecResult) -> ExecutionOutcome {
 
 /// What the model reads after a run. It always starts with the decision, so the model knows
 /// the person already answered and must not ask again.
-fn result_note(ticket: &Ticket, r: &ExecResult, budget: usize, ran_before: bool) -> String {
+fn result_note(inner: &Inner, ticket: &Ticket, r: &ExecResult, ran_before: bool) -> String {
+    let budget = inner.config.output_to_model;
     let mut note = if ticket.user_edited {
         format!(
             "The user edited your code and approved the edited version. This is what ran:\n```{}\n{}\n```\n",
@@ -379,7 +385,7 @@ fn result_note(ticket: &Ticket, r: &ExecResult, budget: usize, ran_before: bool)
     if !r.altered_before.is_empty() {
         note.push_str(&format!(
             "\nNote: this ran in an interpreter that earlier runs had altered ({}).",
-            describe(&r.altered_before)
+            describe(inner, &r.altered_before)
         ));
     }
     if let Some(net) = r.network.as_ref().filter(|n| !n.denied.is_empty()) {
@@ -401,25 +407,47 @@ fn result_note(ticket: &Ticket, r: &ExecResult, budget: usize, ran_before: bool)
     note
 }
 
-fn describe(altered: &[Alteration]) -> String {
+fn describe(inner: &Inner, altered: &[Alteration]) -> String {
     altered
         .iter()
-        .map(|a| a.detail.as_str())
+        .map(|a| attributed(inner, a))
         .collect::<Vec<_>>()
         .join("; ")
 }
 
+/// One finding, naming the run that left it as the person knows it ("run #3 left: …"), or
+/// "an earlier run" when that run is not this session's (the app restarted since).
+fn attributed(inner: &Inner, alteration: &Alteration) -> String {
+    match run_number(inner, alteration.seq) {
+        Some(n) => format!("run #{n} left: {}", alteration.detail),
+        None => format!("an earlier run left: {}", alteration.detail),
+    }
+}
+
+fn run_number(inner: &Inner, seq: u32) -> Option<u32> {
+    inner.run_numbers.lock().ok()?.get(&seq).copied()
+}
+
+/// The conversation's numbers of the runs that left `altered`, in order, for the audit log.
+fn runs_named(inner: &Inner, altered: &[Alteration]) -> Vec<u32> {
+    let mut runs: Vec<u32> = altered
+        .iter()
+        .filter_map(|a| run_number(inner, a.seq))
+        .collect();
+    runs.sort_unstable();
+    runs.dedup();
+    runs
+}
+
 /// What the person reads before approving code for `language`'s interpreter.
 fn altered_notes(inner: &Inner, language: &str) -> Vec<String> {
-    inner
+    let altered = inner
         .altered
         .lock()
         .ok()
         .and_then(|a| a.get(language).cloned())
-        .unwrap_or_default()
-        .iter()
-        .map(|a| a.detail.clone())
-        .collect()
+        .unwrap_or_default();
+    altered.iter().map(|a| attributed(inner, a)).collect()
 }
 
 /// Keeps what the interpreter looks like after a run, and stops policy auto-approval while it
@@ -432,7 +460,7 @@ fn remember_alterations(inner: &Inner, language: &'static str, after: &[Alterati
         if let Ok(mut gate) = inner.gate.lock() {
             gate.taint(format!(
                 "an earlier run left the {language} interpreter altered ({})",
-                describe(after)
+                describe(inner, after)
             ));
         }
     }

@@ -367,7 +367,9 @@ fn render(event: AgentEvent) {
             let _ = out.write_all(inert(&text).as_bytes());
             let _ = out.flush();
         }
-        AgentEvent::ExecutionStarted { language, .. } => eprintln!("\n── running ({language}) ──"),
+        AgentEvent::ExecutionStarted {
+            language, number, ..
+        } => eprintln!("\n── run #{number} ({language}) ──"),
         AgentEvent::ExecutionOutput { stream, text, .. } => match stream {
             OutputStream::Stdout => {
                 let _ = out.write_all(inert(&text).as_bytes());
@@ -563,7 +565,8 @@ fn altered_warning(req: &ApprovalRequest) -> Option<String> {
         return None;
     }
     let mut s = format!(
-        "! Earlier runs left this {} interpreter altered; it can change what the code above does:\n",
+        "! This {} interpreter is not clean; what earlier runs left can change what the code \
+         above does:\n",
         req.language
     );
     for detail in &req.altered_session {

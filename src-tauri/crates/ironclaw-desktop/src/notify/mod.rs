@@ -109,7 +109,7 @@ impl ApprovalNotice {
                 String::new()
             };
             body.push_str(&format!(
-                "\n⚠ an earlier run altered this interpreter: {}{more}",
+                "\n⚠ interpreter not clean: {}{more}",
                 render_visible(first)
             ));
         }
@@ -180,13 +180,14 @@ mod tests {
     fn code_for_an_altered_interpreter_is_reviewed_in_the_window_and_the_body_says_why() {
         let mut n = notice(false);
         n.altered_session = vec![
-            "1 Python thread(s) still running".into(),
-            "signal handlers changed: SIGUSR1".into(),
+            "run #2 left: 1 thread(s) besides the main one still running".into(),
+            "run #3 left: the interpreter now handles signal(s) 10".into(),
         ];
         let keys: Vec<_> = n.actions().iter().map(|a| a.0).collect();
         assert_eq!(keys, ["default", "review", "deny"]);
         assert!(n.body().ends_with(
-            "⚠ an earlier run altered this interpreter: 1 Python thread(s) still running (+1 more)"
+            "⚠ interpreter not clean: run #2 left: 1 thread(s) besides the main one still \
+             running (+1 more)"
         ));
     }
 

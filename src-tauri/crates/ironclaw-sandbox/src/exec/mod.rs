@@ -95,6 +95,9 @@ pub enum ExecEvent {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ExecResult {
     pub session: String,
+    /// This run's number in the supervisor's protocol. What a run leaves altered is reported
+    /// with it ([`crate::protocol::Alteration::seq`]), so a caller can name the run to blame.
+    pub seq: u32,
     pub language: Language,
     pub exit_code: i32,
     pub stdout: String,
@@ -234,7 +237,7 @@ pub(crate) async fn run(
                     if let Some(m) = quota.as_deref_mut().filter(|m| m.stopping()) {
                         // The quota watch killed the container: wait for its verdict.
                         if let Ok(Some(exceeded)) = tokio::time::timeout(QUOTA_VERDICT_WAIT, m.ended()).await {
-                            return Ok(stopped_for_quota(&ctx, request, out, err, began, exceeded, on_event));
+                            return Ok(ExecResult { seq, ..stopped_for_quota(&ctx, request, out, err, began, exceeded, on_event) });
                         }
                     }
                     return Err(Error::ContainerGone {
@@ -257,7 +260,7 @@ pub(crate) async fn run(
             }
             exceeded = watch_ended(quota.as_deref_mut()), if quota.as_ref().is_some_and(|m| m.watching()) => {
                 if let Some(exceeded) = exceeded {
-                    return Ok(stopped_for_quota(&ctx, request, out, err, began, exceeded, on_event));
+                    return Ok(ExecResult { seq, ..stopped_for_quota(&ctx, request, out, err, began, exceeded, on_event) });
                 }
             }
             _ = tick.tick() => {
@@ -297,6 +300,7 @@ pub(crate) async fn run(
     };
     Ok(ExecResult {
         session: ctx.session.to_string(),
+        seq,
         language: request.language,
         exit_code: ended.exit_code,
         truncated: out.truncated() || err.truncated(),
@@ -352,6 +356,8 @@ fn stopped_for_quota(
     on_event(ExecEvent::Stderr(Bytes::from(note.into_bytes())));
     ExecResult {
         session: ctx.session.to_string(),
+        // The caller fills in the run's number.
+        seq: 0,
         language: request.language,
         // What a shell reports for a process killed by SIGKILL.
         exit_code: 137,

@@ -113,7 +113,9 @@ pub(super) fn session_rule(row: &Row<'_>) -> rusqlite::Result<SessionRule> {
 
 pub(super) const EXECUTION_COLUMNS: &str = "id, conversation_id, approval_id, code, language, \
      started_at, ended_at, exit_code, duration_ms, peak_memory_bytes, timed_out, cancelled, \
-     oom_killed, interrupted, stdout_head, stdout_tail, stderr_head, stderr_tail, log_path";
+     oom_killed, interrupted, stdout_head, stdout_tail, stderr_head, stderr_tail, log_path, \
+     (SELECT count(*) FROM executions AS earlier \
+       WHERE earlier.conversation_id = executions.conversation_id AND earlier.seq <= executions.seq)";
 
 pub(super) fn execution(row: &Row<'_>) -> rusqlite::Result<Execution> {
     Ok(Execution {
@@ -140,6 +142,7 @@ pub(super) fn execution(row: &Row<'_>) -> rusqlite::Result<Execution> {
             tail: row.get(17)?,
         },
         log_path: row.get(18)?,
+        number: row.get(19)?,
     })
 }
 

@@ -196,6 +196,11 @@ pub struct Execution {
     pub stdout: OutputExcerpt,
     pub stderr: OutputExcerpt,
     pub log_path: Option<String>,
+    /// The run's place in its conversation, from 1: how a person refers to it ("run #3").
+    /// Derived from the order runs were recorded in, so it never needs storing (and exports
+    /// made before it existed still read).
+    #[serde(default)]
+    pub number: u32,
 }
 
 /// How a run ended, as reported by the sandbox.

@@ -19,6 +19,7 @@ fn markdown_export_shows_messages_code_decisions_and_output() {
         "{md}"
     );
     assert!(md.contains("— looks fine"), "{md}");
+    assert!(md.contains("**Run #1** · started"), "{md}");
     assert!(md.contains("exit code 0 · 42 ms"), "{md}");
     assert!(md.contains("stdout:\n\n```text\n6\n```"), "{md}");
 }

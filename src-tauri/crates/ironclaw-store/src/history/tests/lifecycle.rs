@@ -291,3 +291,28 @@ fn a_runs_recorded_files_come_back_by_run_and_go_with_their_conversation() {
         .record_execution_files(crate::ids::ExecutionId::new(), &plots)
         .is_err());
 }
+
+#[test]
+fn runs_are_numbered_from_one_within_their_conversation() {
+    let (_dir, path, history) = temp_history();
+    let conversation = new_conversation(&history, "numbered");
+    let other = new_conversation(&history, "interleaved");
+    let first = run_code_exchange(&history, conversation, "print(1)", "1");
+    let elsewhere = run_code_exchange(&history, other, "print(2)", "2");
+    let second = run_code_exchange(&history, conversation, "print(3)", "3");
+    assert_eq!((first.number, second.number, elsewhere.number), (1, 2, 1));
+    drop(history);
+
+    // The number is the same however the run is read back.
+    let (history, _) = History::open(&path).unwrap();
+    assert_eq!(history.get_execution(second.id).unwrap().number, 2);
+    let full = history.get_full_conversation(conversation).unwrap();
+    let numbers: Vec<_> = full
+        .messages
+        .iter()
+        .flat_map(|m| &m.tool_calls)
+        .flat_map(|c| &c.approvals)
+        .filter_map(|a| a.execution.as_ref().map(|x| x.number))
+        .collect();
+    assert_eq!(numbers, [1, 2]);
+}
