@@ -256,3 +256,41 @@ async fn code_with_every_kind_of_byte_reaches_bash_exactly() {
     assert!(!aborted.stdout.contains("not-reached"));
     assert!(!aborted.timed_out);
 }
+
+/// A process that attaches afresh (the app restarted) can ask what the interpreters carry
+/// before it runs anything, and asking never starts a sandbox.
+#[tokio::test]
+async fn what_the_interpreters_carry_can_be_asked_without_running_or_starting_anything() {
+    let env = TestEnv::new().await;
+    let name = ironclaw_sandbox::session::SessionName::new("s").expect("name");
+    let nothing = env.sandbox.leftovers(&name).await.expect("ask");
+    assert!(nothing.is_empty(), "{nothing:?}");
+    assert!(
+        env.container_id("s").await.is_none(),
+        "asking must not create a container"
+    );
+
+    let first = py(
+        &env,
+        "s",
+        "import threading, time\nthreading.Thread(target=time.sleep, args=(30,), daemon=True).start()",
+    )
+    .await;
+    ok(&first);
+    assert!(first.altered_after.iter().any(|a| a.kind == "thread"));
+
+    // Another client of the same installation, with no connection yet, as after a restart.
+    let other = env.second_client().await;
+    let carried = other.leftovers(&name).await.expect("ask again");
+    let python = carried.get("python").cloned().unwrap_or_default();
+    assert!(
+        python
+            .iter()
+            .any(|a| a.kind == "thread" && a.seq == first.seq),
+        "{carried:?}"
+    );
+    assert!(
+        carried.get("shell").is_none_or(|s| s.is_empty()),
+        "{carried:?}"
+    );
+}

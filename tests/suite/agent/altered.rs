@@ -183,3 +183,57 @@ async fn chat_names_the_altering_run_and_f_runs_the_next_code_in_a_fresh_interpr
     // `f` restarted the interpreter: the thread is gone when the second run counts.
     assert!(stdout.contains("threads now: 1"), "{stdout}");
 }
+
+/// After IronClaw restarts, the interpreter still carries what a run left in it: the first
+/// approval of the new session says so, and code the policy would run without asking is
+/// asked about instead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_restart_the_first_approval_still_warns_and_nothing_is_auto_approved() {
+    use ironclaw_store::ApprovalPolicy;
+
+    let mut agent = Agent::start(Wire::OpenAi).await;
+    agent.push_all([
+        asks_to_run("call_1", "python", LEAVES_A_THREAD),
+        says("Started it."),
+    ]);
+    agent.send("start a background thread");
+    let first = agent.approval_request().await;
+    agent.approve(&first);
+    agent.turn_done().await;
+    assert!(
+        stdout_of(&agent.seen).contains("thread left, alive: 2"),
+        "{}",
+        agent.dump()
+    );
+
+    // From now on, read-only code runs without asking.
+    agent.set_policy(ApprovalPolicy::AskUnlessSafe);
+    agent
+        .next_event_matching("PolicyChanged", |e| {
+            matches!(e, AgentEvent::PolicyChanged { .. })
+        })
+        .await;
+
+    // IronClaw stops; the sandbox (and the thread in its interpreter) lives on.
+    let Agent {
+        env, conversation, ..
+    } = agent;
+    let mut agent = Agent::resume(env, Wire::OpenAi, conversation).await;
+    agent.push_all([
+        asks_to_run("call_2", "python", "print('read only')"),
+        says("Printed."),
+    ]);
+    agent.send("print something");
+    // Read-only code runs without asking under this policy, unless the interpreter is altered.
+    let req = agent.approval_request().await;
+    assert!(
+        req.altered_session
+            .iter()
+            .any(|a| a.starts_with("an earlier run left: ") && a.contains("thread")),
+        "{:?}",
+        req.altered_session
+    );
+    agent.approve(&req);
+    agent.turn_done().await;
+    assert_eq!(numbers_started(&agent.seen), [2]);
+}

@@ -266,6 +266,11 @@ def wait_exit(pid, timeout):
         time.sleep(0.005)
 
 
+def listed(altered):
+    """A worker's findings, (kind, detail) -> seq, as the host reads them: oldest run first."""
+    return [{"kind": k, "detail": d, "seq": s} for (k, d), s in sorted(altered.items(), key=lambda i: i[1])]
+
+
 def status_to_rc(status):
     if status is None:
         return -1
@@ -662,7 +667,11 @@ class Supervisor:
             if self.current is not None and self.current.seq == seq:
                 self.interrupt("cancel")
         elif op == "ping":
-            event(seq, "pong", running=self.current.seq if self.current else None, confinement=self.confinement)
+            # What each interpreter carries from earlier runs: a host that attaches afresh (the
+            # app restarted) must be able to warn before its first approval, not after the run.
+            altered = {lang: listed(w.altered) if w.alive else [] for lang, w in self.workers.items()}
+            event(seq, "pong", running=self.current.seq if self.current else None,
+                  confinement=self.confinement, altered=altered)
         elif op == "status":
             event(
                 seq,
@@ -855,10 +864,6 @@ class Supervisor:
     def integrity(self, ex, lost):
         """What this run found altered in its interpreter before it began, and after."""
         w = ex.worker
-
-        def listed(altered):
-            return [{"kind": k, "detail": d, "seq": s} for (k, d), s in sorted(altered.items(), key=lambda i: i[1])]
-
         before = listed(ex.altered_before)
         if lost or not w.alive or w.baseline is None:
             return before, []

@@ -65,6 +65,10 @@ pub enum Event {
         /// `None` from a supervisor too old to check; otherwise what is missing (empty: none).
         #[serde(default)]
         confinement: Option<Vec<String>>,
+        /// What each interpreter (by language) carries from earlier runs, as a run's
+        /// `altered_after` would say it.
+        #[serde(default)]
+        altered: Leftovers,
     },
     Status {
         #[serde(default)]
@@ -123,6 +127,9 @@ pub struct Ended {
     #[serde(default)]
     pub note: Option<String>,
 }
+
+/// What each interpreter, by language name, carries from earlier runs.
+pub type Leftovers = std::collections::HashMap<String, Vec<Alteration>>;
 
 /// Something a run left in a persistent interpreter that can change what later code does (a
 /// live thread, a shadowing function, a changed PATH...), found by the supervisor after a run.
@@ -312,7 +319,8 @@ mod tests {
                         seq: 7,
                         event: Event::Pong {
                             running: None,
-                            confinement: None
+                            confinement: None,
+                            altered: Leftovers::new(),
                         }
                     },
                 ],

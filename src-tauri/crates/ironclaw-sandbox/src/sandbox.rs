@@ -24,6 +24,7 @@ use crate::quota;
 use crate::session::{user_mapping, Registry, SessionName, SessionRecord};
 use network_switch::joins_live;
 
+mod leftovers;
 mod network_switch;
 
 /// How long a freshly started supervisor may take to answer its first ping.
@@ -347,6 +348,7 @@ impl Sandbox {
         if needs_start {
             container::start(&self.docker, &id).await?;
         }
+        // What the interpreters carry is reported with each run (`altered_before`).
         conn.ping(STARTUP_TIMEOUT).await?;
         if let Some(attachment) = &egress {
             self.egress.attach(&id, session, attachment).await?;

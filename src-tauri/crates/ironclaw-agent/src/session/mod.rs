@@ -97,6 +97,8 @@ pub(crate) struct Inner {
     /// The conversation's number of each run this session made, by the sandbox's sequence
     /// number for it, so a finding can name the run that left it.
     pub run_numbers: Mutex<HashMap<u32, u32>>,
+    /// Whether the sandbox was asked what its interpreters carry from before this session.
+    pub leftovers_learned: std::sync::atomic::AtomicBool,
     /// Pending approvals whose run should start in a fresh interpreter.
     pub fresh: Mutex<std::collections::HashSet<ApprovalId>>,
 }
@@ -155,6 +157,7 @@ pub fn start(
         blocked_hosts: Mutex::default(),
         altered: Mutex::default(),
         run_numbers: Mutex::default(),
+        leftovers_learned: false.into(),
         fresh: Mutex::default(),
     });
     tokio::spawn(actor(inner, ops_rx));

@@ -62,6 +62,7 @@ pub(super) async fn handle(
         }),
     );
 
+    learn_leftovers(inner).await;
     let verdict = inner
         .gate
         .lock()
@@ -448,6 +449,31 @@ fn altered_notes(inner: &Inner, language: &str) -> Vec<String> {
         .and_then(|a| a.get(language).cloned())
         .unwrap_or_default();
     altered.iter().map(|a| attributed(inner, a)).collect()
+}
+
+/// Once per session, before its first decision: what the sandbox's interpreters already carry
+/// from runs before this session began (the app restarted, or the CLI ran code there), so
+/// that decision is warned and not auto-approved. Nothing is started for it; when the sandbox
+/// cannot be asked, the run's own report (`altered_before`) still says it.
+async fn learn_leftovers(inner: &Inner) {
+    use std::sync::atomic::Ordering;
+    if inner.leftovers_learned.load(Ordering::Acquire) {
+        return;
+    }
+    match inner.deps.sandbox.leftovers(&inner.sandbox_session).await {
+        Ok(leftovers) => {
+            inner.leftovers_learned.store(true, Ordering::Release);
+            for (language, altered) in leftovers {
+                match language.parse::<ironclaw_sandbox::exec::Language>() {
+                    Ok(language) if !altered.is_empty() => {
+                        remember_alterations(inner, language.as_str(), &altered)
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Err(e) => tracing::warn!(error = %e, "could not ask the sandbox what earlier runs left"),
+    }
 }
 
 /// Keeps what the interpreter looks like after a run, and stops policy auto-approval while it

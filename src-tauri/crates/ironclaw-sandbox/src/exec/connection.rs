@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 use tracing::Instrument;
 
 use crate::error::{Error, Result};
-use crate::protocol::{Decoder, Event, Frame, Request};
+use crate::protocol::{Decoder, Event, Frame, Leftovers, Request};
 
 type Routes = Arc<Mutex<HashMap<u32, mpsc::Sender<Frame>>>>;
 
@@ -104,19 +104,25 @@ impl Connection {
         res.map_err(|e| Error::Protocol(format!("cannot write to the sandbox: {e}")))
     }
 
-    /// Round trip to the supervisor: proves it is up and reading our stdin.
-    pub async fn ping(&self, timeout: Duration) -> Result<()> {
+    /// Round trip to the supervisor: proves it is up, reading our stdin and confined, and
+    /// returns what its interpreters carry from earlier runs.
+    pub async fn ping(&self, timeout: Duration) -> Result<Leftovers> {
         let seq = fresh_seq();
         let mut route = self.route(seq);
         self.send(&Request::Ping { seq }).await?;
         let wait = async {
             while let Some(frame) = route.frames.recv().await {
                 if let Frame::Event {
-                    event: Event::Pong { confinement, .. },
+                    event:
+                        Event::Pong {
+                            confinement,
+                            altered,
+                            ..
+                        },
                     ..
                 } = frame
                 {
-                    return Some(confinement);
+                    return Some((confinement, altered));
                 }
             }
             None
@@ -124,11 +130,11 @@ impl Connection {
         match tokio::time::timeout(timeout, wait).await {
             // The supervisor proves the container's seccomp rules at start; a container made
             // without them (by hand, or by an engine that ignored the profile) runs nothing.
-            Ok(Some(Some(problems))) if problems.is_empty() => Ok(()),
-            Ok(Some(Some(problems))) => Err(Error::Confinement {
+            Ok(Some((Some(problems), altered))) if problems.is_empty() => Ok(altered),
+            Ok(Some((Some(problems), _))) => Err(Error::Confinement {
                 problems: problems.join("; "),
             }),
-            Ok(Some(None)) => Err(Error::Confinement {
+            Ok(Some((None, _))) => Err(Error::Confinement {
                 problems: "its supervisor does not check its confinement (an older image)".into(),
             }),
             Ok(None) => Err(Error::Protocol(

@@ -1,0 +1,49 @@
+//! What a session's interpreters carry from earlier runs, asked for before anything runs: a
+//! process that attaches afresh (the app or CLI restarted) must warn about an altered
+//! interpreter at its first approval, not learn it from that run's report.
+
+use tracing::Instrument;
+
+use super::{Sandbox, STARTUP_TIMEOUT};
+use crate::container::{self, State};
+use crate::error::Result;
+use crate::exec::connection::Connection;
+use crate::protocol::Leftovers;
+use crate::session::SessionName;
+
+impl Sandbox {
+    /// Never starts or creates a container: one that is not running, or that the next run
+    /// will replace (another image or confinement), has no earlier runs' state, so the answer
+    /// is empty.
+    pub async fn leftovers(&self, name: &SessionName) -> Result<Leftovers> {
+        let span = tracing::info_span!("sandbox.leftovers", session = %name);
+        async {
+            let Some(found) = container::find(&self.docker, &self.instance, name.as_str()).await?
+            else {
+                return Ok(Leftovers::new());
+            };
+            if found.state != State::Running
+                || found.image_hash != self.image.hash
+                || found.confinement != container::confinement_hash()
+            {
+                return Ok(Leftovers::new());
+            }
+            let slot = self.slot(name).await;
+            let warm = slot.lock().await;
+            match (&warm.container_id, &warm.conn) {
+                (Some(id), Some(conn)) if *id == found.id && !conn.is_closed() => {
+                    conn.ping(STARTUP_TIMEOUT).await
+                }
+                // A connection of our own just for the question; the next run attaches its own.
+                _ => {
+                    Connection::attach(&self.docker, &found.id)
+                        .await?
+                        .ping(STARTUP_TIMEOUT)
+                        .await
+                }
+            }
+        }
+        .instrument(span)
+        .await
+    }
+}
