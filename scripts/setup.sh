@@ -110,7 +110,8 @@ if [ "${IRONCLAW_BUILD:-release}" = none ]; then
   BIN=""
   WITH_IMAGE=0
 elif [ "${IRONCLAW_BUILD:-release}" = debug ]; then
-  quietly cargo-build cargo build --locked -p ironclaw-cli
+  # The bench too: the tests build it anyway, and `ironclaw bench` runs it from beside `ironclaw`.
+  quietly cargo-build cargo build --locked -p ironclaw-cli -p ironclaw-bench
   BIN="$ROOT/target/debug/ironclaw"
 else
   quietly cargo-build cargo build --locked --release -p ironclaw-cli

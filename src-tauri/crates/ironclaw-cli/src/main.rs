@@ -54,8 +54,13 @@ enum Command {
         #[command(subcommand)]
         command: AuditCommand,
     },
-    /// Measure IronClaw against plain `docker exec` / `docker run` on this machine.
-    Bench(commands::bench::BenchArgs),
+    /// Measure IronClaw against plain `docker exec` / `docker run` on this machine (runs
+    /// `ironclaw-bench`; `ironclaw bench --help` lists its options).
+    #[command(disable_help_flag = true)]
+    Bench {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<std::ffi::OsString>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -178,7 +183,7 @@ fn main() -> ExitCode {
             Command::Audit { command } => match command {
                 AuditCommand::Verify => commands::history::audit_verify(),
             },
-            Command::Bench(args) => commands::bench::run(args).await,
+            Command::Bench { args } => commands::bench::run(args),
         }
     });
     match result {

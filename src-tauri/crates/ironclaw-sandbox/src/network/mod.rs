@@ -23,10 +23,14 @@
 
 pub mod allowlist;
 mod attachment;
+/// Measuring the allowlist path against a direct connection (`ironclaw-bench`, tests).
+#[cfg(feature = "lab")]
 pub mod bench;
 mod choice;
 pub mod engine;
 mod http;
+/// A private network with plain servers on it, to measure and test against.
+#[cfg(feature = "lab")]
 pub mod lab;
 mod persist;
 mod proxy;

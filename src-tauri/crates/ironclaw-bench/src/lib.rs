@@ -1,4 +1,6 @@
-//! `ironclaw bench`: IronClaw next to plain Docker on this machine, in one run.
+//! `ironclaw-bench`: IronClaw next to plain Docker on this machine, in one run. A crate of its
+//! own so that what only measuring needs (the scripted model, the lab network) stays out of
+//! the product's binaries.
 //!
 //! 1. Warm round trip of `print(1+1)`: [`Sandbox::exec`] on a warm session vs `docker exec` of
 //!    `python3 -c` on the *same* container (Docker API and docker CLI).
@@ -42,7 +44,6 @@ use ironclaw_sandbox::policy::Policy;
 use ironclaw_sandbox::session::SessionName;
 use ironclaw_sandbox::{container, docker, Paths, Sandbox};
 
-use crate::progress::Printer;
 use baseline::DockerCli;
 use machine::Machine;
 use report::{Report, Row, Section, Settings};
@@ -154,9 +155,11 @@ impl Plan {
 pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let plan = Plan::from_args(&args);
     let engine = docker::connect().await?;
-    let mut printer = Printer::new(true);
     let spec = image::ensure(&engine.docker, &BuildOptions::default(), &mut |p| {
-        printer.show(p)
+        // Building the image takes minutes: say what is happening, not every log line.
+        if let image::Progress::Phase { name, message } = p {
+            eprintln!("[{name}] {message}");
+        }
     })
     .await?;
     let cli = if args.no_cli {
@@ -692,7 +695,7 @@ fn notes(
     let mut notes = Vec::new();
     if cfg!(debug_assertions) {
         notes.push(
-            "Debug build: these numbers say little. Build with `cargo build --release -p ironclaw-cli`."
+            "Debug build: these numbers say little. Build with `cargo build --release -p ironclaw-cli -p ironclaw-bench`."
                 .to_string(),
         );
     }
