@@ -9,6 +9,7 @@ mod flow;
 mod host_reader;
 mod host_reader_race;
 mod notifications;
+mod quit;
 mod shell_config;
 mod workspace;
 

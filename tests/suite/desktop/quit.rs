@@ -1,0 +1,163 @@
+//! Quitting the app stops the sandboxes it started, and only those: a session the CLI runs on
+//! the same data folder — under its own name, or under a conversation's name the app never
+//! opened — keeps running. What a run wrote stays in the workspace for the next start.
+
+use ironclaw_agent::approval::Decision;
+use ironclaw_agent::protocol::AgentEvent;
+use ironclaw_sandbox::container::{self, State};
+use ironclaw_store::ConversationId;
+use ironclaw_tests::agent::{asks_to_run, says};
+use ironclaw_tests::{ok, py, TestEnv};
+use pretty_assertions::assert_eq;
+
+use super::App;
+
+/// One approved run in `id`, so its sandbox container exists and runs.
+async fn run_approved(app: &mut App, id: ConversationId, code: &str) -> String {
+    app.conversation = id;
+    app.open().await;
+    app.push_all([asks_to_run("c1", "python", code), says("Done.")]);
+    app.send("run it").await;
+    let req = app.approval_request().await;
+    app.desktop
+        .decide(
+            id,
+            req.approval_id,
+            &req.code_hash.to_hex(),
+            Decision::ApproveOnce,
+            false,
+        )
+        .await
+        .expect("decide");
+    app.turn_end().await;
+    let out = app.stdout();
+    app.seen.clear();
+    out
+}
+
+/// Session name → state, for every session container of this data folder.
+async fn states(env: &TestEnv) -> Vec<(String, State)> {
+    let mut all: Vec<(String, State)> = container::list(env.docker(), &env.instance)
+        .await
+        .expect("list containers")
+        .into_iter()
+        .map(|c| (c.session, c.state))
+        .collect();
+    all.sort_by(|a, b| a.0.cmp(&b.0));
+    all
+}
+
+fn state_of(all: &[(String, State)], session: &str) -> Option<State> {
+    all.iter()
+        .find(|(s, _)| s == session)
+        .map(|(_, st)| st.clone())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quitting_stops_the_sandboxes_the_app_started_and_leaves_the_others_running() {
+    let mut app = App::start().await;
+    let first = app.conversation;
+    let second = app.desktop.create_conversation().expect("create").id;
+    // A conversation the app lists but never opened: the CLI chats in it.
+    let cli_chat = app.desktop.create_conversation().expect("create").id;
+
+    let wrote = run_approved(
+        &mut app,
+        first,
+        "open('/workspace/kept.txt', 'w').write('still here'); print('one')",
+    )
+    .await;
+    assert_eq!(wrote.trim(), "one");
+    assert_eq!(
+        run_approved(&mut app, second, "print('two')").await.trim(),
+        "two"
+    );
+    // Other processes' sessions on the same data folder (same instance label).
+    assert_eq!(
+        ok(&py(&app.env, "cli-job", "print('cli')").await).trim(),
+        "cli"
+    );
+    assert_eq!(
+        ok(&py(&app.env, &cli_chat.to_string(), "print('cli chat')").await).trim(),
+        "cli chat"
+    );
+
+    let before = states(&app.env).await;
+    let (first_s, second_s, cli_chat_s) =
+        (first.to_string(), second.to_string(), cli_chat.to_string());
+    for s in [&first_s, &second_s, "cli-job", &cli_chat_s] {
+        assert_eq!(
+            state_of(&before, s),
+            Some(State::Running),
+            "{s} runs before quitting: {before:?}"
+        );
+    }
+    assert_eq!(
+        app.desktop.running_sandboxes().await.expect("count"),
+        2,
+        "Settings counts the app's two, not the CLI's: {before:?}"
+    );
+
+    let report = app.desktop.shutdown().await;
+
+    let mut expected = vec![first_s.clone(), second_s.clone()];
+    expected.sort();
+    assert_eq!(report.stopped, expected, "{report:?}");
+    assert!(report.failed.is_empty(), "{report:?}");
+    assert!(!report.relay_removed, "no relay was running: {report:?}");
+    let after = states(&app.env).await;
+    assert_eq!(
+        state_of(&after, &first_s),
+        Some(State::Stopped),
+        "{after:?}"
+    );
+    assert_eq!(
+        state_of(&after, &second_s),
+        Some(State::Stopped),
+        "{after:?}"
+    );
+    assert_eq!(
+        state_of(&after, "cli-job"),
+        Some(State::Running),
+        "a CLI session is not the app's to stop: {after:?}"
+    );
+    assert_eq!(
+        state_of(&after, &cli_chat_s),
+        Some(State::Running),
+        "a conversation's sandbox the app never started is not the app's to stop: {after:?}"
+    );
+
+    // Started again: the interpreter is new, the workspace is what the last run left.
+    app.restart().await;
+    assert_eq!(app.desktop.running_sandboxes().await.expect("count"), 0);
+    let reread = run_approved(&mut app, first, "print(open('/workspace/kept.txt').read())").await;
+    assert_eq!(reread.trim(), "still here");
+    let again = states(&app.env).await;
+    assert_eq!(
+        state_of(&again, &first_s),
+        Some(State::Running),
+        "{again:?}"
+    );
+    assert_eq!(app.desktop.running_sandboxes().await.expect("count"), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quitting_before_any_run_touches_no_container() {
+    let mut app = App::start().await;
+    // A session the app started that never ran code has no container to stop.
+    app.open().await;
+    app.push_all([says("Hello.")]);
+    app.send("hi").await;
+    app.next_event("the reply", |e| matches!(e, AgentEvent::TurnEnded { .. }))
+        .await;
+    assert_eq!(ok(&py(&app.env, "cli-job", "print(1)").await).trim(), "1");
+
+    let report = app.desktop.shutdown().await;
+
+    assert!(
+        report.stopped.is_empty() && report.failed.is_empty(),
+        "{report:?}"
+    );
+    let after = states(&app.env).await;
+    assert_eq!(after, vec![("cli-job".to_string(), State::Running)]);
+}
