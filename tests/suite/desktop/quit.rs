@@ -161,3 +161,81 @@ async fn quitting_before_any_run_touches_no_container() {
     let after = states(&app.env).await;
     assert_eq!(after, vec![("cli-job".to_string(), State::Running)]);
 }
+
+/// Whether the egress relay of this data folder runs (`ironclaw.role=egress-relay`).
+async fn relay_running(env: &TestEnv) -> bool {
+    use bollard::query_parameters::ListContainersOptionsBuilder;
+    let filters = std::collections::HashMap::from([(
+        "label".to_string(),
+        vec![
+            format!("ironclaw.instance={}", env.instance),
+            "ironclaw.role=egress-relay".to_string(),
+        ],
+    )]);
+    let found = env
+        .docker()
+        .list_containers(Some(
+            ListContainersOptionsBuilder::default()
+                .all(false)
+                .filters(&filters)
+                .build(),
+        ))
+        .await
+        .expect("list the relay");
+    !found.is_empty()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quitting_removes_the_egress_relay_only_once_no_sandbox_needs_it() {
+    // Every sandbox in allowlist mode, so each one uses the data folder's relay.
+    let env = TestEnv::with_policy(
+        "network:\n  allowlist:\n    - example.invalid:443\nprofiles:\n  standard: { network: allowlist }\n",
+    )
+    .await;
+    let mut app = App::start_in(env, std::sync::Arc::new(ironclaw_desktop::notify::Silent)).await;
+    let id = app.conversation;
+    assert_eq!(
+        run_approved(&mut app, id, "print('app')").await.trim(),
+        "app"
+    );
+    assert_eq!(
+        ok(&py(&app.env, "cli-job", "print('cli')").await).trim(),
+        "cli"
+    );
+    assert!(relay_running(&app.env).await, "the relay serves both");
+
+    let report = app.desktop.shutdown().await;
+    assert_eq!(report.stopped, vec![id.to_string()], "{report:?}");
+    assert!(!report.relay_removed, "{report:?}");
+    assert!(
+        relay_running(&app.env).await,
+        "the CLI's sandbox still runs, so its relay stays"
+    );
+
+    // The CLI's session ends; the app runs once more and quits: nothing needs the relay now.
+    app.env
+        .sandbox
+        .stop(&ironclaw_tests::name("cli-job"))
+        .await
+        .expect("stop the CLI's sandbox");
+    app.restart().await;
+    assert_eq!(
+        run_approved(&mut app, id, "print('again')").await.trim(),
+        "again"
+    );
+    assert!(relay_running(&app.env).await);
+    let report = app.desktop.shutdown().await;
+    assert_eq!(report.stopped, vec![id.to_string()], "{report:?}");
+    assert!(report.relay_removed, "{report:?}");
+    assert!(
+        !relay_running(&app.env).await,
+        "nothing runs, so the relay is gone"
+    );
+    assert!(
+        states(&app.env)
+            .await
+            .iter()
+            .all(|(_, state)| *state != State::Running),
+        "no sandbox of this data folder runs"
+    );
+}
