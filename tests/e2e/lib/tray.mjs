@@ -1,18 +1,21 @@
 // A real StatusNotifier host on the test's session bus, and the D-Bus calls a tray host makes:
 // which items are registered (org.kde.StatusNotifierWatcher), an item's properties
 // (org.kde.StatusNotifierItem), its menu's layout and a click on one of its entries
-// (com.canonical.dbusmenu). The host is `gtk-sni-tray-standalone --watcher` (Debian's
-// haskell-gtk-sni-tray-utils): it owns the watcher and draws every item in a bar on the
-// virtual display, so the icon can be seen in a screenshot too.
+// (com.canonical.dbusmenu). The watcher is `status-notifier-watcher` (Debian's
+// haskell-status-notifier-item-utils); the host is `gtk-sni-tray-standalone`
+// (haskell-gtk-sni-tray-utils), which draws every item in a bar on the virtual display, so the
+// icon and its menu can be seen in a screenshot and clicked with xdotool.
 
 import { spawn, execFile } from "node:child_process";
 import { once } from "node:events";
+import * as fs from "node:fs";
 import { promisify } from "node:util";
 
 import { sleep } from "./webdriver.mjs";
 
 const run = promisify(execFile);
 export const TRAY_HOST = "gtk-sni-tray-standalone";
+const WATCHER_BIN = "status-notifier-watcher";
 const WATCHER = "org.kde.StatusNotifierWatcher";
 
 /** `gdbus call --session …`; returns its stdout (GVariant text). */
@@ -32,32 +35,47 @@ async function nameHasOwner(name) {
   }
 }
 
-/** Starts the tray host (and its watcher) for this test; stopped in `t.after`. */
-export async function startTrayHost(t, logFile) {
-  if (await nameHasOwner(WATCHER)) throw new Error(`${WATCHER} is already owned on this bus: another tray host runs`);
-  const child = spawn(TRAY_HOST, ["--watcher", "--top", "--end", "--size", "40", "--color", "#2b2f36"], {
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-  });
-  let output = "";
-  let failed = null;
-  child.on("error", (e) => (failed = e));
-  child.stdout.on("data", (d) => (output += d));
-  child.stderr.on("data", (d) => (output += d));
+/** Spawns `command` in its own process group, ended in `t.after` (its output to `logFile`). */
+function spawnForTest(t, command, args, logFile) {
+  const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"], detached: true });
+  const state = { output: "", failed: null };
+  child.on("error", (e) => (state.failed = e));
+  child.stdout.on("data", (d) => (state.output += d));
+  child.stderr.on("data", (d) => (state.output += d));
   t.after(async () => {
     if (child.pid && child.exitCode === null && child.signalCode === null) {
       process.kill(-child.pid, "SIGTERM");
       await Promise.race([once(child, "exit"), sleep(3000)]);
     }
-    if (logFile) (await import("node:fs")).writeFileSync(logFile, output);
+    if (logFile) fs.writeFileSync(logFile, state.output);
   });
+  return { child, state };
+}
+
+/** Waits (bounded) until `probe` holds; fails naming `what` and the process's output. */
+async function until(what, { child, state }, probe) {
   for (let i = 0; i < 100; i++) {
-    if (failed) throw new Error(`cannot start ${TRAY_HOST} (${failed.message}): run scripts/setup.sh, which installs it`);
-    if (await nameHasOwner(WATCHER)) return child;
+    if (state.failed) throw new Error(`cannot start ${what} (${state.failed.message}): run scripts/setup.sh, which installs it`);
+    if (await probe()) return;
     if (child.exitCode !== null) break;
     await sleep(100);
   }
-  throw new Error(`${TRAY_HOST} did not own ${WATCHER}: ${output}`);
+  throw new Error(`${what} did not come up: ${state.output}`);
+}
+
+/** Starts the watcher, then the tray host, for this test; both stopped in `t.after`. The
+ *  watcher runs on its own (not the host's `--watcher`), and is answering before the host
+ *  starts: the host's built-in one can race its own start-up and exit. */
+export async function startTrayHost(t, logFile) {
+  if (await nameHasOwner(WATCHER)) throw new Error(`${WATCHER} is already owned on this bus: another tray host runs`);
+  const watcher = spawnForTest(t, WATCHER_BIN, [], logFile && `${logFile}.watcher`);
+  await until(WATCHER_BIN, watcher, async () => (await registeredItems().then(() => true, () => false)));
+  const host = spawnForTest(t, TRAY_HOST, ["--top", "--end", "--size", "40", "--color", "#2b2f36"], logFile);
+  await until(TRAY_HOST, host, async () => {
+    const out = await gdbusCall(WATCHER, "/StatusNotifierWatcher", "org.freedesktop.DBus.Properties.Get", WATCHER, "IsStatusNotifierHostRegistered").catch(() => "");
+    return out.includes("true");
+  });
+  return host.child;
 }
 
 /** The watcher's RegisteredStatusNotifierItems: bus names, or `busname/object/path`. */
