@@ -98,7 +98,13 @@ async fn quitting_stops_the_sandboxes_the_app_started_and_leaves_the_others_runn
         "Settings counts the app's two, not the CLI's: {before:?}"
     );
 
+    let began = std::time::Instant::now();
     let report = app.desktop.shutdown().await;
+    eprintln!(
+        "shutdown stopped {} sandboxes in {:?}",
+        report.stopped.len(),
+        began.elapsed()
+    );
 
     let mut expected = vec![first_s.clone(), second_s.clone()];
     expected.sort();
@@ -237,5 +243,48 @@ async fn quitting_removes_the_egress_relay_only_once_no_sandbox_needs_it() {
             .iter()
             .all(|(_, state)| *state != State::Running),
         "no sandbox of this data folder runs"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quitting_mid_run_stops_the_busy_sandbox_too() {
+    let mut app = App::start().await;
+    let id = app.conversation;
+    app.open().await;
+    // Ignores SIGTERM and sleeps: only the stop's kill ends it.
+    let code = "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nprint('started', flush=True)\ntime.sleep(600)";
+    app.push_all([asks_to_run("c1", "python", code), says("Done.")]);
+    app.send("sleep a long time").await;
+    let req = app.approval_request().await;
+    app.desktop
+        .decide(
+            id,
+            req.approval_id,
+            &req.code_hash.to_hex(),
+            Decision::ApproveOnce,
+            false,
+        )
+        .await
+        .expect("decide");
+    app.next_event(
+        "the run's first output",
+        |e| matches!(e, AgentEvent::ExecutionOutput { text, .. } if text.contains("started")),
+    )
+    .await;
+    assert_eq!(
+        state_of(&states(&app.env).await, &id.to_string()),
+        Some(State::Running)
+    );
+
+    let began = std::time::Instant::now();
+    let report = app.desktop.shutdown().await;
+    eprintln!("shutdown mid-run took {:?}", began.elapsed());
+
+    assert_eq!(report.stopped, vec![id.to_string()], "{report:?}");
+    let after = states(&app.env).await;
+    assert_eq!(
+        state_of(&after, &id.to_string()),
+        Some(State::Stopped),
+        "{after:?}"
     );
 }
