@@ -426,24 +426,6 @@ impl Desktop {
         self.core.pending.count()
     }
 
-    /// The tray icon was clicked: the window comes forward on the oldest approval still
-    /// waiting (a `focus-approval` event), or just comes forward when none waits. Returns the
-    /// approval it asked the window to show.
-    pub fn focus_oldest_pending(&self) -> Option<PendingApproval> {
-        let oldest = self.core.pending.all().into_iter().next();
-        if let Some(p) = &oldest {
-            self.core
-                .sink
-                .app_event(&crate::sink::AppEvent::FocusApproval(
-                    crate::sink::FocusApprovalEvent {
-                        conversation_id: p.conversation_id,
-                        approval_id: p.request.approval_id,
-                    },
-                ));
-        }
-        oldest
-    }
-
     /// The window's focus (minimised counts as unfocused): notifications are only sent while
     /// it is in the background, and approvals already waiting when it goes there are notified
     /// then, once each.
