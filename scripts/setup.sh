@@ -19,6 +19,10 @@ PACKAGES=(docker.io debootstrap ca-certificates gcc libc6-dev pkg-config passwd 
 PACKAGES+=(libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libayatana-appindicator3-dev libssl-dev
   libxdo-dev build-essential file xvfb xauth imagemagick xdotool x11-utils fonts-dejavu-core
   webkit2gtk-driver dbus xdg-utils rpm)
+# The tray in the end-to-end suite: a real StatusNotifier watcher and a host that draws on Xvfb
+# (status-notifier-watcher, gtk-sni-tray-standalone), gdbus to read and click the item over D-Bus, and a small window
+# manager with wmctrl so closing the window goes the way a desktop sends it.
+PACKAGES+=(haskell-status-notifier-item-utils haskell-gtk-sni-tray-utils libglib2.0-bin jwm wmctrl)
 # Node 18+ builds the front end. Debian's nodejs/npm only when there is none (or an older one):
 # a Node from elsewhere ships its own npm, which Debian's npm package would conflict with.
 node_major() { node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }

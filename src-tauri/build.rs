@@ -29,6 +29,7 @@ const COMMANDS: &[&str] = &[
     "open_workspace_folder",
     "open_external",
     "pending_approvals",
+    "running_sandboxes",
     "app_ready",
 ];
 

@@ -273,6 +273,12 @@ pub fn pending_approvals(desktop: State<'_, Desktop>) -> Vec<PendingApproval> {
     desktop.pending_approvals()
 }
 
+/// Settings' "Sandboxes running now: N (stopped when you quit)".
+#[tauri::command]
+pub async fn running_sandboxes(desktop: State<'_, Desktop>) -> Res<u32> {
+    desktop.running_sandboxes().await.map_err(msg)
+}
+
 /// The front end's first screen is interactive: log (and, for the startup benchmark, print)
 /// how long that took from process start.
 #[tauri::command]

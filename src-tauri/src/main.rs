@@ -6,13 +6,15 @@
 
 mod bridge;
 mod commands;
+mod quit;
 mod tray;
+mod tray_badge;
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use ironclaw_desktop::{Desktop, DesktopOptions};
-use tauri::{Manager, RunEvent, WindowEvent};
+use tauri::{Manager, WindowEvent};
 
 /// When the process started, for the startup measurement `app_ready` reports.
 pub struct Started(pub Instant);
@@ -36,6 +38,7 @@ fn run(started: Instant) -> Result<(), Box<dyn std::error::Error>> {
     tauri::Builder::default()
         .plugin(tauri_plugin_opener::init())
         .manage(Started(started))
+        .manage(quit::Quitting::default())
         .setup(|app| {
             let sink = Arc::new(bridge::TauriSink::new(app.handle().clone()));
             let options = DesktopOptions::from_env()?;
@@ -90,17 +93,10 @@ fn run(started: Instant) -> Result<(), Box<dyn std::error::Error>> {
             commands::open_workspace_folder,
             commands::open_external,
             commands::pending_approvals,
+            commands::running_sandboxes,
             commands::app_ready,
         ])
         .build(tauri::generate_context!())?
-        .run(|app, event| {
-            // Quit (tray, last window closed, signal): no notification may outlive the app
-            // that could answer it, and sessions end cleanly.
-            if let RunEvent::Exit = event {
-                if let Some(desktop) = app.try_state::<Desktop>() {
-                    tauri::async_runtime::block_on(desktop.close());
-                }
-            }
-        });
+        .run(quit::on_run_event);
     Ok(())
 }

@@ -9,7 +9,9 @@ mod flow;
 mod host_reader;
 mod host_reader_race;
 mod notifications;
+mod quit;
 mod shell_config;
+mod tray;
 mod workspace;
 
 use std::sync::Arc;
@@ -53,7 +55,11 @@ impl App {
     }
 
     pub async fn start_with(notifier: Arc<dyn Notifier>) -> Self {
-        let env = TestEnv::new().await;
+        Self::start_in(TestEnv::new().await, notifier).await
+    }
+
+    /// On an installation made beforehand (a policy of its own, say).
+    pub async fn start_in(env: TestEnv, notifier: Arc<dyn Notifier>) -> Self {
         let (server, base) = ScriptedServer::start()
             .await
             .expect("start the scripted LLM server");

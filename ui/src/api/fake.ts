@@ -515,6 +515,14 @@ export class FakeBackend implements Api {
     return out;
   }
 
+  /** What `runningSandboxes` answers (tests set it). */
+  sandboxesRunning = 0;
+
+  async runningSandboxes(): Promise<number> {
+    this.log("runningSandboxes");
+    return this.sandboxesRunning;
+  }
+
   async appReady(): Promise<void> {
     this.log("appReady");
   }

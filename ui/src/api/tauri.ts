@@ -73,6 +73,7 @@ export const tauriApi: Api = {
   openWorkspaceFolder: (id) => invoke<FolderOpening>("open_workspace_folder", { id }),
   openExternal: (url) => invoke<void>("open_external", { url }),
   pendingApprovals: () => invoke<PendingApproval[]>("pending_approvals"),
+  runningSandboxes: () => invoke<number>("running_sandboxes"),
   appReady: () => invoke<void>("app_ready"),
 
   onPendingApprovals: (fn) => sub<PendingApprovalsEvent>(APP_EVENTS.pendingApprovals, fn),

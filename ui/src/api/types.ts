@@ -62,6 +62,8 @@ export interface Api {
   openWorkspaceFolder(id: string): Promise<FolderOpening>;
   openExternal(url: string): Promise<void>;
   pendingApprovals(): Promise<PendingApproval[]>;
+  /** How many of the app's sandbox containers run now (all are stopped when the app quits). */
+  runningSandboxes(): Promise<number>;
   appReady(): Promise<void>;
 
   onPendingApprovals(fn: (e: PendingApprovalsEvent) => void): Promise<Unlisten>;

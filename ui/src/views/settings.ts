@@ -44,6 +44,14 @@ export async function openSettings(api: Api, conversationId: string | null, acti
   profile.addEventListener("change", showLimits);
   showLimits();
 
+  // Quitting stops them (see src-tauri/src/quit.rs): said here so it is never a surprise.
+  // Filled in when Docker answers; Settings does not wait for it.
+  const sandboxes = h("p", { className: "field-hint", testid: "settings-sandboxes-running" });
+  api.runningSandboxes().then(
+    (n) => (sandboxes.textContent = `Sandboxes running now: ${n} (stopped when you quit)`),
+    () => (sandboxes.textContent = "Sandboxes running now: unknown (Docker did not answer); all are stopped when you quit"),
+  );
+
   const policy = h("select", { testid: "settings-policy", className: "input" });
   for (const p of POLICIES) policy.append(h("option", { value: p.value }, p.label));
   policy.value = settings.defaultPolicy;
@@ -112,7 +120,7 @@ export async function openSettings(api: Api, conversationId: string | null, acti
       { className: "screen-card" },
       h("header", { className: "screen-head" }, h("h1", {}, "Settings"), h("span", { className: "spacer" }), doctor),
       h("section", {}, h("h2", {}, "Model"), provider.el),
-      h("section", {}, h("h2", {}, "Sandbox"), field("Profile", profile), limits),
+      h("section", {}, h("h2", {}, "Sandbox"), field("Profile", profile), limits, sandboxes),
       h("section", {}, h("h2", {}, "Approvals"), field("Policy for new conversations and this one", policy), h("label", { className: "check-line" }, notify, " Desktop notifications for approvals and long runs while IronClaw is in the background"), h("h3", {}, "Always-allow rules"), ruleList),
       status,
       h("footer", { className: "row-end" }, close, save),

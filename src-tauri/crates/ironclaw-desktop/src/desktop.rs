@@ -68,6 +68,9 @@ pub(crate) struct Core {
     pub subscribers: Mutex<HashMap<ConversationId, Subscriber>>,
     pub pending: Pending,
     pub busy: Mutex<HashSet<ConversationId>>,
+    /// Conversations whose session this process started: their sandboxes are the app's to
+    /// stop on quit (see [`crate::sandboxes`]).
+    pub started: Mutex<HashSet<ConversationId>>,
     /// The runtime sessions run on, for work started from the UI thread (focus changes).
     pub runtime: std::sync::OnceLock<tokio::runtime::Handle>,
     focused: AtomicBool,
@@ -89,7 +92,7 @@ impl Core {
 /// Cheap to clone; every clone is the same app.
 #[derive(Clone)]
 pub struct Desktop {
-    core: Arc<Core>,
+    pub(crate) core: Arc<Core>,
 }
 
 impl Desktop {
@@ -123,6 +126,7 @@ impl Desktop {
                 subscribers: Mutex::default(),
                 pending: Pending::default(),
                 busy: Mutex::default(),
+                started: Mutex::default(),
                 runtime: std::sync::OnceLock::new(),
                 // Until the window says otherwise; it reports focus changes as they happen.
                 focused: AtomicBool::new(true),

@@ -5,6 +5,7 @@
 //! - [`desktop`]: the service object and its commands.
 //! - [`sessions`]: live agent sessions and the pump over their events (pending approvals,
 //!   notifications, changed files).
+//! - [`sandboxes`]: the app's own sandbox containers, stopped when it quits.
 //! - [`notify`]: native notifications whose actions go through the approval gate.
 //! - [`workspace`]: listing, inline images and log pages, all confined to the workspace.
 //! - [`types`], [`doctor`], [`sink`]: what crosses to the web UI (TypeScript in
@@ -20,6 +21,7 @@ pub mod notify;
 pub mod pending;
 pub mod profiles;
 mod run_images;
+pub mod sandboxes;
 pub mod sessions;
 pub mod settings;
 pub mod sink;

@@ -129,3 +129,23 @@ impl Pending {
         }
     }
 }
+
+impl crate::Desktop {
+    /// The tray icon was clicked: the window comes forward on the oldest approval still
+    /// waiting (a `focus-approval` event), or just comes forward when none waits. Returns the
+    /// approval it asked the window to show.
+    pub fn focus_oldest_pending(&self) -> Option<PendingApproval> {
+        let oldest = self.core.pending.all().into_iter().next();
+        if let Some(p) = &oldest {
+            self.core
+                .sink
+                .app_event(&crate::sink::AppEvent::FocusApproval(
+                    crate::sink::FocusApprovalEvent {
+                        conversation_id: p.conversation_id,
+                        approval_id: p.request.approval_id,
+                    },
+                ));
+        }
+        oldest
+    }
+}

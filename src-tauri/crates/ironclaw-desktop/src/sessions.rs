@@ -87,6 +87,7 @@ impl Core {
         let _ = self.runtime.set(tokio::runtime::Handle::current());
         let (handle, events) = ironclaw_agent::start(deps, id, config)?;
         sessions.insert(id, handle.clone());
+        self.started_session(id);
         tokio::spawn(pump(self.clone(), id, events));
         Ok(handle)
     }

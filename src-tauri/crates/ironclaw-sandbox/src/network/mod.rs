@@ -394,6 +394,26 @@ impl Egress {
         Ok(())
     }
 
+    /// Removes the relay when no session container of this instance is running any more (an
+    /// app quitting after stopping its own sandboxes); one still running — a CLI session's, say
+    /// — keeps it. Networks stay, so a stopped sandbox starts again as it was; the next session
+    /// that needs the relay makes it again. Returns whether it was removed.
+    pub async fn stop_relay_if_unused(&self) -> Result<bool> {
+        let mut run = self.run.lock().await;
+        let running = crate::container::list(&self.docker, &self.instance)
+            .await?
+            .into_iter()
+            .any(|c| c.state == crate::container::State::Running);
+        if running || relay::find(&self.docker, &self.instance).await?.is_none() {
+            return Ok(false);
+        }
+        run.proxy = None;
+        run.users.clear();
+        relay::remove(&self.docker, &self.instance).await?;
+        tracing::info!(instance = %self.instance, "network: no sandbox left running, egress relay removed");
+        Ok(true)
+    }
+
     /// Stops the proxy and removes relay and networks (containers on them must be gone).
     pub async fn teardown(&self) -> Result<()> {
         let mut run = self.run.lock().await;
