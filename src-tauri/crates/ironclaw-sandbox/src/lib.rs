@@ -7,6 +7,9 @@
 //!
 //! This crate has no GUI dependency: the CLI and the desktop app are both thin consumers.
 
+/// Allowlist rules and hosts: what both the policy (which hosts a profile allows) and the network
+/// (which requests pass) speak, kept apart so neither depends on the other.
+pub mod allowlist;
 pub mod container;
 pub mod docker;
 pub mod error;

@@ -6,7 +6,7 @@
 //! never has to find where one request body ends and the next request begins, and the
 //! destination of a connection is decided exactly once, here.
 
-use super::allowlist::Host;
+use crate::allowlist::Host;
 
 /// Request heads larger than this are refused; real clients send a few hundred bytes.
 pub const MAX_HEAD: usize = 64 * 1024;

@@ -21,7 +21,6 @@
 //! for the first session that needs them, stops proxy and relay after the last, keeps the live
 //! allowlist, and hands out per-execution [`NetworkActivity`] and [`NetworkEvent`]s.
 
-pub mod allowlist;
 mod attachment;
 /// Measuring the allowlist path against a direct connection (`ironclaw-bench`, tests).
 #[cfg(feature = "lab")]
@@ -50,12 +49,12 @@ use tokio::net::UnixListener;
 use tokio::sync::broadcast;
 use tracing::Instrument;
 
+pub use crate::allowlist::{Host, HostPattern, PortSpec, Rule};
 use crate::container::UserMapping;
 use crate::error::{Error, Result};
 use crate::image::ImageSpec;
 use crate::paths::Paths;
 use crate::policy::{NetworkMode, NetworkPolicy};
-pub use allowlist::{Host, HostPattern, PortSpec, Rule};
 pub use attachment::Attachment;
 pub use choice::NetworkChoice;
 pub use state::{AllowScope, NetworkActivity, NetworkEvent, Resolver};

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::allowlist::Rule;
+use crate::allowlist::Rule;
 use crate::error::{Error, Result};
 use crate::paths::Paths;
 

@@ -17,10 +17,10 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt, Interest};
 use tokio::net::{TcpStream, UnixListener, UnixStream};
 use tracing::Instrument;
 
-use super::allowlist::Host;
 use super::engine::is_sandbox_address;
 use super::http::{self, Request};
 use super::state::State;
+use crate::allowlist::Host;
 
 /// Where the proxy learns which session owns a sandbox address it has not seen yet.
 pub(crate) trait PeerLookup: Send + Sync + 'static {

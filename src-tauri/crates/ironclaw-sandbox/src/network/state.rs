@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use tokio::sync::broadcast;
 
-use super::allowlist::{is_public, Host, HostPattern, Rule};
+use crate::allowlist::{is_public, Host, HostPattern, Rule};
 
 /// Hosts one execution reached and was refused, as `host:port`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]

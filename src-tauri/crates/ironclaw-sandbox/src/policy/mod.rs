@@ -24,8 +24,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_yaml_ng::Value;
 
+use crate::allowlist::Rule;
 use crate::error::{Error, Result};
-use crate::network::Rule;
 use crate::paths::Paths;
 use network::RawNetwork;
 

@@ -4,8 +4,8 @@ use serde::Deserialize;
 
 use super::source::Origins;
 use super::NetworkPolicy;
+use crate::allowlist::Rule;
 use crate::error::Result;
-use crate::network::Rule;
 
 #[derive(Deserialize, Default)]
 #[serde(
