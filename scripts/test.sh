@@ -17,8 +17,12 @@ quietly typecheck npm run typecheck
 quietly vitest npm test
 quietly ui-build npm run build
 quietly clippy cargo clippy --locked --workspace --all-targets "${APP_FEATURES[@]}" -- -D warnings
+# Every binary the tests start, in one build with the workspace's features: the scripted model
+# server (`ironclaw-llm/testing` is on for the workspace) and the CLI, which the suite is told
+# about so that no test process runs a cargo build of its own (one with the CLI's narrower
+# features, which would rebuild half the workspace while other tests wait on cargo's lock).
 quietly build cargo build --locked --workspace --bins "${APP_FEATURES[@]}"
-quietly mock-llm cargo build --locked -p ironclaw-llm --features testing --bin ironclaw-mock-llm
+export IRONCLAW_BIN="$ROOT/target/debug/ironclaw"
 python3 -m py_compile src-tauri/crates/ironclaw-sandbox/image/*.py
 quietly bindings bash scripts/check-bindings.sh
 

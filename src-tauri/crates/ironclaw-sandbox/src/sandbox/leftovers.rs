@@ -2,14 +2,20 @@
 //! process that attaches afresh (the app or CLI restarted) must warn about an altered
 //! interpreter at its first approval, not learn it from that run's report.
 
+use std::time::Duration;
+
 use tracing::Instrument;
 
-use super::{Sandbox, STARTUP_TIMEOUT};
+use super::Sandbox;
 use crate::container::{self, State};
 use crate::error::Result;
 use crate::exec::connection::Connection;
 use crate::protocol::Leftovers;
 use crate::session::SessionName;
+
+/// A running supervisor answers within milliseconds; the question comes before an approval is
+/// shown, so a frozen container must not hold that up for long.
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl Sandbox {
     /// Never starts or creates a container: one that is not running, or that the next run
@@ -32,13 +38,13 @@ impl Sandbox {
             let warm = slot.lock().await;
             match (&warm.container_id, &warm.conn) {
                 (Some(id), Some(conn)) if *id == found.id && !conn.is_closed() => {
-                    conn.ping(STARTUP_TIMEOUT).await
+                    conn.ping(ANSWER_TIMEOUT).await
                 }
                 // A connection of our own just for the question; the next run attaches its own.
                 _ => {
                     Connection::attach(&self.docker, &found.id)
                         .await?
-                        .ping(STARTUP_TIMEOUT)
+                        .ping(ANSWER_TIMEOUT)
                         .await
                 }
             }
