@@ -7,6 +7,7 @@
 mod bridge;
 mod commands;
 mod tray;
+mod window_state;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -33,12 +34,13 @@ fn main() {
 }
 
 fn run(started: Instant) -> Result<(), Box<dyn std::error::Error>> {
+    let options = DesktopOptions::from_env()?;
     tauri::Builder::default()
         .plugin(tauri_plugin_opener::init())
+        .plugin(window_state::plugin(&options.paths.config_dir))
         .manage(Started(started))
-        .setup(|app| {
+        .setup(move |app| {
             let sink = Arc::new(bridge::TauriSink::new(app.handle().clone()));
-            let options = DesktopOptions::from_env()?;
             let desktop = Desktop::open(options, sink)?;
             app.manage(desktop);
             // No StatusNotifier host (e.g. under Xvfb) means no tray: the window title and
@@ -49,6 +51,7 @@ fn run(started: Instant) -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         })
         .on_window_event(|window, event| {
+            window_state::remember(window, event);
             let Some(desktop) = window.try_state::<Desktop>() else {
                 return;
             };
