@@ -75,7 +75,8 @@ export class ExecutionCell {
     this.stdout = new BoundedView(new BoundedText(), "cell-stdout", () => this.painted());
     this.stderr = new BoundedView(new BoundedText(), "cell-stderr", () => this.painted());
     this.stderr.el.classList.add("stderr");
-    this.status = h("span", { className: "cell-status" }, STATE_LABEL.running);
+    // A live region: a screen reader hears "Running" → "Finished"; the output itself is not one.
+    this.status = h("span", { className: "cell-status", role: "status" }, STATE_LABEL.running);
     this.exit = h("span", { testid: "cell-exit", className: "cell-exit", hidden: true });
     this.duration = h("span", { testid: "cell-duration", className: "cell-duration" }, "0.0 s");
     this.cpuBar = h("span", { className: "gauge-fill" });
