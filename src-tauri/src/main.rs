@@ -6,6 +6,7 @@
 
 mod bridge;
 mod commands;
+mod system_font;
 mod tray;
 mod window_state;
 
@@ -43,6 +44,9 @@ fn run(started: Instant) -> Result<(), Box<dyn std::error::Error>> {
             let sink = Arc::new(bridge::TauriSink::new(app.handle().clone()));
             let desktop = Desktop::open(options, sink)?;
             app.manage(desktop);
+            if let Some(window) = app.get_webview_window("main") {
+                system_font::follow(&window);
+            }
             // No StatusNotifier host (e.g. under Xvfb) means no tray: the window title and
             // the in-app badge still show the count.
             if let Err(e) = tray::create(app.handle()) {

@@ -63,7 +63,7 @@ test("chat, approval, workspace, search, Settings and shortcuts pass an accessib
   await search.clear();
 
   await (await s.byTestId("open-settings")).click();
-  await s.waitForTestId("settings-theme");
+  await s.waitForTestId("settings-screen");
   await auditBothThemes(s, "Settings", problems);
   await s.pressKeys(Keys.ESCAPE);
   await s.waitGone(testid("settings-screen"));

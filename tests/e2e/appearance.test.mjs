@@ -1,5 +1,5 @@
 // What people expect of a desktop app: the system's light/dark theme (and a choice in Settings),
-// text that follows the system size with a remembered zoom, and the window where they left it.
+// text that follows the system's font size with a remembered zoom, and the window where they left it.
 // All of it remembered across restarts of the real app.
 
 import { test } from "node:test";
@@ -12,11 +12,16 @@ import { Keys, testid } from "./lib/webdriver.mjs";
 import { approvalDialog, finishedCell, screenshot, sendMessage, waitForAssistant } from "./lib/ui.mjs";
 import { choose, look } from "./lib/look.mjs";
 
-/** The system's theme as GTK (and so WebKitGTK's prefers-color-scheme) reads it. */
-function systemPrefersDark(app) {
+/** System settings as GTK reads them (theme, font), in this test's own XDG config folder. */
+function systemSettings(app, ...lines) {
   const dir = path.join(app.xdgConfig, "gtk-3.0");
   fs.mkdirSync(dir, { recursive: true });
-  fs.writeFileSync(path.join(dir, "settings.ini"), "[Settings]\ngtk-application-prefer-dark-theme=1\n");
+  fs.writeFileSync(path.join(dir, "settings.ini"), `[Settings]\n${lines.join("\n")}\n`);
+}
+
+/** The system prefers dark, as GTK (and so WebKitGTK's prefers-color-scheme) reads it. */
+function systemPrefersDark(app) {
+  systemSettings(app, "gtk-application-prefer-dark-theme=1");
 }
 
 function near(actual, expected, what) {
@@ -86,12 +91,16 @@ test("a light system theme gives a light window, and Dark in Settings overrides 
   assert.equal(await s.execute("return getComputedStyle(document.documentElement).colorScheme"), "dark");
 });
 
-test("text follows the system's size, and Ctrl+= / Ctrl+- / Ctrl+0 zoom it, remembered", { timeout: 120_000 }, async (t) => {
+test("text follows the system's font size, and Ctrl+= / Ctrl+- / Ctrl+0 zoom it, remembered", { timeout: 120_000 }, async (t) => {
   const app = await prepare(t);
+  // A larger system font than any default: 15 pt at 96 dpi is 20 px.
+  systemSettings(app, "gtk-font-name=DejaVu Sans 15");
   let s = await app.start();
   await s.waitForTestId("chat-view");
   let now = await look(s);
+  assert.equal(now.mediumPx, 20, "the webview's default size is the system font's");
   assert.equal(now.rootPx, now.mediumPx, `the root keeps the webview's default size (${now.mediumPx}px), not a fixed one (${now.rootPx}px)`);
+  assert.equal(await s.execute("return parseFloat(getComputedStyle(document.body).fontSize)"), 20, "body text reads at the system's size");
   const hint = () => s.execute("return parseFloat(getComputedStyle(document.querySelector('.composer-hint')).fontSize)");
   const before = await hint();
 
