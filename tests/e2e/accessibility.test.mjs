@@ -60,7 +60,8 @@ test("chat, approval, workspace, search, Settings and shortcuts pass an accessib
   await search.sendKeys("zebra");
   await s.waitFor(".conv-snippet mark");
   await auditBothThemes(s, "search results", problems);
-  await search.clear();
+  await s.pressChord(Keys.CONTROL, "a");
+  await s.pressKeys(Keys.BACKSPACE);
 
   await (await s.byTestId("open-settings")).click();
   await s.waitForTestId("settings-screen");

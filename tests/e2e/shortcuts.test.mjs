@@ -71,24 +71,34 @@ test("shortcuts open what they name, are listed on F1, and no key approves", { t
   await s.pressChord("?");
   assert.equal((await s.allByTestId("help-overlay")).length, 0);
   assert.equal(await (await s.byTestId("conversation-search")).property("value"), "?");
-  await (await s.byTestId("conversation-search")).clear();
+  // Erased the way a person does (WebDriver's clear sends no input event, so no new search).
+  await s.pressChord(Keys.CONTROL, "a");
+  await s.pressKeys(Keys.BACKSPACE);
 
   await s.pressChord(Keys.CONTROL, ",");
   await s.waitForTestId("settings-screen");
   await s.pressKeys(Keys.ESCAPE);
   await s.waitGone(testid("settings-screen"));
 
-  const first = await (await s.find(`${testid("conversation-item")}.active`)).attribute("data-id");
+  // The cleared search lists every conversation again (after its debounce).
+  const active = async () => {
+    const found = await s.findAll(`${testid("conversation-item")}.active`);
+    return found.length ? found[0].attribute("data-id") : null;
+  };
+  const first = await s.waitUntil("the conversation list to be back", active);
   const count = (await s.allByTestId("conversation-item")).length;
   await s.pressChord(Keys.CONTROL, "n");
   await s.waitUntil("a new conversation", async () => (await s.allByTestId("conversation-item")).length === count + 1);
-  assert.notEqual(await (await s.find(`${testid("conversation-item")}.active`)).attribute("data-id"), first);
+  await s.waitUntil("the new conversation to be the open one", async () => {
+    const id = await active();
+    return id && id !== first;
+  });
   await stillPending("after the shortcuts outside the dialog");
 
   // Ctrl+Shift+A goes back to the waiting request and shows it, focus on the code, undecided.
   await s.pressChord(Keys.CONTROL, Keys.SHIFT, "a");
   await approvalDialog(s);
-  await s.waitUntil("the first conversation to be open again", async () => (await (await s.find(`${testid("conversation-item")}.active`)).attribute("data-id")) === first);
+  await s.waitUntil("the first conversation to be open again", async () => (await active()) === first);
   await s.waitUntil("focus on the code", async () => (await activeTestId(s)) === "approval-code");
   for (const chord of CHORDS) await s.pressChord(...chord);
   await stillPending("after every key in the dialog Ctrl+Shift+A opened");
