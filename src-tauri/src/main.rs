@@ -36,6 +36,7 @@ fn main() {
 
 fn run(started: Instant) -> Result<(), Box<dyn std::error::Error>> {
     let options = DesktopOptions::from_env()?;
+    let config_dir = options.paths.config_dir.clone();
     tauri::Builder::default()
         .plugin(tauri_plugin_opener::init())
         .plugin(window_state::plugin(&options.paths.config_dir))
@@ -45,6 +46,7 @@ fn run(started: Instant) -> Result<(), Box<dyn std::error::Error>> {
             let desktop = Desktop::open(options, sink)?;
             app.manage(desktop);
             if let Some(window) = app.get_webview_window("main") {
+                window_state::keep_on_screen(&window, &config_dir);
                 system_font::follow(&window);
             }
             // No StatusNotifier host (e.g. under Xvfb) means no tray: the window title and

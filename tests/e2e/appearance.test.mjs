@@ -126,7 +126,7 @@ test("text follows the system's font size, and Ctrl+= / Ctrl+- / Ctrl+0 zoom it,
   near(now.rootPx, now.mediumPx * 0.85, "one step down from 100% is 85%");
 });
 
-test("window size and position are remembered; a position no screen shows is not restored", { timeout: 120_000 }, async (t) => {
+test("window size and position are remembered; a place off the screen now is fitted back onto it", { timeout: 120_000 }, async (t) => {
   const app = await prepare(t);
   let s = await app.start();
   await s.waitForTestId("chat-view");
@@ -145,15 +145,25 @@ test("window size and position are remembered; a position no screen shows is not
   const back = await s.windowRect();
   assert.deepEqual({ x: back.x, y: back.y, width: back.width, height: back.height }, wanted);
 
-  // The screen it was on is gone (here: a position far right of the 1280×800 display).
-  await app.quit();
-  const state = JSON.parse(fs.readFileSync(stateFile, "utf8"));
-  Object.assign(state.main, { x: 4000, y: 3000, prev_x: 4000, prev_y: 3000 });
-  fs.writeFileSync(stateFile, JSON.stringify(state));
-  s = await app.start();
-  await s.waitForTestId("chat-view");
-  const placed = await s.windowRect();
-  const screen = await s.execute("return { w: screen.width, h: screen.height }");
-  assert.ok(placed.x >= 0 && placed.y >= 0 && placed.x + 100 < screen.w && placed.y + 100 < screen.h, `the window is on the screen: ${JSON.stringify(placed)} on ${JSON.stringify(screen)}`);
-  assert.equal(placed.width, wanted.width, "the size is still the remembered one");
+  // The screen it was on is gone: a position far right of the 1280×800 display, then one
+  // where only the window's top-left corner is still on it, then a size larger than the screen.
+  for (const [what, saved, keepsSize] of [
+    ["a position no screen shows", { x: 4000, y: 3000 }, true],
+    ["a position with only a corner on the screen", { x: 1200, y: 740 }, true],
+    ["a size larger than the screen", { x: 200, y: 100, width: 2400, height: 1500 }, false],
+  ]) {
+    await app.quit();
+    const state = JSON.parse(fs.readFileSync(stateFile, "utf8"));
+    Object.assign(state.main, wanted, saved, { prev_x: saved.x, prev_y: saved.y });
+    fs.writeFileSync(stateFile, JSON.stringify(state));
+    s = await app.start();
+    await s.waitForTestId("chat-view");
+    const placed = await s.windowRect();
+    const screen = await s.execute("return { w: screen.width, h: screen.height }");
+    assert.ok(
+      placed.x >= 0 && placed.y >= 0 && placed.x + placed.width <= screen.w && placed.y + placed.height <= screen.h,
+      `${what}: the window is wholly on the screen: ${JSON.stringify(placed)} on ${JSON.stringify(screen)}`,
+    );
+    if (keepsSize) assert.equal(placed.width, wanted.width, `${what}: the size is still the remembered one`);
+  }
 });
