@@ -1,7 +1,7 @@
 // An accessibility audit (axe-core, run inside the real webview) over the screens people use:
-// first run, a chat with a pending approval, the finished run, the workspace panel, search,
-// Settings and the shortcuts overlay, each in the light and the dark theme. A violation of
-// serious or critical impact fails the test, listed with the elements it concerns.
+// first run, a chat with a pending approval, the finished run and its full log, the workspace
+// panel, search, Settings and the shortcuts overlay, each in the light and the dark theme. A
+// violation of serious or critical impact fails the test, listed with the elements it concerns.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -36,7 +36,8 @@ test("first run passes an accessibility audit", { timeout: 120_000 }, async (t) 
 
 test("chat, approval, workspace, search, Settings and shortcuts pass an accessibility audit", { timeout: 240_000 }, async (t) => {
   const app = await prepare(t, {
-    replies: runCodeReplies("python", `print("zebra stripes: 12")\nopen("stripes.txt", "w").write("12")\n`, { after: "There are **12** zebra stripes." }),
+    // Enough output to scroll and to fold behind "Open full log"; numbers for the highlighter.
+    replies: runCodeReplies("python", `for i in range(3000):\n    print("zebra stripe", i, "=" * 60)\nopen("stripes.txt", "w").write("12")\n`, { after: "There are **12** zebra stripes." }),
   });
   const s = await app.start();
   const problems = [];
@@ -50,6 +51,11 @@ test("chat, approval, workspace, search, Settings and shortcuts pass an accessib
   await finishedCell(s);
   await waitForAssistant(s, "zebra stripes");
   await auditBothThemes(s, "chat with a finished run", problems);
+  await (await s.waitForTestId("cell-full-log")).click();
+  await s.waitForTestId("log-viewer");
+  await auditBothThemes(s, "full log", problems);
+  await s.pressKeys(Keys.ESCAPE);
+  await s.waitGone(testid("log-viewer"));
 
   await (await s.byTestId("open-workspace-panel")).click();
   await s.waitFor(testid("workspace-file", '[data-path="stripes.txt"]'));

@@ -100,7 +100,8 @@ export class ExecutionCell {
     this.fullLog.addEventListener("click", () => this.actions.openLog(this.executionId));
     this.images = h("div", { className: "cell-images" });
     // Not a live region: a screen reader must not read a flood of output aloud.
-    this.outputBox = h("div", { className: "cell-output", "aria-live": "off" }, this.stdout.el, this.stderr.el);
+    // Focusable, so a keyboard can scroll long output; named, so a screen reader says what it is.
+    this.outputBox = h("div", { className: "cell-output", "aria-live": "off", tabindex: 0, role: "region", "aria-label": `Output of this ${language} run` }, this.stdout.el, this.stderr.el);
     this.outputBox.addEventListener("scroll", () => {
       const o = this.outputBox;
       this.follow = o.scrollHeight - o.scrollTop - o.clientHeight < 24;
@@ -120,7 +121,7 @@ export class ExecutionCell {
         this.duration,
         this.stopBtn,
       ),
-      h("pre", { testid: "cell-code", className: "cell-code" }, codeEl),
+      h("pre", { testid: "cell-code", className: "cell-code", tabindex: 0, "aria-label": `${language} code that ran` }, codeEl),
       this.outputBox,
       this.images,
       this.netLine,
