@@ -77,6 +77,12 @@ test("shortcuts open what they name, are listed on F1, and no key approves", { t
 
   await s.pressChord(Keys.CONTROL, ",");
   await s.waitForTestId("settings-screen");
+  // The same list from a button, for whoever does not guess F1; Escape closes the list only.
+  await (await s.waitForTestId("show-shortcuts")).click();
+  await s.waitForTestId("help-overlay");
+  await s.pressKeys(Keys.ESCAPE);
+  await s.waitGone(testid("help-overlay"));
+  assert.equal((await s.allByTestId("settings-screen")).length, 1);
   await s.pressKeys(Keys.ESCAPE);
   await s.waitGone(testid("settings-screen"));
 

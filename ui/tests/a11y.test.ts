@@ -62,6 +62,9 @@ describe("every control has a name", () => {
     await settle(10);
     expect(q("settings-theme")).toBeTruthy();
     expect(nameless()).toEqual([]);
+    q("show-shortcuts").click();
+    expect(q("help-overlay").textContent).toContain("Ctrl");
+    q("help-close").click();
     q("settings-close").click();
     showHelp();
     expect(nameless()).toEqual([]);

@@ -3,6 +3,7 @@
 
 import { h } from "../lib/dom";
 import { THEMES, ZOOM_STEPS, currentPrefs, onPrefsChanged, updatePrefs, type Theme } from "../lib/prefs";
+import { showHelp } from "./help";
 import { field } from "./provider";
 
 export function appearanceSection(): HTMLElement {
@@ -17,12 +18,17 @@ export function appearanceSection(): HTMLElement {
   zoom.value = String(prefs.zoom);
   zoom.addEventListener("change", () => updatePrefs({ zoom: Number(zoom.value) }));
 
+  // For people who do not guess F1: the same overlay, from a button.
+  const shortcuts = h("button", { testid: "show-shortcuts", className: "btn btn-small", type: "button" }, "Keyboard shortcuts…");
+  shortcuts.addEventListener("click", () => showHelp());
+
   const section = h(
     "section",
     { testid: "settings-appearance" },
     h("h2", {}, "Appearance"),
     h("div", { className: "fields" }, field("Theme", theme), field("Text size", zoom)),
     h("p", { className: "field-hint" }, "Applied at once and remembered. Ctrl+= and Ctrl+- change the text size anywhere; F1 lists every shortcut."),
+    shortcuts,
   );
   // Ctrl+= while Settings is open: keep the menu showing what is applied.
   const stop = onPrefsChanged((p) => {
