@@ -7,8 +7,10 @@
 mod bridge;
 mod commands;
 mod quit;
+mod system_font;
 mod tray;
 mod tray_badge;
+mod window_state;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -35,15 +37,21 @@ fn main() {
 }
 
 fn run(started: Instant) -> Result<(), Box<dyn std::error::Error>> {
+    let options = DesktopOptions::from_env()?;
+    let config_dir = options.paths.config_dir.clone();
     tauri::Builder::default()
         .plugin(tauri_plugin_opener::init())
+        .plugin(window_state::plugin(&options.paths.config_dir))
         .manage(Started(started))
         .manage(quit::Quitting::default())
-        .setup(|app| {
+        .setup(move |app| {
             let sink = Arc::new(bridge::TauriSink::new(app.handle().clone()));
-            let options = DesktopOptions::from_env()?;
             let desktop = Desktop::open(options, sink)?;
             app.manage(desktop);
+            if let Some(window) = app.get_webview_window("main") {
+                window_state::keep_on_screen(&window, &config_dir);
+                system_font::follow(&window);
+            }
             // No StatusNotifier host (e.g. under Xvfb) means no tray: the window title and
             // the in-app badge still show the count.
             if let Err(e) = tray::create(app.handle()) {
@@ -52,6 +60,7 @@ fn run(started: Instant) -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         })
         .on_window_event(|window, event| {
+            window_state::remember(window, event);
             let Some(desktop) = window.try_state::<Desktop>() else {
                 return;
             };

@@ -10,9 +10,12 @@ import type { Api } from "./api";
 import { errorText } from "./api";
 import { h } from "./lib/dom";
 import { needsDoctor } from "./lib/readiness";
+import { currentPrefs, stepZoom, updatePrefs } from "./lib/prefs";
+import type { ShortcutAction } from "./lib/shortcuts";
 import { ApprovalQueue } from "./views/approval";
 import { ChatView } from "./views/chat";
 import { doctorScreen } from "./views/doctor";
+import { showHelp } from "./views/help";
 import { LogViewer } from "./views/logviewer";
 import { openSettings } from "./views/settings";
 import { Sidebar } from "./views/sidebar";
@@ -311,6 +314,53 @@ export class App {
       screen.querySelector<HTMLElement>("select, input")?.focus();
     } catch (e) {
       this.toast(`Could not open settings: ${errorText(e)}`);
+    }
+  }
+
+  /** A keyboard shortcut (lib/shortcuts.ts). None of them decides an approval. */
+  shortcut(action: ShortcutAction): void {
+    const zoom = currentPrefs().zoom;
+    switch (action) {
+      case "help":
+        showHelp();
+        return;
+      case "zoomIn":
+        updatePrefs({ zoom: stepZoom(zoom, 1) });
+        return;
+      case "zoomOut":
+        updatePrefs({ zoom: stepZoom(zoom, -1) });
+        return;
+      case "zoomReset":
+        updatePrefs({ zoom: 1 });
+        return;
+      case "newConversation":
+      case "search":
+      case "settings":
+      case "pendingApproval":
+        break;
+    }
+    // The rest act on the chat; the first-run screen has none of it yet.
+    if (!this.shell.isConnected) return;
+    switch (action) {
+      case "newConversation":
+        this.closeOverlay();
+        this.sidebar.el.querySelector<HTMLElement>('[data-testid="new-conversation"]')?.click();
+        return;
+      case "search": {
+        this.closeOverlay();
+        const search = this.sidebar.el.querySelector<HTMLInputElement>('[data-testid="conversation-search"]');
+        search?.focus();
+        search?.select();
+        return;
+      }
+      case "settings":
+        if (!this.overlay) void this.showSettings();
+        return;
+      case "pendingApproval":
+        // Opens the dialog with focus on the code; deciding still takes its own button.
+        this.closeOverlay();
+        void this.reviewAnyPending();
+        return;
     }
   }
 

@@ -2,12 +2,18 @@ import "./styles.css";
 import { connect, inTauri } from "./api";
 import { App } from "./app";
 import { loadHighlighter } from "./lib/highlight";
+import { applyPrefs, currentPrefs } from "./lib/prefs";
+import { installShortcuts } from "./lib/shortcuts";
+
+// Theme and text size before anything is drawn, so a dark choice never flashes light.
+applyPrefs(currentPrefs());
 
 async function boot(): Promise<void> {
   const root = document.getElementById("app");
   if (!root) return;
   const api = await connect();
   const app = new App(api, root);
+  installShortcuts((action) => app.shortcut(action));
   try {
     await app.start();
   } catch (e) {
@@ -15,15 +21,6 @@ async function boot(): Promise<void> {
   }
   document.body.dataset["ready"] = "true";
   performance.mark("ironclaw-ready"); // for startup measurements (ms since navigation start)
-  // Ctrl/Cmd+K: search conversations; Ctrl/Cmd+N: new conversation.
-  document.addEventListener("keydown", (ev) => {
-    if (!(ev.ctrlKey || ev.metaKey) || ev.altKey || document.querySelector("dialog[open]")) return;
-    const k = ev.key.toLowerCase();
-    if (k === "k") document.querySelector<HTMLElement>('[data-testid="conversation-search"]')?.focus();
-    else if (k === "n") document.querySelector<HTMLElement>('[data-testid="new-conversation"]')?.click();
-    else return;
-    ev.preventDefault();
-  });
   if (!inTauri()) {
     const scenario = new URLSearchParams(location.search).get("scenario");
     if (scenario) void import("./api/fake-demo").then((m) => m.drive(scenario));

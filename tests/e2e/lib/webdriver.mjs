@@ -11,6 +11,8 @@ export const Keys = Object.freeze({
   SPACE: "\uE00D",
   BACKSPACE: "\uE003",
   CONTROL: "\uE009",
+  SHIFT: "\uE008",
+  F1: "\uE031",
 });
 
 export class WebDriverError extends Error {
@@ -127,6 +129,23 @@ export class Session {
     }
     await this.cmd("POST", "/actions", { actions: [{ type: "key", id: "keyboard", actions }] });
     await this.cmd("DELETE", "/actions");
+  }
+
+  /** One chord sent to whatever has focus: every key goes down in order, then up in reverse
+   *  (`pressChord(Keys.CONTROL, Keys.SHIFT, "a")` is Ctrl+Shift+A). */
+  async pressChord(...keys) {
+    const actions = [...keys.map((value) => ({ type: "keyDown", value })), ...[...keys].reverse().map((value) => ({ type: "keyUp", value }))];
+    await this.cmd("POST", "/actions", { actions: [{ type: "key", id: "keyboard", actions }] });
+    await this.cmd("DELETE", "/actions");
+  }
+
+  /** The window's outer rectangle `{ x, y, width, height }`. */
+  windowRect() {
+    return this.cmd("GET", "/window/rect");
+  }
+
+  setWindowRect(rect) {
+    return this.cmd("POST", "/window/rect", rect);
   }
 
   /** Polls `probe` until it returns a truthy value (returned) or `timeoutMs` passes (throws `what`). */

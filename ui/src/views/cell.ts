@@ -77,7 +77,8 @@ export class ExecutionCell {
     this.stdout = new BoundedView(new BoundedText(), "cell-stdout", () => this.painted());
     this.stderr = new BoundedView(new BoundedText(), "cell-stderr", () => this.painted());
     this.stderr.el.classList.add("stderr");
-    this.status = h("span", { className: "cell-status" }, STATE_LABEL.running);
+    // A live region: a screen reader hears "Running" → "Finished"; the output itself is not one.
+    this.status = h("span", { className: "cell-status", role: "status" }, STATE_LABEL.running);
     this.exit = h("span", { testid: "cell-exit", className: "cell-exit", hidden: true });
     this.duration = h("span", { testid: "cell-duration", className: "cell-duration" }, "0.0 s");
     this.cpuBar = h("span", { className: "gauge-fill" });
@@ -101,7 +102,8 @@ export class ExecutionCell {
     this.fullLog.addEventListener("click", () => this.actions.openLog(this.executionId));
     this.images = h("div", { className: "cell-images" });
     // Not a live region: a screen reader must not read a flood of output aloud.
-    this.outputBox = h("div", { className: "cell-output", "aria-live": "off" }, this.stdout.el, this.stderr.el);
+    // Focusable, so a keyboard can scroll long output; named, so a screen reader says what it is.
+    this.outputBox = h("div", { className: "cell-output", "aria-live": "off", tabindex: 0, role: "region", "aria-label": `Output of this ${language} run` }, this.stdout.el, this.stderr.el);
     this.outputBox.addEventListener("scroll", () => {
       const o = this.outputBox;
       this.follow = o.scrollHeight - o.scrollTop - o.clientHeight < 24;
@@ -122,7 +124,7 @@ export class ExecutionCell {
         this.duration,
         this.stopBtn,
       ),
-      h("pre", { testid: "cell-code", className: "cell-code" }, codeEl),
+      h("pre", { testid: "cell-code", className: "cell-code", tabindex: 0, "aria-label": `${language} code that ran` }, codeEl),
       this.outputBox,
       this.images,
       this.netLine,

@@ -6,6 +6,7 @@ import type { Settings } from "../bindings/Settings";
 import type { Api } from "../api";
 import { errorText } from "../api";
 import { formatBytes, formatDuration, h } from "../lib/dom";
+import { appearanceSection } from "./appearance";
 import { ProviderFields, field } from "./provider";
 
 const POLICIES: { value: ApprovalPolicy; label: string }[] = [
@@ -122,6 +123,7 @@ export async function openSettings(api: Api, conversationId: string | null, acti
       h("section", {}, h("h2", {}, "Model"), provider.el),
       h("section", {}, h("h2", {}, "Sandbox"), field("Profile", profile), limits, sandboxes),
       h("section", {}, h("h2", {}, "Approvals"), field("Policy for new conversations and this one", policy), h("label", { className: "check-line" }, notify, " Desktop notifications for approvals and long runs while IronClaw is in the background"), h("h3", {}, "Always-allow rules"), ruleList),
+      appearanceSection(),
       status,
       h("footer", { className: "row-end" }, close, save),
     ),

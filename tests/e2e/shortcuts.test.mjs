@@ -1,0 +1,117 @@
+// Keyboard shortcuts in the real app: each opens what it names, they are listed in a help
+// overlay, and no key (shortcut or stray) approves: with a request pending, every shortcut and
+// the keys people hit by accident are pressed, in the dialog and outside it, and the code has
+// not run; then one click on the dialog's own button runs it, so the check could have failed.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as path from "node:path";
+
+import { prepare, runCodeReplies } from "./lib/harness.mjs";
+import { Keys, testid } from "./lib/webdriver.mjs";
+import { approvalDialog, finishedCell, sendMessage } from "./lib/ui.mjs";
+
+const CODE = `open("ran-marker.txt", "w").write("approved")\nprint("the code ran")\n`;
+
+/** Every shortcut and the keys most often pressed by accident. */
+const CHORDS = [
+  [Keys.ENTER], [Keys.SPACE], ["y"], ["a"], [Keys.CONTROL, Keys.ENTER], [Keys.CONTROL, Keys.SHIFT, Keys.ENTER],
+  [Keys.CONTROL, "n"], [Keys.CONTROL, "k"], [Keys.CONTROL, "f"], [Keys.CONTROL, ","], [Keys.CONTROL, Keys.SHIFT, "a"],
+  [Keys.F1], ["?"], [Keys.CONTROL, "="], [Keys.CONTROL, "-"], [Keys.CONTROL, "0"],
+];
+
+function activeTestId(s) {
+  return s.execute("return document.activeElement && document.activeElement.getAttribute('data-testid')");
+}
+
+test("shortcuts open what they name, are listed on F1, and no key approves", { timeout: 240_000 }, async (t) => {
+  const app = await prepare(t, { replies: runCodeReplies("python", CODE, { after: "It ran." }) });
+  const s = await app.start();
+  await sendMessage(s, "Leave a marker file");
+  await approvalDialog(s);
+  const requestsBefore = app.llm.chatRequests().length;
+  const marker = () => app.workspaces().some((w) => fs.existsSync(path.join(w, "ran-marker.txt")));
+  const stillPending = async (when) => {
+    assert.equal((await s.allByTestId("execution-cell")).length, 0, `no cell ${when}`);
+    assert.equal(marker(), false, `the code did not run ${when}`);
+    assert.equal(app.llm.chatRequests().length, requestsBefore, `nothing went back to the model ${when}`);
+    assert.equal(await (await s.byTestId("pending-badge")).text(), "1", `one request still waits ${when}`);
+    for (const card of await s.findAll(".approval-card[data-approval-id]")) {
+      assert.equal(await card.attribute("data-state"), "pending", `the request is still pending ${when}`);
+    }
+  };
+
+  // In the dialog (focus starts on the code): every chord, then the same again.
+  assert.equal(await activeTestId(s), "approval-code");
+  for (const chord of CHORDS) await s.pressChord(...chord);
+  assert.equal((await s.allByTestId("approval-dialog")).length, 1, "the dialog keeps the keyboard");
+  assert.equal((await s.allByTestId("help-overlay")).length, 0, "no shortcut runs behind the dialog");
+  await stillPending("after every key in the dialog");
+
+  // Escape closes without deciding; the shortcuts then work.
+  await s.pressKeys(Keys.ESCAPE);
+  await s.waitGone(testid("approval-dialog"));
+  await s.execute("document.activeElement && document.activeElement.blur()");
+  await s.pressChord(Keys.F1);
+  const help = await s.waitForTestId("help-overlay");
+  const listed = await help.text();
+  for (const k of ["Ctrl + N", "Ctrl + K", "Ctrl + ,", "Ctrl + Shift + A", "F1"]) assert.ok(listed.includes(k), `the overlay lists ${k}: ${listed}`);
+  await s.pressKeys(Keys.ESCAPE);
+  await s.waitGone(testid("help-overlay"));
+  await s.execute("document.activeElement && document.activeElement.blur()");
+  await s.pressChord("?");
+  await s.waitForTestId("help-overlay");
+  await s.pressKeys(Keys.ESCAPE);
+  await s.waitGone(testid("help-overlay"));
+
+  await s.pressChord(Keys.CONTROL, "k");
+  await s.waitUntil("the search box to have focus", async () => (await activeTestId(s)) === "conversation-search");
+  // A "?" typed into a text field is text.
+  await s.pressChord("?");
+  assert.equal((await s.allByTestId("help-overlay")).length, 0);
+  assert.equal(await (await s.byTestId("conversation-search")).property("value"), "?");
+  // Erased the way a person does (WebDriver's clear sends no input event, so no new search).
+  await s.pressChord(Keys.CONTROL, "a");
+  await s.pressKeys(Keys.BACKSPACE);
+
+  await s.pressChord(Keys.CONTROL, ",");
+  await s.waitForTestId("settings-screen");
+  // The same list from a button, for whoever does not guess F1; Escape closes the list only.
+  await (await s.waitForTestId("show-shortcuts")).click();
+  await s.waitForTestId("help-overlay");
+  await s.pressKeys(Keys.ESCAPE);
+  await s.waitGone(testid("help-overlay"));
+  assert.equal((await s.allByTestId("settings-screen")).length, 1);
+  await s.pressKeys(Keys.ESCAPE);
+  await s.waitGone(testid("settings-screen"));
+
+  // The cleared search lists every conversation again (after its debounce).
+  const active = async () => {
+    const found = await s.findAll(`${testid("conversation-item")}.active`);
+    return found.length ? found[0].attribute("data-id") : null;
+  };
+  const first = await s.waitUntil("the conversation list to be back", active);
+  const count = (await s.allByTestId("conversation-item")).length;
+  await s.pressChord(Keys.CONTROL, "n");
+  await s.waitUntil("a new conversation", async () => (await s.allByTestId("conversation-item")).length === count + 1);
+  await s.waitUntil("the new conversation to be the open one", async () => {
+    const id = await active();
+    return id && id !== first;
+  });
+  await stillPending("after the shortcuts outside the dialog");
+
+  // Ctrl+Shift+A goes back to the waiting request and shows it, focus on the code, undecided.
+  await s.pressChord(Keys.CONTROL, Keys.SHIFT, "a");
+  await approvalDialog(s);
+  await s.waitUntil("the first conversation to be open again", async () => (await active()) === first);
+  await s.waitUntil("focus on the code", async () => (await activeTestId(s)) === "approval-code");
+  for (const chord of CHORDS) await s.pressChord(...chord);
+  await stillPending("after every key in the dialog Ctrl+Shift+A opened");
+
+  // The dialog's own button is what approves: the checks above could have seen a run.
+  await (await s.byTestId("approve-button")).click();
+  const cell = await finishedCell(s);
+  assert.equal(cell.state, "ok");
+  assert.equal(marker(), true, "approved with a click, the code ran");
+});
