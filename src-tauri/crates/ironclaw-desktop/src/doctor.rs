@@ -125,11 +125,11 @@ pub(crate) async fn run(settings: &SettingsStore, data_dir: String) -> DoctorRep
             let docker_check = DockerCheck {
                 state: DockerState::Ok,
                 message: format!(
-                    "{} {} (API {}) at {}",
+                    "{} {} answers at {} (API {}).",
                     if engine.is_podman { "Podman" } else { "Docker" },
                     engine.server_version,
+                    engine.endpoint.host,
                     engine.api_version,
-                    engine.endpoint.host
                 ),
                 fix: None,
             };
@@ -137,12 +137,12 @@ pub(crate) async fn run(settings: &SettingsStore, data_dir: String) -> DoctorRep
                 Ok(true) => ImageCheck {
                     state: ImageState::Ready,
                     tag: spec.tag.clone(),
-                    message: "the sandbox image is ready".into(),
+                    message: "The sandbox image is ready.".into(),
                 },
                 Ok(false) => ImageCheck {
                     state: ImageState::Missing,
                     tag: spec.tag.clone(),
-                    message: "the sandbox image is not built yet: press Prepare (it builds offline from Debian packages if no registry is reachable)".into(),
+                    message: "The sandbox image is not built yet. Press “Prepare sandbox image”: it is built on this computer (offline from Debian packages when no registry answers) and takes a minute or two.".into(),
                 },
                 Err(e) => ImageCheck {
                     state: ImageState::Unknown,
@@ -163,7 +163,7 @@ pub(crate) async fn run(settings: &SettingsStore, data_dir: String) -> DoctorRep
                 ImageCheck {
                     state: ImageState::Unknown,
                     tag: spec.tag.clone(),
-                    message: "Docker must work before the image can be checked".into(),
+                    message: "The image can be checked once Docker answers.".into(),
                 },
             )
         }
