@@ -119,6 +119,11 @@ test("the doctor screen names the fix when Docker does not answer", { timeout: 1
   assert.ok(["notRunning", "notInstalled"].includes(state), `docker-status data-state=${state}`);
   const fix = await (await s.byTestId("docker-fix")).text();
   assert.match(fix, state === "notRunning" ? /start docker/i : /install docker/i);
+  // What failed is said once and the fix once (the error's own "start it: …" is not repeated).
+  const card = await s.execute(`return document.querySelector('[data-testid="docker-status"]').closest(".check").textContent`);
+  const fixCommand = state === "notRunning" ? /sudo systemctl start docker/g : /sudo apt(-get)? install docker\.io/g;
+  assert.equal(card.match(fixCommand)?.length, 1, `the fix appears once: ${card}`);
+  assert.doesNotMatch(card, /`/, "no raw Markdown backticks");
   assert.equal((await s.allByTestId("chat-view")).length, 0, "no chat until Docker answers");
   await screenshot(s, "doctor-docker-not-running");
 });

@@ -118,6 +118,24 @@ pub fn docker_state(err: &ironclaw_sandbox::Error) -> DockerState {
     }
 }
 
+/// What was found, without the fix: the screen shows the fix under it, so the error's own
+/// "start it: …" would say it twice.
+fn docker_finding(err: &ironclaw_sandbox::Error) -> String {
+    use ironclaw_sandbox::Error as E;
+    match err {
+        E::DockerNotInstalled { endpoint } => {
+            format!("No Docker engine was found: nothing is at {endpoint}.")
+        }
+        E::DockerNotRunning { endpoint } => {
+            format!("Docker is installed, but nothing answers at {endpoint}.")
+        }
+        E::DockerPermissionDenied { endpoint } => {
+            format!("Your user may not use the Docker socket {endpoint}.")
+        }
+        other => other.to_string(),
+    }
+}
+
 pub(crate) async fn run(settings: &SettingsStore, data_dir: String) -> DoctorReport {
     let spec = image::spec();
     let (docker, image) = match docker::connect().await {
@@ -157,7 +175,7 @@ pub(crate) async fn run(settings: &SettingsStore, data_dir: String) -> DoctorRep
             (
                 DockerCheck {
                     state,
-                    message: e.to_string(),
+                    message: docker_finding(&e),
                     fix: docker_fix(state).map(str::to_owned),
                 },
                 ImageCheck {
@@ -251,6 +269,28 @@ pub(crate) async fn prepare_image(
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_docker_failed_with_is_said_once_the_fix_is_left_to_the_fix_line() {
+        use ironclaw_sandbox::Error as E;
+        let endpoint = || "unix:///run/x.sock".to_string();
+        for err in [
+            E::DockerNotInstalled {
+                endpoint: endpoint(),
+            },
+            E::DockerNotRunning {
+                endpoint: endpoint(),
+            },
+            E::DockerPermissionDenied {
+                endpoint: endpoint(),
+            },
+        ] {
+            let found = docker_finding(&err);
+            assert!(found.contains("unix:///run/x.sock"), "{found}");
+            assert!(!found.contains("sudo") && !found.contains('`'), "{found}");
+            assert!(docker_fix(docker_state(&err)).is_some_and(|f| f.contains("sudo")));
+        }
+    }
 
     #[test]
     fn every_docker_failure_has_a_fix_and_success_has_none() {
