@@ -234,18 +234,23 @@ impl From<&image::Progress> for ImageProgress {
                 total,
             } => step(
                 "layer",
-                format!("{id}: {status}"),
+                format!("Layer {id}: {status}"),
                 current.and_then(|c| ratio(c, *total)),
             ),
             image::Progress::Bytes { done, total } => step(
                 "bytes",
-                format!("{} MB", done / 1_000_000),
+                match total {
+                    Some(t) if *t > 0 => {
+                        format!("{} MB of {} MB", done / 1_000_000, t / 1_000_000)
+                    }
+                    _ => format!("{} MB so far", done / 1_000_000),
+                },
                 ratio(*done, *total),
             ),
             image::Progress::Log { line } => step("log", line.clone(), None),
             image::Progress::Done { tag } => ImageProgress {
                 phase: "done".into(),
-                message: format!("{tag} is ready"),
+                message: format!("The sandbox image {tag} is ready."),
                 fraction: Some(1.0),
                 done: true,
             },
@@ -269,6 +274,22 @@ pub(crate) async fn prepare_image(
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn image_progress_reads_as_sentences() {
+        let bytes =
+            |done, total| ImageProgress::from(&image::Progress::Bytes { done, total }).message;
+        assert_eq!(bytes(12_000_000, Some(40_000_000)), "12 MB of 40 MB");
+        assert_eq!(bytes(3_000_000, None), "3 MB so far");
+        let done = ImageProgress::from(&image::Progress::Done {
+            tag: "ironclaw-sandbox:abc".into(),
+        });
+        assert!(done.done);
+        assert_eq!(
+            done.message,
+            "The sandbox image ironclaw-sandbox:abc is ready."
+        );
+    }
 
     #[test]
     fn what_docker_failed_with_is_said_once_the_fix_is_left_to_the_fix_line() {
