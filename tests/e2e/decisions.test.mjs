@@ -1,6 +1,7 @@
 // The other answers to an approval: deny (nothing runs, the model is told), edit then approve
 // (the edited code is what runs, and the model is told it was edited), and destructive code,
-// which cannot be approved until its second confirmation is ticked.
+// which cannot be approved until its second confirmation is ticked and is never offered
+// "Always allow" (each destructive run is decided on its own).
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -90,9 +91,8 @@ test("destructive code needs the second confirmation before it can be approved",
   assert.equal(await dialog.attribute("data-risk"), "destructive");
   assert.ok(await (await dialog.find(testid("destructive-warning"))).isDisplayed());
   const approve = await dialog.find(testid("approve-button"));
-  const always = await dialog.find(testid("always-allow-button"));
   assert.equal(await approve.isEnabled(), false, "Approve starts disabled");
-  assert.equal(await always.isEnabled(), false, "Always allow starts disabled");
+  assert.deepEqual(await dialog.findAll(testid("always-allow-button")), [], "no Always allow for destructive code");
   await screenshot(s, "destructive-dialog");
 
   // Enter on the dialog (focus starts on the code) and a click on the disabled button decide
@@ -106,6 +106,8 @@ test("destructive code needs the second confirmation before it can be approved",
 
   await (await dialog.find(testid("destructive-confirm"))).click();
   await s.waitUntil("Approve to be enabled after confirming", () => approve.isEnabled());
+  assert.deepEqual(await dialog.findAll(testid("always-allow-button")), [], "nor once the confirmation is ticked");
+  assert.doesNotMatch(await textContent(s, dialog), /always allow/i);
   await approve.click();
   await s.waitGone(testid("approval-dialog"));
 

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 
 import { prepare } from "./lib/harness.mjs";
 import { testid } from "./lib/webdriver.mjs";
-import { screenshot, sendMessage, waitForAssistant } from "./lib/ui.mjs";
+import { onScreen, screenshot, sendMessage, waitForAssistant } from "./lib/ui.mjs";
 
 /** No provider.yaml, no key in the environment, and no Ollama where the app would look for one. */
 const NO_MODEL = {
@@ -24,6 +24,12 @@ test("first run with no model configured opens the model set-up, then the chat",
   const image = await s.byTestId("image-status");
   assert.equal(await image.attribute("data-ready"), "true");
   await s.waitForTestId("provider-form");
+  // In the default 1200×800 window the way on is in view from the start, without scrolling.
+  const onwards = await s.byTestId("doctor-continue");
+  assert.ok((await onScreen(s, onwards)).visible, `doctor-continue is off screen: ${JSON.stringify(await onScreen(s, onwards))}`);
+  const mark = await s.byTestId("model-mark");
+  assert.equal(await mark.attribute("data-state"), "untested");
+  assert.equal(await mark.text(), "◎");
   await screenshot(s, "first-run");
 
   await (await s.byTestId("provider-kind")).click();
@@ -37,6 +43,20 @@ test("first run with no model configured opens the model set-up, then the chat",
   await (await s.byTestId("save-provider")).click();
   const status = await s.byTestId("provider-status");
   await s.waitUntil("the provider check to pass", async () => /connected/i.test(await status.text()));
+  // Said as a person would: where the server is, what it offers, which model will be used.
+  assert.equal(
+    await status.text(),
+    `Connected: the server at ${app.llm.baseUrl}/v1 answers and offers 1 model. IronClaw will use “mock”.`,
+  );
+  assert.equal(await mark.attribute("data-state"), "passed");
+  assert.equal(await mark.text(), "✓");
+  // The next step comes to the person: "Start chatting" is in view and has focus.
+  assert.equal(await onwards.text(), "Start chatting");
+  assert.ok((await onScreen(s, onwards)).visible, "Start chatting is in view after the test passed");
+  assert.equal(await s.execute(`return document.activeElement?.dataset.testid ?? null`), "doctor-continue");
+  // No first-run text reads like a log line.
+  const screenText = await (await s.byTestId("doctor-screen")).text();
+  assert.doesNotMatch(screenText, /Connected to|model listed|\(API [\d.]+\) at|^the /m);
 
   await (await s.byTestId("doctor-continue")).click();
   await s.waitForTestId("chat-view");
@@ -99,6 +119,11 @@ test("the doctor screen names the fix when Docker does not answer", { timeout: 1
   assert.ok(["notRunning", "notInstalled"].includes(state), `docker-status data-state=${state}`);
   const fix = await (await s.byTestId("docker-fix")).text();
   assert.match(fix, state === "notRunning" ? /start docker/i : /install docker/i);
+  // What failed is said once and the fix once (the error's own "start it: …" is not repeated).
+  const card = await s.execute(`return document.querySelector('[data-testid="docker-status"]').closest(".check").textContent`);
+  const fixCommand = state === "notRunning" ? /sudo systemctl start docker/g : /sudo apt(-get)? install docker\.io/g;
+  assert.equal(card.match(fixCommand)?.length, 1, `the fix appears once: ${card}`);
+  assert.doesNotMatch(card, /`/, "no raw Markdown backticks");
   assert.equal((await s.allByTestId("chat-view")).length, 0, "no chat until Docker answers");
   await screenshot(s, "doctor-docker-not-running");
 });

@@ -196,7 +196,6 @@ describe("approval dialog", () => {
     expect(q("destructive-warning").textContent).toContain("delete");
     const approve = q<HTMLButtonElement>("approve-button");
     expect(approve.disabled).toBe(true);
-    expect(q<HTMLButtonElement>("always-allow-button").disabled).toBe(true);
     expect(q<HTMLButtonElement>("edit-approve-button").disabled).toBe(true);
     approve.click();
     await settle();

@@ -116,3 +116,16 @@ export async function alertOpen(session) {
     throw e;
   }
 }
+
+/** Where `element` is on screen: whether it lies wholly inside the window and is what a click
+ *  at its centre would hit (not covered, not scrolled away), with the rectangles for messages. */
+export function onScreen(session, element) {
+  return session.execute(
+    `const e = arguments[0];
+     const r = e.getBoundingClientRect();
+     const inside = r.width > 0 && r.height > 0 && r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth;
+     const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+     return { visible: inside && !!hit && (hit === e || e.contains(hit)), rect: [r.left, r.top, r.right, r.bottom].map(Math.round), window: [innerWidth, innerHeight] };`,
+    [element],
+  );
+}

@@ -391,3 +391,51 @@ async fn destructive_code_runs_only_after_the_second_confirmation() {
         "the confirmed code ran"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn destructive_code_is_never_always_allowed_even_with_the_confirmation() {
+    let mut agent = Agent::start(Wire::OpenAi).await;
+    let setup = "mkdir -p /workspace/y && touch /workspace/y/keep";
+    let destroy = "rm -rf /workspace/y";
+    agent.push_all([
+        asks_to_run("call_1", "shell", setup),
+        asks_to_run("call_2", "shell", destroy),
+        says("Removed."),
+        asks_to_run("call_3", "shell", destroy),
+        says("Asked again."),
+    ]);
+    agent.send("clean up y");
+    let req = agent.approval_request().await;
+    agent.approve(&req);
+    let req = agent.approval_request().await;
+    assert!(req.destructive, "{req:?}");
+    let keep = agent.workspace().join("y/keep");
+    assert!(keep.exists(), "the setup ran");
+
+    // The rule is asked for with the second confirmation given: the gate refuses it, says
+    // why, and the request stays pending with nothing run.
+    agent.decide(&req, Decision::AlwaysAllowInSession, true);
+    let (id, message, still_pending) = agent.decision_rejected().await;
+    assert_eq!(id, req.approval_id);
+    assert!(still_pending);
+    assert!(message.contains("cannot be always allowed"), "{message}");
+    assert_eq!(started_code(&agent.seen), [setup]);
+    assert!(keep.exists(), "nothing ran on the refused decision");
+    let rules = agent
+        .deps
+        .history
+        .list_session_rules(agent.conversation, false)
+        .expect("rules");
+    assert!(rules.is_empty(), "no rule was saved: {rules:?}");
+
+    // Approved once, it runs; the same deletion asked for again is asked about again.
+    agent.decide(&req, Decision::ApproveOnce, true);
+    agent.turn_done().await;
+    assert!(!keep.exists(), "the approved run happened");
+    agent.send("and again");
+    let again = agent.approval_request().await;
+    assert_eq!(again.code, destroy);
+    agent.deny(&again, "once was enough");
+    agent.turn_done().await;
+    assert_eq!(started_code(&agent.seen), [setup, destroy]);
+}

@@ -214,7 +214,9 @@ export class FakeBackend implements Api {
     await this.tick();
     const p = this.settings.provider;
     if (!p) return { ok: false, model: null, message: "No provider is configured." };
-    return { ok: true, model: p.model ?? "qwen2.5-coder:7b", message: `The model answered.` };
+    const model = p.model ?? "qwen2.5-coder:7b";
+    const url = p.baseUrl ?? (p.kind === "ollama" ? "http://127.0.0.1:11434/v1" : "http://localhost:8000/v1");
+    return { ok: true, model, message: `Connected: the server at ${url} answers and offers 1 model. IronClaw will use “${model}”.` };
   }
 
   async listProfiles(): Promise<ProfileInfo[]> {

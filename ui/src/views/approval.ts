@@ -18,6 +18,16 @@ export const RISK_LABEL: Record<RiskLevel, string> = {
   destructive: "Destructive",
 };
 
+/** The heading over the risk reasons and, when nothing was flagged, the line under it: a
+ *  read-only request is not "flagged", so it does not say so. */
+export function riskSummary(r: Pick<ApprovalRequest, "risk" | "reasons">): { heading: string; empty: string | null } {
+  if (r.reasons.length > 0) return { heading: r.risk === "read_only" ? "Risk check: reads only" : "Why it's flagged", empty: null };
+  return {
+    heading: "Risk check",
+    empty: r.risk === "read_only" ? "Reads only, nothing flagged." : "Nothing specific flagged. Read the code before you approve.",
+  };
+}
+
 export type SendDecision = (
   req: ApprovalRequest,
   decision: Decision,
@@ -30,7 +40,9 @@ class ApprovalDialog {
   readonly el: HTMLDialogElement;
   private readonly status: HTMLElement;
   private readonly approveBtn: HTMLButtonElement;
-  private readonly alwaysBtn: HTMLButtonElement;
+  /** Absent for destructive code: each destructive run is decided on its own (the gate
+   *  refuses a rule for it too). */
+  private readonly alwaysBtn: HTMLButtonElement | null;
   private readonly freshBtn: HTMLButtonElement | null;
   private readonly editApproveBtn: HTMLButtonElement;
   private readonly confirm: HTMLInputElement | null;
@@ -67,7 +79,8 @@ class ApprovalDialog {
         ),
       );
     }
-    if (r.reasons.length === 0) reasons.append(h("li", { className: "reason muted" }, "No specific risks found."));
+    const summary = riskSummary(r);
+    if (summary.empty) reasons.append(h("li", { className: "reason muted" }, summary.empty));
     markInvisible(reasons);
 
     const denyReason = h("input", {
@@ -111,9 +124,12 @@ class ApprovalDialog {
     this.status = h("p", { testid: "approval-status", className: "approval-status", role: "status", "aria-live": "polite" });
     const denyBtn = h("button", { testid: "deny-button", className: "btn", type: "button" }, "Deny");
     const editBtn = h("button", { testid: "edit-button", className: "btn", type: "button" }, "Edit…");
-    this.alwaysBtn = h("button", { testid: "always-allow-button", className: "btn", type: "button", title: "Run this exact code again in this conversation without asking" }, "Always allow in this session");
+    this.alwaysBtn = r.destructive
+      ? null
+      : h("button", { testid: "always-allow-button", className: "btn", type: "button", title: "Run this exact code again in this conversation without asking" }, "Always allow in this conversation");
     this.approveBtn = h("button", { testid: "approve-button", className: "btn btn-primary", type: "button" }, r.destructive ? "Approve and run" : "Approve");
-    this.controls = [denyBtn, editBtn, this.alwaysBtn, this.approveBtn, this.editApproveBtn, denyReason, editCode];
+    this.controls = [denyBtn, editBtn, this.approveBtn, this.editApproveBtn, denyReason, editCode];
+    if (this.alwaysBtn) this.controls.push(this.alwaysBtn);
     if (this.freshBtn) this.controls.push(this.freshBtn);
     if (this.confirm) this.controls.push(this.confirm);
 
@@ -138,7 +154,7 @@ class ApprovalDialog {
       alteredNote,
       hidden,
       this.codeEl,
-      h("section", { className: "approval-why" }, h("h3", {}, "Why it's flagged"), reasons),
+      h("section", { className: "approval-why" }, h("h3", { testid: "approval-risk-heading" }, summary.heading), reasons),
       editArea,
       h("div", { className: "deny-line" }, denyReason),
       this.status,
@@ -154,7 +170,7 @@ class ApprovalDialog {
       editArea.hidden = !editArea.hidden;
       if (!editArea.hidden) editCode.focus();
     });
-    this.alwaysBtn.addEventListener("click", () => void this.decide({ type: "alwaysAllowInSession" }));
+    this.alwaysBtn?.addEventListener("click", () => void this.decide({ type: "alwaysAllowInSession" }));
     this.approveBtn.addEventListener("click", () => void this.decide({ type: "approveOnce" }));
     this.freshBtn?.addEventListener("click", () => void this.decide({ type: "approveOnce" }, true));
     this.editApproveBtn.addEventListener("click", () => void this.decide({ type: "editAndApprove", code: editCode.value }));
@@ -211,7 +227,7 @@ class ApprovalDialog {
     for (const c of this.controls) c.disabled = this.busy;
     if (!this.busy) {
       this.approveBtn.disabled = !allowed;
-      this.alwaysBtn.disabled = !allowed;
+      if (this.alwaysBtn) this.alwaysBtn.disabled = !allowed;
       this.editApproveBtn.disabled = !allowed;
     }
   }
@@ -219,6 +235,10 @@ class ApprovalDialog {
   private async decide(decision: Decision, freshInterpreter = false): Promise<void> {
     if (this.busy) return;
     const approving = decision.type !== "deny";
+    if (decision.type === "alwaysAllowInSession" && this.req.destructive) {
+      this.showStatus("Destructive code is decided one run at a time: approve it once or deny it.", true);
+      return;
+    }
     if (approving && this.req.destructive && !this.confirm?.checked) {
       this.showStatus("Tick the confirmation above before approving destructive code.", true);
       return;

@@ -4,6 +4,7 @@
 import type { DoctorReport } from "../bindings/DoctorReport";
 import type { DockerState } from "../bindings/DockerState";
 import type { ImageProgress } from "../bindings/ImageProgress";
+import type { ProviderCheck } from "../bindings/ProviderCheck";
 import type { Settings } from "../bindings/Settings";
 import type { Api } from "../api";
 import { errorText } from "../api";
@@ -38,6 +39,22 @@ export function applyProgress(bar: HTMLProgressElement, label: HTMLElement, p: I
   label.textContent = p.message;
 }
 
+/** The Model card's mark: neutral until a test ran, then whether the model answered. */
+export type ModelMark = "untested" | "passed" | "failed";
+
+export function applyModelMark(mark: HTMLElement, state: ModelMark): void {
+  mark.dataset["state"] = state;
+  mark.textContent = state === "passed" ? "✓" : state === "failed" ? "!" : "◎";
+  mark.classList.toggle("ok", state === "passed");
+  mark.classList.toggle("bad", state === "failed");
+}
+
+/** The status line after "Save and test", in words (the core's message says where the server
+ *  is, what it offers and which model is used). */
+export function providerCheckText(check: ProviderCheck): string {
+  return check.ok ? check.message : `The model did not answer: ${check.message}`;
+}
+
 export interface DoctorActions {
   continue(): void;
 }
@@ -53,6 +70,8 @@ export async function doctorScreen(api: Api, actions: DoctorActions, known?: Doc
   const providerStatus = h("p", { testid: "provider-status", className: "check-detail", role: "status" });
   const saveProvider = h("button", { testid: "save-provider", className: "btn btn-primary", type: "button" }, "Save and test");
   const ollamaNote = h("p", { className: "check-detail" });
+  const modelMark = h("span", { testid: "model-mark", className: "check-mark", "aria-hidden": "true" });
+  applyModelMark(modelMark, "untested");
   const continueBtn = h("button", { testid: "doctor-continue", className: "btn btn-primary btn-large", type: "button" }, "Continue");
   const recheck = h("button", { className: "btn", type: "button" }, "Check again");
   continueBtn.addEventListener("click", () => actions.continue());
@@ -88,7 +107,7 @@ export async function doctorScreen(api: Api, actions: DoctorActions, known?: Doc
         "div",
         { className: "check-body" },
         h("h2", { testid: "image-status", "data-state": i.state, "data-ready": String(ready) }, ready ? "Sandbox image is ready" : "Sandbox image needed"),
-        h("p", { className: "check-detail" }, ready ? i.tag : dockerOk ? `${i.message} It is built on this computer, offline; it takes a minute or two.` : i.message),
+        h("p", { className: "check-detail" }, ready ? `Built on this computer as ${i.tag}.` : i.message),
         progress,
         progressLabel,
         h("div", { className: "row" }, prepare),
@@ -101,7 +120,7 @@ export async function doctorScreen(api: Api, actions: DoctorActions, known?: Doc
     const models = m.ollamaModels;
     ollamaNote.textContent = models.length
       ? `Ollama is running on this computer with ${models.length} model${models.length === 1 ? "" : "s"}: ${models.slice(0, 4).join(", ")}`
-      : "No local Ollama answered. Use an OpenAI-compatible or Anthropic endpoint instead.";
+      : "No Ollama is running on this computer. Connect to an OpenAI-compatible server or to Anthropic instead.";
     if (firstRender) {
       if (models.length) provider.useOllama(OLLAMA_URL, models[0]);
       else provider.preferKind("openai");
@@ -146,6 +165,8 @@ export async function doctorScreen(api: Api, actions: DoctorActions, known?: Doc
       progress.value = 1;
       report = await api.doctor();
       renderAll();
+      // The image was the step in the way: on to the model.
+      modelMark.scrollIntoView?.({ block: "start", behavior: "smooth" });
     } catch (e) {
       progressLabel.textContent = `Could not prepare the image: ${errorText(e)}`;
       progressLabel.classList.add("error");
@@ -155,18 +176,26 @@ export async function doctorScreen(api: Api, actions: DoctorActions, known?: Doc
 
   saveProvider.addEventListener("click", async () => {
     saveProvider.disabled = true;
-    providerStatus.textContent = "Testing the model…";
+    providerStatus.textContent = "Saving, then asking the server which models it offers…";
     providerStatus.classList.remove("error");
+    applyModelMark(modelMark, "untested");
     try {
       const { settings: saved, check } = await provider.save(api, settings);
       settings = saved;
       report = await api.doctor();
       renderAll();
-      providerStatus.textContent = check.ok ? `Connected${check.model ? ` to ${check.model}` : ""}. ${check.message}` : check.message;
+      providerStatus.textContent = providerCheckText(check);
       providerStatus.classList.toggle("error", !check.ok);
+      applyModelMark(modelMark, check.ok ? "passed" : "failed");
+      // The next step is starting the chat: bring its button into view and give it focus.
+      if (check.ok && !needsDoctor(report)) {
+        continueBtn.scrollIntoView?.({ block: "nearest" });
+        continueBtn.focus();
+      }
     } catch (e) {
       providerStatus.textContent = errorText(e);
       providerStatus.classList.add("error");
+      applyModelMark(modelMark, "failed");
     } finally {
       saveProvider.disabled = false;
     }
@@ -182,10 +211,11 @@ export async function doctorScreen(api: Api, actions: DoctorActions, known?: Doc
       h(
         "div",
         { className: "check" },
-        h("span", { className: "check-mark", "aria-hidden": "true" }, "◎"),
+        modelMark,
         h("div", { testid: "provider-form", className: "check-body" }, h("h2", {}, "Model"), ollamaNote, provider.el, h("div", { className: "row" }, saveProvider), providerStatus),
       ),
-      h("footer", { className: "row-end" }, recheck, continueBtn),
+      // Sticky, like Settings: the way on stays in view in a small window.
+      h("footer", { className: "row-end doctor-foot" }, recheck, continueBtn),
     ),
   );
   renderAll();

@@ -23,14 +23,22 @@ const KINDS: { value: ProviderKind; label: string }[] = [
 
 const PLACEHOLDER_MODEL: Record<ProviderKind, string> = {
   ollama: "e.g. qwen2.5-coder:7b",
-  openai: "e.g. gpt-4o-mini, or the model your server serves",
+  openai: "e.g. gpt-4o-mini",
   anthropic: "e.g. claude-sonnet-4-5",
 };
 
+// Short enough to be read whole in the first run's two-column form; what an empty field means
+// goes in the hint under it, which wraps.
 const PLACEHOLDER_URL: Record<ProviderKind, string> = {
   ollama: "http://127.0.0.1:11434",
-  openai: "Leave empty for OpenAI itself, or e.g. http://localhost:8000/v1",
+  openai: "e.g. http://localhost:8000/v1",
   anthropic: "Leave empty for the official API",
+};
+
+const URL_HINT: Record<ProviderKind, string> = {
+  ollama: "",
+  openai: "Leave empty for OpenAI itself.",
+  anthropic: "",
 };
 
 export class ProviderFields {
@@ -42,6 +50,7 @@ export class ProviderFields {
   private readonly keyRow: HTMLElement;
 
   private readonly keyHint: HTMLElement;
+  private readonly urlHint: HTMLElement;
 
   constructor(ids: ProviderTestIds, private readonly settings: Settings) {
     const keyStored = settings.provider?.hasApiKey ?? false;
@@ -55,11 +64,13 @@ export class ProviderFields {
     });
     this.keyRow = field("API key", this.apiKey, "Stored in your system keyring, never in a file.");
     this.keyHint = this.keyRow.querySelector(".field-hint") ?? h("span");
+    const urlRow = field("Endpoint", this.baseUrl, " ");
+    this.urlHint = urlRow.querySelector<HTMLElement>(".field-hint") ?? h("span");
     this.el = h(
       "div",
       { className: "fields" },
       field("Provider", this.kind),
-      field("Endpoint", this.baseUrl),
+      urlRow,
       field("Model", this.model),
       this.keyRow,
     );
@@ -96,6 +107,8 @@ export class ProviderFields {
   private sync(): void {
     const kind = this.kind.value as ProviderKind;
     this.baseUrl.placeholder = PLACEHOLDER_URL[kind];
+    this.urlHint.textContent = URL_HINT[kind];
+    this.urlHint.hidden = URL_HINT[kind] === "";
     this.model.placeholder = PLACEHOLDER_MODEL[kind];
     this.keyRow.hidden = kind === "ollama";
   }

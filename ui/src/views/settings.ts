@@ -6,6 +6,7 @@ import type { Settings } from "../bindings/Settings";
 import type { Api } from "../api";
 import { errorText } from "../api";
 import { formatBytes, formatDuration, h } from "../lib/dom";
+import { describeHidden, markInvisible } from "../lib/invisible";
 import { appearanceSection } from "./appearance";
 import { ProviderFields, field } from "./provider";
 
@@ -26,6 +27,32 @@ export function profileLimits(p: ProfileInfo): string {
   return `${formatBytes(Number(p.memoryBytes))} memory · ${p.cpus} CPU · ${p.pids} processes · ${formatDuration(Number(p.timeoutMs))} limit · ${net}`;
 }
 
+/** Lines a saved rule shows before "Show all": enough to recognise it, short enough for a list. */
+export const RULE_PREVIEW_LINES = 3;
+
+/** A saved "always allow" rule's whole code: every line (collapsed past a few, with a button to
+ *  expand), every invisible character shown as a token, as the approval dialog shows it. */
+export function ruleCode(code: string): HTMLElement {
+  const text = code.replace(/\n+$/, "");
+  const lines = text.split("\n").length;
+  const pre = h("pre", { testid: "rule-code", className: "rule-code", tabindex: 0, "aria-label": "Code this rule allows" }, h("code", {}, text));
+  markInvisible(pre);
+  const hidden = describeHidden(code);
+  const parts: (HTMLElement | null)[] = [hidden ? h("p", { testid: "rule-hidden-warning", className: "hidden-warning" }, hidden) : null, pre];
+  if (lines > RULE_PREVIEW_LINES) {
+    pre.classList.add("collapsed");
+    pre.style.setProperty("--preview-lines", String(RULE_PREVIEW_LINES));
+    const toggle = h("button", { testid: "rule-expand", className: "btn-link rule-expand", type: "button", "aria-expanded": "false" }, `Show all ${lines} lines`);
+    toggle.addEventListener("click", () => {
+      const collapsed = pre.classList.toggle("collapsed");
+      toggle.textContent = collapsed ? `Show all ${lines} lines` : "Show less";
+      toggle.setAttribute("aria-expanded", String(!collapsed));
+    });
+    parts.push(toggle);
+  }
+  return h("div", { className: "rule-body" }, ...parts);
+}
+
 export async function openSettings(api: Api, conversationId: string | null, actions: SettingsActions): Promise<HTMLElement> {
   const [settings, profiles, rules] = await Promise.all([
     api.getSettings(),
@@ -35,7 +62,9 @@ export async function openSettings(api: Api, conversationId: string | null, acti
   const provider = new ProviderFields({ kind: "settings-provider-kind", baseUrl: "settings-base-url", model: "settings-model", apiKey: "settings-api-key" }, settings);
 
   const profile = h("select", { testid: "settings-profile", className: "input" });
-  for (const p of profiles) profile.append(h("option", { value: p.name }, `${p.name}${p.isDefault ? " (default)" : ""} — ${p.description}`));
+  // The name only: the limits are spelled out under the list, where they can wrap (a long
+  // option label was cut off by the control's width).
+  for (const p of profiles) profile.append(h("option", { value: p.name }, `${p.name}${p.isDefault ? " (default)" : ""}`));
   profile.value = settings.defaultProfile ?? profiles.find((p) => p.isDefault)?.name ?? profiles[0]?.name ?? "";
   const limits = h("p", { className: "field-hint", testid: "settings-profile-limits" });
   const showLimits = () => {
@@ -74,7 +103,7 @@ export async function openSettings(api: Api, conversationId: string | null, acti
             status.textContent = errorText(e);
           }
         });
-        return h("li", { testid: "rule-item", className: "rule", "data-code-hash": r.codeHash }, h("span", { className: "chip" }, r.language), h("code", { className: "rule-code" }, r.code.trim().split("\n")[0] ?? ""), revoke);
+        return h("li", { testid: "rule-item", className: "rule", "data-code-hash": r.codeHash }, h("span", { className: "chip" }, r.language), ruleCode(r.code), revoke);
       }),
     );
     if (list.length === 0) ruleList.append(h("li", { className: "muted" }, conversationId ? "No “always allow” rules in this conversation." : "Open a conversation to see its rules."));
@@ -110,6 +139,9 @@ export async function openSettings(api: Api, conversationId: string | null, acti
       status.classList.add("error");
     } finally {
       save.disabled = false;
+      // Disabling the focused button dropped focus to the page; put it back so keys (Escape,
+      // Tab) keep working inside Settings.
+      if (!el.contains(document.activeElement)) save.focus();
     }
   });
 
@@ -119,17 +151,29 @@ export async function openSettings(api: Api, conversationId: string | null, acti
     h(
       "div",
       { className: "screen-card" },
-      h("header", { className: "screen-head" }, h("h1", {}, "Settings"), h("span", { className: "spacer" }), doctor),
+      h("header", { className: "screen-head settings-head" }, h("h1", {}, "Settings"), h("span", { className: "spacer" }), doctor),
       h("section", {}, h("h2", {}, "Model"), provider.el),
       h("section", {}, h("h2", {}, "Sandbox"), field("Profile", profile), limits, sandboxes),
       h("section", {}, h("h2", {}, "Approvals"), field("Policy for new conversations and this one", policy), h("label", { className: "check-line" }, notify, " Desktop notifications for approvals and long runs while IronClaw is in the background"), h("h3", {}, "Always-allow rules"), ruleList),
       appearanceSection(),
-      status,
-      h("footer", { className: "row-end" }, close, save),
+      // Sticky: Save, Close and what saving said stay in view however far the form scrolls.
+      h("footer", { className: "settings-foot" }, status, close, save),
     ),
   );
-  el.addEventListener("keydown", (ev) => {
-    if (ev.key === "Escape") actions.close();
-  });
+  // On the document, not the screen: wherever focus went (a disabled button drops it to the
+  // page), Escape closes Settings. An approval dialog above it handles its own Escape first.
+  let shown = false;
+  const onKey = (ev: KeyboardEvent) => {
+    if (!el.isConnected) {
+      if (shown) document.removeEventListener("keydown", onKey);
+      return;
+    }
+    shown = true;
+    if (ev.key !== "Escape" || ev.defaultPrevented) return;
+    if (ev.target instanceof Element && ev.target.closest("dialog[open]")) return;
+    document.removeEventListener("keydown", onKey);
+    actions.close();
+  };
+  document.addEventListener("keydown", onKey);
   return el;
 }

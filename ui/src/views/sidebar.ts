@@ -15,8 +15,36 @@ export interface SidebarActions {
   toast(message: string, action?: { label: string; testid: string; run: () => void }): void;
 }
 
+/** Markdown a snippet carries from the message it was cut from (`**bold**`, `code`, links,
+ *  headings, quotes, list markers), dropped so the snippet reads as plain text. Underscores
+ *  stay: in code they are part of names (`__init__`, `snake_case`). */
+export function plainSnippet(text: string): string {
+  return text
+    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1")
+    .replace(/\*\*|~~|`+/g, "")
+    .replace(/(^|\s)\*(?=\S)/g, "$1")
+    .replace(/(\S)\*(?=\s|$|[.,;:!?»])/g, "$1")
+    .replace(/(^|\n)\s{0,3}(?:#{1,6}\s+|>\s?|[-*+]\s+|\d+\.\s+)/g, "$1")
+    .replace(/\s+/g, " ")
+    .trim();
+}
+
+/** Characters of context kept before the first match, so the match sits near the start of a
+ *  narrow row (the search returns a window of words around it, often wider than the row). */
+export const SNIPPET_LEAD = 24;
+
+/** Cuts the text before the first match to about `lead` characters, at a word boundary. */
+export function centreOnMatch(text: string, lead = SNIPPET_LEAD): string {
+  const at = text.indexOf("«");
+  if (at <= lead) return text;
+  const from = text.indexOf(" ", at - lead);
+  const start = from >= 0 && from < at ? from + 1 : at - lead;
+  return `…${text.slice(start)}`;
+}
+
 /** Search snippets mark matched terms between « and »; shown as <mark>, the rest as text. */
-export function snippet(text: string): DocumentFragment {
+export function snippet(raw: string): DocumentFragment {
+  const text = centreOnMatch(plainSnippet(raw));
   const frag = document.createDocumentFragment();
   text.split(/(«[^»]*»)/).forEach((part) => {
     if (part.startsWith("«") && part.endsWith("»")) frag.append(h("mark", {}, part.slice(1, -1)));
@@ -134,7 +162,7 @@ export class Sidebar {
       "button",
       { className: "conv-select", type: "button" },
       h("span", { className: "conv-line" }, title, c.pendingApprovals > 0 ? h("span", { className: "conv-pending", title: "Approvals waiting" }, String(c.pendingApprovals)) : null),
-      c.snippet ? h("span", { className: "conv-snippet" }, snippet(c.snippet)) : h("span", { className: "conv-time" }, formatTime(c.updatedAt)),
+      c.snippet ? h("span", { testid: "conversation-snippet", className: "conv-snippet" }, snippet(c.snippet)) : h("span", { className: "conv-time" }, formatTime(c.updatedAt)),
     );
     select.addEventListener("click", () => this.actions.select(c.id));
     const rename = h("button", { testid: "conversation-rename", className: "icon-btn", type: "button", title: "Rename", "aria-label": "Rename" }, icon("pencil", 15));

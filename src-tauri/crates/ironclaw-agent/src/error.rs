@@ -13,6 +13,6 @@ pub enum Error {
     Sandbox(#[from] ironclaw_sandbox::Error),
     #[error(transparent)]
     Llm(#[from] ironclaw_llm::Error),
-    #[error("the session has ended; start it again")]
+    #[error("this conversation's agent has stopped; open the conversation again")]
     SessionClosed,
 }

@@ -118,6 +118,24 @@ pub fn docker_state(err: &ironclaw_sandbox::Error) -> DockerState {
     }
 }
 
+/// What was found, without the fix: the screen shows the fix under it, so the error's own
+/// "start it: …" would say it twice.
+fn docker_finding(err: &ironclaw_sandbox::Error) -> String {
+    use ironclaw_sandbox::Error as E;
+    match err {
+        E::DockerNotInstalled { endpoint } => {
+            format!("No Docker engine was found: nothing is at {endpoint}.")
+        }
+        E::DockerNotRunning { endpoint } => {
+            format!("Docker is installed, but nothing answers at {endpoint}.")
+        }
+        E::DockerPermissionDenied { endpoint } => {
+            format!("Your user may not use the Docker socket {endpoint}.")
+        }
+        other => other.to_string(),
+    }
+}
+
 pub(crate) async fn run(settings: &SettingsStore, data_dir: String) -> DoctorReport {
     let spec = image::spec();
     let (docker, image) = match docker::connect().await {
@@ -125,11 +143,11 @@ pub(crate) async fn run(settings: &SettingsStore, data_dir: String) -> DoctorRep
             let docker_check = DockerCheck {
                 state: DockerState::Ok,
                 message: format!(
-                    "{} {} (API {}) at {}",
+                    "{} {} answers at {} (API {}).",
                     if engine.is_podman { "Podman" } else { "Docker" },
                     engine.server_version,
+                    engine.endpoint.host,
                     engine.api_version,
-                    engine.endpoint.host
                 ),
                 fix: None,
             };
@@ -137,12 +155,12 @@ pub(crate) async fn run(settings: &SettingsStore, data_dir: String) -> DoctorRep
                 Ok(true) => ImageCheck {
                     state: ImageState::Ready,
                     tag: spec.tag.clone(),
-                    message: "the sandbox image is ready".into(),
+                    message: "The sandbox image is ready.".into(),
                 },
                 Ok(false) => ImageCheck {
                     state: ImageState::Missing,
                     tag: spec.tag.clone(),
-                    message: "the sandbox image is not built yet: press Prepare (it builds offline from Debian packages if no registry is reachable)".into(),
+                    message: "The sandbox image is not built yet. Press “Prepare sandbox image”: it is built on this computer (offline from Debian packages when no registry answers) and takes a minute or two.".into(),
                 },
                 Err(e) => ImageCheck {
                     state: ImageState::Unknown,
@@ -157,13 +175,13 @@ pub(crate) async fn run(settings: &SettingsStore, data_dir: String) -> DoctorRep
             (
                 DockerCheck {
                     state,
-                    message: e.to_string(),
+                    message: docker_finding(&e),
                     fix: docker_fix(state).map(str::to_owned),
                 },
                 ImageCheck {
                     state: ImageState::Unknown,
                     tag: spec.tag.clone(),
-                    message: "Docker must work before the image can be checked".into(),
+                    message: "The image can be checked once Docker answers.".into(),
                 },
             )
         }
@@ -216,18 +234,23 @@ impl From<&image::Progress> for ImageProgress {
                 total,
             } => step(
                 "layer",
-                format!("{id}: {status}"),
+                format!("Layer {id}: {status}"),
                 current.and_then(|c| ratio(c, *total)),
             ),
             image::Progress::Bytes { done, total } => step(
                 "bytes",
-                format!("{} MB", done / 1_000_000),
+                match total {
+                    Some(t) if *t > 0 => {
+                        format!("{} MB of {} MB", done / 1_000_000, t / 1_000_000)
+                    }
+                    _ => format!("{} MB so far", done / 1_000_000),
+                },
                 ratio(*done, *total),
             ),
             image::Progress::Log { line } => step("log", line.clone(), None),
             image::Progress::Done { tag } => ImageProgress {
                 phase: "done".into(),
-                message: format!("{tag} is ready"),
+                message: format!("The sandbox image {tag} is ready."),
                 fraction: Some(1.0),
                 done: true,
             },
@@ -251,6 +274,44 @@ pub(crate) async fn prepare_image(
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn image_progress_reads_as_sentences() {
+        let bytes =
+            |done, total| ImageProgress::from(&image::Progress::Bytes { done, total }).message;
+        assert_eq!(bytes(12_000_000, Some(40_000_000)), "12 MB of 40 MB");
+        assert_eq!(bytes(3_000_000, None), "3 MB so far");
+        let done = ImageProgress::from(&image::Progress::Done {
+            tag: "ironclaw-sandbox:abc".into(),
+        });
+        assert!(done.done);
+        assert_eq!(
+            done.message,
+            "The sandbox image ironclaw-sandbox:abc is ready."
+        );
+    }
+
+    #[test]
+    fn what_docker_failed_with_is_said_once_the_fix_is_left_to_the_fix_line() {
+        use ironclaw_sandbox::Error as E;
+        let endpoint = || "unix:///run/x.sock".to_string();
+        for err in [
+            E::DockerNotInstalled {
+                endpoint: endpoint(),
+            },
+            E::DockerNotRunning {
+                endpoint: endpoint(),
+            },
+            E::DockerPermissionDenied {
+                endpoint: endpoint(),
+            },
+        ] {
+            let found = docker_finding(&err);
+            assert!(found.contains("unix:///run/x.sock"), "{found}");
+            assert!(!found.contains("sudo") && !found.contains('`'), "{found}");
+            assert!(docker_fix(docker_state(&err)).is_some_and(|f| f.contains("sudo")));
+        }
+    }
 
     #[test]
     fn every_docker_failure_has_a_fix_and_success_has_none() {

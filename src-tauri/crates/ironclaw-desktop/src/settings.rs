@@ -148,11 +148,10 @@ impl SettingsStore {
         match resolved.provider.list_models().await {
             Ok(models) => ProviderCheck {
                 ok: true,
-                message: format!(
-                    "{} answers ({} model{} listed)",
-                    resolved.provider.id(),
+                message: connected_message(
+                    resolved.provider.base_url(),
                     models.len(),
-                    if models.len() == 1 { "" } else { "s" }
+                    &resolved.model,
                 ),
                 model: Some(resolved.model),
             },
@@ -163,6 +162,19 @@ impl SettingsStore {
             },
         }
     }
+}
+
+/// What a passing check says, as a person would: where the service is, what it offers, and
+/// which model IronClaw will ask.
+fn connected_message(base_url: &str, models: usize, model: &str) -> String {
+    let offers = match models {
+        0 => "lists no models".to_owned(),
+        1 => "offers 1 model".to_owned(),
+        n => format!("offers {n} models"),
+    };
+    format!(
+        "Connected: the server at {base_url} answers and {offers}. IronClaw will use “{model}”."
+    )
 }
 
 pub fn parse_kind(name: &str) -> Result<ProviderKind> {
@@ -288,5 +300,18 @@ mod tests {
     fn unknown_providers_and_empty_keys_are_refused() {
         assert!(set_api_key("gemini", "k").is_err());
         assert!(set_api_key("openai", "   ").is_err());
+    }
+
+    #[test]
+    fn a_passing_check_says_where_the_server_is_what_it_offers_and_which_model_is_used() {
+        assert_eq!(
+            connected_message("http://127.0.0.1:8000/v1", 1, "scripted"),
+            "Connected: the server at http://127.0.0.1:8000/v1 answers and offers 1 model. IronClaw will use “scripted”."
+        );
+        assert_eq!(
+            connected_message("https://api.example.org/v1", 12, "m"),
+            "Connected: the server at https://api.example.org/v1 answers and offers 12 models. IronClaw will use “m”."
+        );
+        assert!(connected_message("http://h", 0, "m").contains("lists no models"));
     }
 }

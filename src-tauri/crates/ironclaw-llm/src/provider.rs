@@ -17,6 +17,10 @@ pub trait Provider: Send + Sync {
     /// A short, stable name for logs and error messages (`openai`, `anthropic`, `ollama`).
     fn id(&self) -> &str;
 
+    /// Where the service answers (normalized, no trailing slash): shown when saying which
+    /// server a check reached.
+    fn base_url(&self) -> &str;
+
     /// Sends `req` and streams the answer. Retryable failures before the first event are retried
     /// inside; an `Err` here means nothing was received. Once the stream yields, any later error
     /// is its last item. Cancelling `cancel` ends the stream with [`crate::Error::Cancelled`] and

@@ -120,6 +120,8 @@ pub enum GateError {
     NeedsConfirmation,
     #[error("the edited code is empty; deny instead")]
     EmptyEdit,
+    #[error("destructive code is decided one run at a time and cannot be always allowed: approve it once (with the confirmation) or deny it; nothing was run")]
+    DestructiveNotAlwaysAllowed,
 }
 
 /// A saved "always allow this exact code in this session" rule.
@@ -171,11 +173,19 @@ impl Gate {
         CodeHash::of(&self.session, language, code)
     }
 
+    /// Whether a saved rule lets this code run unasked. Destructive code never matches one:
+    /// a rule saved before destructive code was refused rules (or a classifier that learned
+    /// more since) must not let a deletion run without a person seeing it.
+    fn rule_allows(&self, language: &str, code: &str) -> bool {
+        self.rules.contains_key(&self.hash(language, code))
+            && !self.classifier.is_destructive(language, code)
+    }
+
     /// Whether this code may run without asking, and why.
     pub fn check(&self, language: &str, code: &str) -> Verdict {
-        if self.rules.contains_key(&self.hash(language, code)) {
+        if self.rule_allows(language, code) {
             return Verdict::AutoApproved {
-                reason: "you chose to always allow this exact code in this session".into(),
+                reason: "you chose to always allow this exact code in this conversation".into(),
             };
         }
         match self.policy {
@@ -190,7 +200,7 @@ impl Gate {
                 }
             }
             ApprovalPolicy::NeverAsk => Verdict::AutoApproved {
-                reason: "the session's never-ask policy".into(),
+                reason: "the conversation's never-ask policy".into(),
             },
         }
     }
@@ -200,7 +210,7 @@ impl Gate {
         let hash = self.hash(language, code);
         let scope = match self.check(language, code) {
             Verdict::Ask => return None,
-            Verdict::AutoApproved { .. } if self.rules.contains_key(&hash) => {
+            Verdict::AutoApproved { .. } if self.rule_allows(language, code) => {
                 DecisionScope::SessionRule
             }
             Verdict::AutoApproved { .. } => DecisionScope::PolicyAuto,
@@ -280,6 +290,11 @@ impl Gate {
         } else {
             pending.destructive
         };
+        // A destructive run is decided one at a time, confirmed or not: a rule would let the
+        // next identical deletion run while nobody looks.
+        if destructive && scope == DecisionScope::SessionRule {
+            return Err(GateError::DestructiveNotAlwaysAllowed);
+        }
         if destructive && !confirmed {
             return Err(GateError::NeedsConfirmation);
         }

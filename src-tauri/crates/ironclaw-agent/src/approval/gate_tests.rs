@@ -280,3 +280,76 @@ fn after_session_altering_code_ran_ask_unless_safe_asks_for_everything() {
     assert_eq!(g.check("python", "print(1)"), Verdict::Ask);
     assert!(g.auto_ticket("python", "print(1)").is_none());
 }
+
+#[test]
+fn destructive_code_is_never_always_allowed_even_when_confirmed() {
+    for confirmed in [false, true] {
+        let mut g = gate(ApprovalPolicy::AskAlways);
+        let p = g.request(ApprovalId::new(), "shell", "rm -rf build");
+        assert!(p.destructive);
+        assert_eq!(
+            g.decide(
+                p.id,
+                &p.hash,
+                Decision::AlwaysAllowInSession,
+                DecidedBy::UserDialog,
+                confirmed,
+            ),
+            Err(GateError::DestructiveNotAlwaysAllowed),
+            "confirmed={confirmed}"
+        );
+        assert_eq!(g.rules().count(), 0, "no rule was saved");
+        assert_eq!(g.check("shell", "rm -rf build"), Verdict::Ask);
+        // Refused, the request is still pending and can be approved once.
+        let once = g
+            .decide(
+                p.id,
+                &p.hash,
+                Decision::ApproveOnce,
+                DecidedBy::UserDialog,
+                true,
+            )
+            .unwrap();
+        let Resolution::Run(ticket) = once else {
+            panic!("expected a run, got {once:?}")
+        };
+        assert_eq!(ticket.scope, DecisionScope::Once);
+        assert_eq!(g.check("shell", "rm -rf build"), Verdict::Ask);
+    }
+}
+
+#[test]
+fn destructive_python_is_not_always_allowed_from_any_front_end() {
+    // The refusal is the gate's, whatever sent the decision.
+    for source in [
+        DecidedBy::Notification,
+        DecidedBy::Cli,
+        DecidedBy::UserDialog,
+    ] {
+        let mut g = gate(ApprovalPolicy::NeverAsk);
+        let p = g.request(ApprovalId::new(), "python", "os.system('rm -r data')");
+        assert_eq!(
+            g.decide(p.id, &p.hash, Decision::AlwaysAllowInSession, source, true,),
+            Err(GateError::DestructiveNotAlwaysAllowed),
+            "{source:?}"
+        );
+        assert_eq!(g.pending().count(), 1, "the request stays pending");
+        assert_eq!(g.rules().count(), 0);
+    }
+}
+
+#[test]
+fn a_saved_rule_for_destructive_code_does_not_let_it_run_unasked() {
+    // Rules restored from the history may predate the refusal above.
+    for policy in [ApprovalPolicy::AskAlways, ApprovalPolicy::AskUnlessSafe] {
+        let mut g = gate(policy);
+        g.add_rule("shell", "rm -rf build");
+        g.add_rule("shell", "make test");
+        assert_eq!(g.check("shell", "rm -rf build"), Verdict::Ask, "{policy:?}");
+        assert!(g.auto_ticket("shell", "rm -rf build").is_none());
+        assert!(matches!(
+            g.check("shell", "make test"),
+            Verdict::AutoApproved { .. }
+        ));
+    }
+}

@@ -301,9 +301,10 @@ fn slash(
             let decision = match (name, words.next()) {
                 ("deny", None) => HostDecision::Deny,
                 ("allow", None | Some("once")) => HostDecision::AllowOnce,
-                ("allow", Some("session")) => HostDecision::AllowForSession,
+                // `session` is the older word for the same thing; it keeps working.
+                ("allow", Some("conversation" | "session")) => HostDecision::AllowForSession,
                 ("allow", Some("always")) => HostDecision::AllowAlways,
-                _ => anyhow::bail!("use /allow HOST:PORT [once|session|always] or /deny HOST:PORT"),
+                _ => anyhow::bail!("use /allow HOST:PORT [once|conversation|always] or /deny HOST:PORT"),
             };
             session.send(Op::DecideHost {
                 target,
@@ -313,7 +314,7 @@ fn slash(
         }
         _ => eprintln!(
             "commands: /policy [ask-always|ask-unless-safe|never-ask], /rules, /revoke HASH-PREFIX, \
-             /allow HOST:PORT [once|session|always], /deny HOST:PORT"
+             /allow HOST:PORT [once|conversation|always], /deny HOST:PORT"
         ),
     }
     Ok(())
@@ -434,7 +435,7 @@ fn render(event: AgentEvent) {
             } else {
                 eprintln!(
                     "network: {target} was blocked by IronClaw's network policy ({}). \
-                     Allow it with /allow {target} [once|session|always], or /deny {target}",
+                     Allow it with /allow {target} [once|conversation|always], or /deny {target}",
                     inert(&reason)
                 );
             }
@@ -505,14 +506,24 @@ async fn ask(
     } else {
         " · [f] restart the interpreter, then approve once"
     };
+    // Destructive code is decided one run at a time (the gate refuses a rule for it too).
+    let always_choice = if req.destructive {
+        ""
+    } else {
+        " · [s] always allow this exact code in this conversation"
+    };
     loop {
-        eprint!("Run it? [a]pprove once · [s] always allow this exact code in this session · [e]dit · [d]eny{fresh_choice}: ");
+        eprint!("Run it? [a]pprove once{always_choice} · [e]dit · [d]eny{fresh_choice}: ");
         let Some(answer) = input.next_line().await? else {
             return Ok(None);
         };
         let decision = match answer.trim() {
             "a" | "approve" => Decision::ApproveOnce,
             "f" | "fresh" if !req.altered_session.is_empty() => Decision::ApproveOnce,
+            "s" | "always" if req.destructive => {
+                eprintln!("destructive code cannot be always allowed: approve it once (a), edit it (e) or deny it (d)");
+                continue;
+            }
             "s" | "always" => Decision::AlwaysAllowInSession,
             "e" | "edit" => {
                 eprintln!("Enter the code to run instead; end with a line containing only '.':");

@@ -66,6 +66,10 @@ impl Provider for Anthropic {
         &self.endpoint.id
     }
 
+    fn base_url(&self) -> &str {
+        &self.endpoint.base_url
+    }
+
     async fn stream(&self, req: &ChatRequest, cancel: CancellationToken) -> Result<EventStream> {
         let span = tracing::info_span!(
             "llm.stream",
