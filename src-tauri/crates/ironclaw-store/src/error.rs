@@ -57,6 +57,12 @@ pub enum StoreError {
     },
 
     #[error(
+        "another IronClaw process (the app, or a CLI command) has the history {path} open, so \
+         it cannot be replaced now. Close it, then try again"
+    )]
+    InUse { path: PathBuf },
+
+    #[error(
         "{path} is a SQLite database but not an IronClaw history (it holds tables {tables}), so \
          IronClaw left it untouched. Set IRONCLAW_DATA_DIR to another folder, or move {path} \
          aside to start a fresh history"
@@ -137,6 +143,7 @@ impl StoreError {
             | Self::NotADatabase { .. }
             | Self::Corrupt { .. }
             | Self::Backup { .. }
+            | Self::InUse { .. }
             | Self::TooNew { .. }
             | Self::Foreign { .. }
             | Self::Migration { .. }
