@@ -10,6 +10,7 @@ mod host_reader;
 mod host_reader_race;
 mod notifications;
 mod shell_config;
+mod startup;
 mod workspace;
 
 use std::sync::Arc;

@@ -19,6 +19,7 @@ pub mod model;
 mod notice;
 mod time;
 
+pub use audit::audit_file_sha256;
 pub use audit::{
     verify, verify_anchored, Anchor, AnchorCheck, AnchorStore, AuditEntry, AuditError, AuditKind,
     AuditLog, ChainProblem, ChainRestart, FileAnchor, TornTail, VerifyReport,

@@ -22,7 +22,7 @@ pub use anchor::{verify_anchored, Anchor, AnchorCheck, AnchorStore, FileAnchor};
 pub use entry::{AuditEntry, AuditKind, GENESIS_PREV};
 pub use error::{AuditError, ChainProblem};
 pub use log::AuditLog;
-pub use restart::ChainRestart;
+pub use restart::{file_sha256 as audit_file_sha256, ChainRestart};
 pub use tail::TornTail;
 pub use verify::{verify, VerifyReport};
 

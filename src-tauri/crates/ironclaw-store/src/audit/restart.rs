@@ -54,8 +54,8 @@ impl ChainRestart {
             None => "the old log was gone".to_owned(),
         };
         format!(
-            "the audit log was tampered with ({}); a new chain was started and {kept} ({} \
-             entries still verified there)",
+            "the audit log was tampered with ({}); a new chain was started and {kept} \
+             (entries verified before the damage: {})",
             self.problem, self.good_entries
         )
     }
@@ -102,7 +102,7 @@ fn check_and_rotate(
     let problem = if has_bytes {
         let walk = walk(path, stored.as_ref().map(|a| a.entries))?;
         match (walk.broken, &stored) {
-            (Some(broken), _) => Some((broken.to_string(), walk.report)),
+            (Some(broken), _) => Some((problem_of(&broken), walk.report)),
             (None, Some(anchored)) => {
                 let check =
                     AnchorCheck::compare(walk.report.entries, anchored, walk.captured.as_deref());
@@ -143,9 +143,20 @@ fn check_and_rotate(
         last_good_hash: good.last_hash,
         problem,
     };
-    tracing::error!(path = %path.display(), problem = %restart.problem, kept = ?restart.previous_file, "the audit log was tampered with; starting a new chain");
+    // The front ends tell the person (a notice); this is for the log only.
+    tracing::info!(path = %path.display(), problem = %restart.problem, kept = ?restart.previous_file, "audit log failed verification; new chain started");
     write_genesis(path, &restart, anchor)?;
     Ok(Some(restart))
+}
+
+/// The verification failure in words, without the advice meant for a log left in place.
+fn problem_of(error: &AuditError) -> String {
+    match error {
+        AuditError::Broken { line, seq, problem } => {
+            format!("line {line} (entry {seq}): {problem}")
+        }
+        other => other.to_string(),
+    }
 }
 
 /// For a log cut short, every entry left is still what was written; for a rewritten one, only
@@ -236,7 +247,8 @@ fn write_genesis(
     Ok(())
 }
 
-pub(crate) fn file_sha256(path: &Path) -> io::Result<String> {
+/// Hex SHA-256 of a file's bytes, as a `chain_restarted` entry records the kept old log's.
+pub fn file_sha256(path: &Path) -> io::Result<String> {
     let mut file = File::open(path)?;
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 64 << 10];

@@ -24,9 +24,10 @@ const TABLES: &[&str] = &[
     "settings",
 ];
 
-/// How many times a scan that hit an unreadable page seeks further ahead before giving up on
-/// the rest of the table. Each attempt doubles the jump, so this covers the whole rowid range.
-const MAX_SKIPS: u32 = 64;
+/// A bound on the seeks past unreadable pages in one table. Consecutive failures double the
+/// jump, so 64 in a row already cover the whole rowid range; progress resets it, and progress is
+/// bounded by the rows, so this is only a guard.
+const MAX_SKIPS: u32 = 10_000;
 
 /// What was read out of one table.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -141,7 +142,9 @@ fn copy_table(
     // NOT INDEXED: a damaged index must not hide rows the table itself still holds.
     let select =
         format!("SELECT {list}, rowid FROM {table} NOT INDEXED WHERE rowid > ?1 ORDER BY rowid");
-    let mut after = i64::MIN;
+    // IronClaw's rowids start at 1 (AUTOINCREMENT, or SQLite's own), so jumps from 0 reach
+    // every row; from i64::MIN, doubling would spend its first 63 steps below them.
+    let mut after: i64 = 0;
     let mut jump: i64 = 1;
     let mut skips = 0u32;
     loop {
