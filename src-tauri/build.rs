@@ -30,6 +30,10 @@ const COMMANDS: &[&str] = &[
     "open_external",
     "pending_approvals",
     "app_ready",
+    "startup_state",
+    "start_fresh_history",
+    "recover_history",
+    "startup_notices",
 ];
 
 fn main() {

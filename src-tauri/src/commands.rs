@@ -20,6 +20,8 @@ use tauri_plugin_opener::OpenerExt;
 
 use crate::Started;
 
+pub mod recovery;
+
 type Res<T> = Result<T, String>;
 
 fn msg(e: DesktopError) -> String {

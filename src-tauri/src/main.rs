@@ -11,7 +11,7 @@ mod tray;
 use std::sync::Arc;
 use std::time::Instant;
 
-use ironclaw_desktop::{Desktop, DesktopOptions};
+use ironclaw_desktop::{Desktop, DesktopOptions, Startup};
 use tauri::{Manager, RunEvent, WindowEvent};
 
 /// When the process started, for the startup measurement `app_ready` reports.
@@ -39,8 +39,16 @@ fn run(started: Instant) -> Result<(), Box<dyn std::error::Error>> {
         .setup(|app| {
             let sink = Arc::new(bridge::TauriSink::new(app.handle().clone()));
             let options = DesktopOptions::from_env()?;
-            let desktop = Desktop::open(options, sink)?;
-            app.manage(desktop);
+            // A damaged history is a screen, not a failed start: the recovery commands put the
+            // `Desktop` in place once the person has chosen (see `commands::recovery`).
+            match Desktop::start(options, sink)? {
+                Startup::Ready(desktop) => {
+                    app.manage(desktop);
+                }
+                Startup::HistoryDamaged(recovery) => {
+                    app.manage(recovery);
+                }
+            }
             // No StatusNotifier host (e.g. under Xvfb) means no tray: the window title and
             // the in-app badge still show the count.
             if let Err(e) = tray::create(app.handle()) {
@@ -91,6 +99,10 @@ fn run(started: Instant) -> Result<(), Box<dyn std::error::Error>> {
             commands::open_external,
             commands::pending_approvals,
             commands::app_ready,
+            commands::recovery::startup_state,
+            commands::recovery::start_fresh_history,
+            commands::recovery::recover_history,
+            commands::recovery::startup_notices,
         ])
         .build(tauri::generate_context!())?
         .run(|app, event| {

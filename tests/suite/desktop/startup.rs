@@ -52,15 +52,25 @@ fn copies(dir: &Path) -> Vec<PathBuf> {
     found
 }
 
-/// A history of `count` conversations written through the core, closed, WAL folded in.
+/// A history of `count` conversations with a few messages each, written through the core,
+/// closed, WAL folded in.
 fn written(env: &TestEnv, count: usize) -> Vec<u8> {
     {
         let desktop = ready(env);
         for i in 0..count {
             let c = desktop.create_conversation().expect("create");
-            desktop
-                .rename_conversation(c.id, &format!("conversation {i} {}", "t".repeat(300)))
-                .expect("rename");
+            for j in 0..4 {
+                desktop
+                    .history()
+                    .add_message(&ironclaw_store::NewMessage {
+                        conversation_id: c.id,
+                        turn_id: None,
+                        role: ironclaw_store::MessageRole::User,
+                        content: format!("message {j} of {i} {}", "t".repeat(200)),
+                        status: ironclaw_store::MessageStatus::Complete,
+                    })
+                    .expect("message");
+            }
         }
     }
     let path = ironclaw_agent::state::history_path(&env.paths);
@@ -116,7 +126,7 @@ async fn the_core_starts_on_garbage_mid_file_and_start_fresh_continues_on_an_emp
 #[tokio::test]
 async fn the_core_starts_on_a_history_cut_in_half_and_recovers_what_reads() {
     let env = TestEnv::new().await;
-    let whole = written(&env, 80);
+    let whole = written(&env, 120);
     write_history(&env, &whole[..whole.len() / 2]);
 
     let recovery = damaged(&env);
@@ -143,6 +153,7 @@ async fn the_core_starts_on_a_file_that_is_not_a_database() {
     let (desktop, outcome) = recovery.recover().expect("recover");
     assert_eq!(outcome.conversations, 0);
     assert!(outcome.incomplete);
+    assert!(outcome.summary.contains(".recover"), "{outcome:?}");
     desktop.create_conversation().expect("works");
 }
 

@@ -20,6 +20,9 @@ import type { ProviderCheck } from "../bindings/ProviderCheck";
 import type { SessionRuleView } from "../bindings/SessionRuleView";
 import type { Settings } from "../bindings/Settings";
 import type { WorkspaceEntry } from "../bindings/WorkspaceEntry";
+import type { RecoveryOutcome } from "../bindings/RecoveryOutcome";
+import type { StartupNotice } from "../bindings/StartupNotice";
+import type { StartupState } from "../bindings/StartupState";
 import type { Api, Unlisten } from "./types";
 
 export const APP_EVENTS = {
@@ -74,6 +77,10 @@ export const tauriApi: Api = {
   openExternal: (url) => invoke<void>("open_external", { url }),
   pendingApprovals: () => invoke<PendingApproval[]>("pending_approvals"),
   appReady: () => invoke<void>("app_ready"),
+  startupState: () => invoke<StartupState>("startup_state"),
+  startFreshHistory: () => invoke<RecoveryOutcome>("start_fresh_history"),
+  recoverHistory: () => invoke<RecoveryOutcome>("recover_history"),
+  startupNotices: () => invoke<StartupNotice[]>("startup_notices"),
 
   onPendingApprovals: (fn) => sub<PendingApprovalsEvent>(APP_EVENTS.pendingApprovals, fn),
   onFocusApproval: (fn) => sub<FocusApprovalEvent>(APP_EVENTS.focusApproval, fn),

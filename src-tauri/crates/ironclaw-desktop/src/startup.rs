@@ -24,6 +24,16 @@ pub enum Startup {
     HistoryDamaged(Recovery),
 }
 
+/// What the front end starts on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct StartupState {
+    /// Set while the history is damaged and no way out was chosen yet: show the recovery
+    /// screen instead of the app.
+    pub history_damage: Option<HistoryDamage>,
+}
+
 /// What the recovery screen shows.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -117,20 +127,33 @@ impl Recovery {
         self.replace(|path| {
             let recovered = History::recover_readable(path)?;
             let incomplete = recovered.had_read_errors();
-            let summary = format!(
-                "Recovered {} conversation{} and {} message{}{}.",
-                recovered.conversations,
-                plural(recovered.conversations),
-                recovered.messages,
-                plural(recovered.messages),
-                if incomplete {
-                    "; some parts of the damaged file could not be read"
-                } else {
-                    ""
-                }
-            );
+            let backup = recovered.backup.as_ref().map(|b| b.display().to_string());
+            let nothing = recovered.conversations == 0 && incomplete;
+            let summary = if nothing {
+                // SQLite reads nothing without the file's schema pages; the shell's own
+                // page-level `.recover` may still find rows in the kept copy.
+                format!(
+                    "Nothing could be read: the part of the file that says where the tables \
+                     are is damaged too. The history is empty now; the damaged copy stays at \
+                     {}, and `sqlite3 <copy> .recover` may still get rows out of it.",
+                    backup.as_deref().unwrap_or("(no copy)")
+                )
+            } else {
+                format!(
+                    "Recovered {} conversation{} and {} message{}{}.",
+                    recovered.conversations,
+                    plural(recovered.conversations),
+                    recovered.messages,
+                    plural(recovered.messages),
+                    if incomplete {
+                        "; some parts of the damaged file could not be read"
+                    } else {
+                        ""
+                    }
+                )
+            };
             Ok(RecoveryOutcome {
-                backup: recovered.backup.map(|b| b.display().to_string()),
+                backup,
                 conversations: recovered.conversations,
                 messages: recovered.messages,
                 executions: recovered.executions,

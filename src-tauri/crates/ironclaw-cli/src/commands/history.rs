@@ -159,6 +159,15 @@ pub fn recover() -> anyhow::Result<ExitCode> {
     }
     if let Some(backup) = &recovered.backup {
         println!("the damaged file is kept at {}", backup.display());
+        if recovered.conversations == 0 && recovered.had_read_errors() {
+            // Without its schema pages SQLite reads nothing; the shell's page-level recovery
+            // may still find rows.
+            println!(
+                "nothing could be read through SQLite; `sqlite3 {} .recover` may still get rows \
+                 out of the copy",
+                backup.display()
+            );
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
