@@ -99,10 +99,10 @@ fn run(started: Instant) -> Result<(), Box<dyn std::error::Error>> {
             commands::open_external,
             commands::pending_approvals,
             commands::app_ready,
-            commands::recovery::startup_state,
-            commands::recovery::start_fresh_history,
-            commands::recovery::recover_history,
-            commands::recovery::startup_notices,
+            commands::startup_state,
+            commands::start_fresh_history,
+            commands::recover_history,
+            commands::startup_notices,
         ])
         .build(tauri::generate_context!())?
         .run(|app, event| {
