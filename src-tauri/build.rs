@@ -31,6 +31,10 @@ const COMMANDS: &[&str] = &[
     "pending_approvals",
     "running_sandboxes",
     "app_ready",
+    "startup_state",
+    "start_fresh_history",
+    "recover_history",
+    "startup_notices",
 ];
 
 fn main() {

@@ -20,6 +20,11 @@ use tauri_plugin_opener::OpenerExt;
 
 use crate::Started;
 
+mod recovery;
+// A glob, so the hidden items `#[tauri::command]` generates beside each command come along
+// (`generate_handler!` needs them); the shell-config test reads `commands::NAME` in main.rs.
+pub use recovery::*;
+
 type Res<T> = Result<T, String>;
 
 fn msg(e: DesktopError) -> String {

@@ -15,7 +15,7 @@ mod window_state;
 use std::sync::Arc;
 use std::time::Instant;
 
-use ironclaw_desktop::{Desktop, DesktopOptions};
+use ironclaw_desktop::{Desktop, DesktopOptions, Startup};
 use tauri::{Manager, WindowEvent};
 
 /// When the process started, for the startup measurement `app_ready` reports.
@@ -46,8 +46,16 @@ fn run(started: Instant) -> Result<(), Box<dyn std::error::Error>> {
         .manage(quit::Quitting::default())
         .setup(move |app| {
             let sink = Arc::new(bridge::TauriSink::new(app.handle().clone()));
-            let desktop = Desktop::open(options, sink)?;
-            app.manage(desktop);
+            // A damaged history is a screen, not a failed start: the recovery commands put the
+            // `Desktop` in place once the person has chosen (see `commands::recovery`).
+            match Desktop::start(options, sink)? {
+                Startup::Ready(desktop) => {
+                    app.manage(desktop);
+                }
+                Startup::HistoryDamaged(recovery) => {
+                    app.manage(recovery);
+                }
+            }
             if let Some(window) = app.get_webview_window("main") {
                 window_state::keep_on_screen(&window, &config_dir);
                 system_font::follow(&window);
@@ -104,6 +112,10 @@ fn run(started: Instant) -> Result<(), Box<dyn std::error::Error>> {
             commands::pending_approvals,
             commands::running_sandboxes,
             commands::app_ready,
+            commands::startup_state,
+            commands::start_fresh_history,
+            commands::recover_history,
+            commands::startup_notices,
         ])
         .build(tauri::generate_context!())?
         .run(quit::on_run_event);

@@ -9,6 +9,7 @@ mod confinement;
 mod desktop;
 pub mod escape;
 mod faults;
+mod history;
 mod host_user;
 mod isolation;
 mod limits;

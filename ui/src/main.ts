@@ -1,6 +1,7 @@
 import "./styles.css";
 import { connect, inTauri } from "./api";
 import { App } from "./app";
+import { recoveryScreen } from "./views/recovery";
 import { loadHighlighter } from "./lib/highlight";
 import { applyPrefs, currentPrefs } from "./lib/prefs";
 import { installShortcuts } from "./lib/shortcuts";
@@ -12,6 +13,19 @@ async function boot(): Promise<void> {
   const root = document.getElementById("app");
   if (!root) return;
   const api = await connect();
+  // A damaged history: the recovery screen first; the app starts once a way out has worked.
+  let recovered: string | null = null;
+  const state = await api.startupState().catch(() => ({ historyDamage: null }));
+  if (state.historyDamage) {
+    const damage = state.historyDamage;
+    await new Promise<void>((resolve) => {
+      root.replaceChildren(recoveryScreen(api, damage, (outcome) => {
+        recovered = outcome.summary;
+        resolve();
+      }));
+      document.body.dataset["ready"] = "true";
+    });
+  }
   const app = new App(api, root);
   installShortcuts((action) => app.shortcut(action));
   try {
@@ -19,6 +33,10 @@ async function boot(): Promise<void> {
   } catch (e) {
     root.textContent = `IronClaw could not start: ${String(e)}`;
   }
+  // What was found wrong at start (a vanished history, a tampered audit log), shown once.
+  const notices = await api.startupNotices().catch(() => []);
+  const said = [recovered, ...notices.map((n) => n.message)].filter((m): m is string => !!m);
+  if (said.length > 0) app.chat.banner(said.join(" · "), "Dismiss", () => {});
   document.body.dataset["ready"] = "true";
   performance.mark("ironclaw-ready"); // for startup measurements (ms since navigation start)
   if (!inTauri()) {

@@ -11,6 +11,7 @@ mod host_reader_race;
 mod notifications;
 mod quit;
 mod shell_config;
+mod startup;
 mod tray;
 mod workspace;
 

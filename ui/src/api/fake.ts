@@ -3,6 +3,9 @@
 // real core does — streamed text, approvals bound to id + hash, streamed output with resource
 // samples, a destructive request that needs confirmation — so every screen can be driven.
 
+import type { RecoveryOutcome } from "../bindings/RecoveryOutcome";
+import type { StartupNotice } from "../bindings/StartupNotice";
+import type { StartupState } from "../bindings/StartupState";
 import type { AgentEvent } from "../bindings/AgentEvent";
 import type { ApprovalPolicy } from "../bindings/ApprovalPolicy";
 import type { ApprovalRequest } from "../bindings/ApprovalRequest";
@@ -527,6 +530,44 @@ export class FakeBackend implements Api {
 
   async appReady(): Promise<void> {
     this.log("appReady");
+  }
+
+  /** Scenario "damaged": the history is damaged until a way out is taken. */
+  private damaged = true;
+  private noticesShown = false;
+
+  async startupState(): Promise<StartupState> {
+    this.log("startupState");
+    if (this.scenario !== "damaged" || !this.damaged) return { historyDamage: null };
+    return {
+      historyDamage: {
+        path: "/home/me/.local/share/ironclaw/history.sqlite3",
+        problem: "database disk image is malformed",
+        backup: "/home/me/.local/share/ironclaw/history.sqlite3.corrupt-1795555000000",
+        notADatabase: false,
+      },
+    };
+  }
+
+  async startFreshHistory(): Promise<RecoveryOutcome> {
+    this.log("startFreshHistory");
+    this.damaged = false;
+    this.convs.clear();
+    return { backup: "/home/me/.local/share/ironclaw/history.sqlite3.corrupt-1795555000000", conversations: 0, messages: 0, executions: 0, incomplete: false, summary: "Started a fresh, empty history." };
+  }
+
+  async recoverHistory(): Promise<RecoveryOutcome> {
+    this.log("recoverHistory");
+    this.damaged = false;
+    const n = this.convs.size;
+    return { backup: "/home/me/.local/share/ironclaw/history.sqlite3.corrupt-1795555000000", conversations: n, messages: n * 2, executions: 0, incomplete: true, summary: `Recovered ${n} conversations and ${n * 2} messages; some parts of the damaged file could not be read.` };
+  }
+
+  async startupNotices(): Promise<StartupNotice[]> {
+    this.log("startupNotices");
+    if (this.scenario !== "notices" || this.noticesShown) return [];
+    this.noticesShown = true;
+    return [{ kind: "historyMissing", message: "history is empty but the audit log lists 72 entries for 9 conversations; the history may have been deleted or replaced" }];
   }
 
   private subscribe<T>(set: Set<(e: T) => void>, fn: (e: T) => void): Promise<Unlisten> {

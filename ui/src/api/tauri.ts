@@ -20,6 +20,9 @@ import type { ProviderCheck } from "../bindings/ProviderCheck";
 import type { SessionRuleView } from "../bindings/SessionRuleView";
 import type { Settings } from "../bindings/Settings";
 import type { WorkspaceEntry } from "../bindings/WorkspaceEntry";
+import type { RecoveryOutcome } from "../bindings/RecoveryOutcome";
+import type { StartupNotice } from "../bindings/StartupNotice";
+import type { StartupState } from "../bindings/StartupState";
 import type { Api, Unlisten } from "./types";
 
 export const APP_EVENTS = {
@@ -75,6 +78,10 @@ export const tauriApi: Api = {
   pendingApprovals: () => invoke<PendingApproval[]>("pending_approvals"),
   runningSandboxes: () => invoke<number>("running_sandboxes"),
   appReady: () => invoke<void>("app_ready"),
+  startupState: () => invoke<StartupState>("startup_state"),
+  startFreshHistory: () => invoke<RecoveryOutcome>("start_fresh_history"),
+  recoverHistory: () => invoke<RecoveryOutcome>("recover_history"),
+  startupNotices: () => invoke<StartupNotice[]>("startup_notices"),
 
   onPendingApprovals: (fn) => sub<PendingApprovalsEvent>(APP_EVENTS.pendingApprovals, fn),
   onFocusApproval: (fn) => sub<FocusApprovalEvent>(APP_EVENTS.focusApproval, fn),

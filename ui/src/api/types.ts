@@ -22,6 +22,9 @@ import type { ProviderCheck } from "../bindings/ProviderCheck";
 import type { SessionRuleView } from "../bindings/SessionRuleView";
 import type { Settings } from "../bindings/Settings";
 import type { WorkspaceEntry } from "../bindings/WorkspaceEntry";
+import type { RecoveryOutcome } from "../bindings/RecoveryOutcome";
+import type { StartupNotice } from "../bindings/StartupNotice";
+import type { StartupState } from "../bindings/StartupState";
 
 export type Unlisten = () => void;
 export type ExportFormat = "markdown" | "json";
@@ -65,6 +68,12 @@ export interface Api {
   /** How many of the app's sandbox containers run now (all are stopped when the app quits). */
   runningSandboxes(): Promise<number>;
   appReady(): Promise<void>;
+  /** Whether the history is damaged (then only the recovery calls below work until one succeeds). */
+  startupState(): Promise<StartupState>;
+  startFreshHistory(): Promise<RecoveryOutcome>;
+  recoverHistory(): Promise<RecoveryOutcome>;
+  /** What was found wrong at start and not shown yet; each notice comes once. */
+  startupNotices(): Promise<StartupNotice[]>;
 
   onPendingApprovals(fn: (e: PendingApprovalsEvent) => void): Promise<Unlisten>;
   onFocusApproval(fn: (e: FocusApprovalEvent) => void): Promise<Unlisten>;

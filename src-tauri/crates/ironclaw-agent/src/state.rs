@@ -26,7 +26,28 @@ pub fn open_audit(paths: &Paths) -> Result<(AuditLog, Option<ironclaw_store::Tor
     Ok(AuditLog::open_anchored(path, anchor)?)
 }
 
-/// The history alone (for `history` commands that need no engine or model).
+/// The audit log, opened beside `history`: when the log was found tampered with and a new
+/// chain started, that is recorded in the history as a notice for the app and the CLI.
+pub fn open_audit_noting(
+    paths: &Paths,
+    history: &History,
+) -> Result<(AuditLog, Option<ironclaw_store::TornTail>)> {
+    let (audit, torn) = open_audit(paths)?;
+    if let Some(restart) = audit.restarted() {
+        let notice = ironclaw_store::StateNotice::AuditRestarted {
+            restart: restart.clone(),
+        };
+        // Not fatal: the new chain already records the link; only the banner would be lost.
+        if let Err(e) = history.record_notice(notice) {
+            tracing::warn!(error = %e, "could not record the audit restart as a notice");
+        }
+    }
+    Ok((audit, torn))
+}
+
+/// The history alone (for `history` commands that need no engine or model). A history created
+/// here beside an audit log that lists entries is recorded as a notice (see
+/// [`History::note_missing_history`]).
 pub fn open_history(paths: &Paths) -> Result<(History, RecoveryReport)> {
     std::fs::create_dir_all(&paths.data_dir).map_err(|e| {
         Error::Sandbox(ironclaw_sandbox::Error::io(
@@ -35,7 +56,11 @@ pub fn open_history(paths: &Paths) -> Result<(History, RecoveryReport)> {
             e,
         ))
     })?;
-    Ok(History::open(history_path(paths))?)
+    let (history, report) = History::open(history_path(paths))?;
+    if let Err(e) = history.note_missing_history(&audit_path(paths)) {
+        tracing::warn!(error = %e, "could not compare the new history with the audit log");
+    }
+    Ok((history, report))
 }
 
 /// Everything a session needs.
@@ -45,7 +70,7 @@ pub fn open(
 ) -> Result<(Deps, RecoveryReport)> {
     let paths = sandbox.paths().clone();
     let (history, report) = open_history(&paths)?;
-    let (audit, _torn) = open_audit(&paths)?;
+    let (audit, _torn) = open_audit_noting(&paths, &history)?;
     Ok((
         Deps {
             sandbox,

@@ -110,6 +110,11 @@ enum HistoryCommand {
         #[arg(long)]
         purge: bool,
     },
+    /// Replace a damaged history with a new one holding every row that can still be read
+    /// (the damaged file is kept as a copy).
+    Recover,
+    /// Replace a damaged history with an empty one (the damaged file is kept as a copy).
+    Reset,
 }
 
 #[derive(Subcommand)]
@@ -179,6 +184,8 @@ fn main() -> ExitCode {
                 HistoryCommand::Search { text, limit } => commands::history::search(&text, limit),
                 HistoryCommand::Export { id, format } => commands::history::export(&id, &format),
                 HistoryCommand::Rm { id, purge } => commands::history::delete(&id, purge).await,
+                HistoryCommand::Recover => commands::history::recover(),
+                HistoryCommand::Reset => commands::history::reset(),
             },
             Command::Audit { command } => match command {
                 AuditCommand::Verify => commands::history::audit_verify(),

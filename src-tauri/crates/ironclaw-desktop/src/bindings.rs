@@ -35,6 +35,10 @@ pub fn export(dir: &std::path::Path) -> Result<(), ts_rs::ExportError> {
     PendingApprovalsEvent::export_all(&cfg)?;
     FocusApprovalEvent::export_all(&cfg)?;
     ExecutionFilesEvent::export_all(&cfg)?;
+    crate::startup::StartupState::export_all(&cfg)?;
+    crate::startup::HistoryDamage::export_all(&cfg)?;
+    crate::startup::RecoveryOutcome::export_all(&cfg)?;
+    crate::startup::StartupNotice::export_all(&cfg)?;
     Ok(())
 }
 

@@ -98,12 +98,21 @@ pub struct Desktop {
 impl Desktop {
     /// Opens the history and audit log (no Docker, no model yet: those come on first use).
     pub fn open(options: DesktopOptions, sink: Arc<dyn EventSink>) -> Result<Self> {
+        let opened = ironclaw_agent::state::open_history(&options.paths)?;
+        Self::with_history(options, sink, opened)
+    }
+
+    /// The rest of [`Desktop::open`], around a history already opened.
+    pub(crate) fn with_history(
+        options: DesktopOptions,
+        sink: Arc<dyn EventSink>,
+        (history, report): (History, ironclaw_store::RecoveryReport),
+    ) -> Result<Self> {
         let paths = options.paths;
-        let (history, report) = ironclaw_agent::state::open_history(&paths)?;
         if !report.is_empty() {
             tracing::info!(?report, "marked work interrupted by the last stop");
         }
-        let (audit, _torn) = ironclaw_agent::state::open_audit(&paths)?;
+        let (audit, _torn) = ironclaw_agent::state::open_audit_noting(&paths, &history)?;
         let history = Arc::new(history);
         let notifier = options
             .notifier

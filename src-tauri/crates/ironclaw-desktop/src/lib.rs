@@ -8,6 +8,8 @@
 //! - [`sandboxes`]: the app's own sandbox containers, stopped when it quits.
 //! - [`notify`]: native notifications whose actions go through the approval gate.
 //! - [`workspace`]: listing, inline images and log pages, all confined to the workspace.
+//! - [`startup`]: a damaged history as a state the app shows (with its two ways out), and
+//!   what else was found wrong at start, for the banner.
 //! - [`types`], [`doctor`], [`sink`]: what crosses to the web UI (TypeScript in
 //!   `ui/src/bindings/`, see [`bindings`]).
 
@@ -25,6 +27,7 @@ pub mod sandboxes;
 pub mod sessions;
 pub mod settings;
 pub mod sink;
+pub mod startup;
 pub mod types;
 pub mod view;
 pub mod workspace;
@@ -32,3 +35,4 @@ pub mod workspace;
 pub use desktop::{validate_external_url, Desktop, DesktopOptions};
 pub use error::{DesktopError, Result};
 pub use sink::{AppEvent, EventSink, NullSink, Subscriber};
+pub use startup::{HistoryDamage, Recovery, RecoveryOutcome, Startup, StartupNotice};

@@ -29,14 +29,17 @@ pub enum StoreError {
 
     #[error(
         "{path} is not a SQLite database, so IronClaw will not open it as its history. A copy \
-         was kept at {backup}. Move {path} aside (or delete it) to start a fresh history"
+         was kept at {backup}. Run `ironclaw history reset` to start a fresh history, or \
+         `ironclaw history recover` to save whatever can still be read (the copy stays either \
+         way; the app offers the same two choices)"
     )]
     NotADatabase { path: PathBuf, backup: PathBuf },
 
     #[error(
         "the history database {path} is damaged ({problem}), so IronClaw will not open it. A \
-         copy was kept at {backup}. Salvage it with `sqlite3 {backup} .recover`, or move \
-         {path} aside to start a fresh history"
+         copy was kept at {backup}. Run `ironclaw history recover` to copy every row that can \
+         still be read into a new history, or `ironclaw history reset` to start a fresh one \
+         (the copy stays either way; the app offers the same two choices)"
     )]
     Corrupt {
         path: PathBuf,
@@ -55,6 +58,12 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
+
+    #[error(
+        "another IronClaw process (the app, or a CLI command) has the history {path} open, so \
+         it cannot be replaced now. Close it, then try again"
+    )]
+    InUse { path: PathBuf },
 
     #[error(
         "{path} is a SQLite database but not an IronClaw history (it holds tables {tables}), so \
@@ -123,6 +132,13 @@ pub enum StoreError {
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
 impl StoreError {
+    /// Whether this is a refusal of a damaged history file (one copy kept), which "Start
+    /// fresh" ([`crate::History::start_fresh`]) or recovery
+    /// ([`crate::History::recover_readable`]) can get past.
+    pub fn is_damaged_history(&self) -> bool {
+        matches!(self, Self::NotADatabase { .. } | Self::Corrupt { .. })
+    }
+
     /// Whether trying the same call again may succeed: only a busy database (another process
     /// holding a write lock past the busy timeout) is worth a retry.
     pub fn is_retryable(&self) -> bool {
@@ -137,6 +153,7 @@ impl StoreError {
             | Self::NotADatabase { .. }
             | Self::Corrupt { .. }
             | Self::Backup { .. }
+            | Self::InUse { .. }
             | Self::TooNew { .. }
             | Self::Foreign { .. }
             | Self::Migration { .. }

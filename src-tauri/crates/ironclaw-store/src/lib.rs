@@ -16,23 +16,27 @@ mod export;
 mod history;
 pub mod ids;
 pub mod model;
+mod notice;
 mod time;
 
+pub use audit::audit_file_sha256;
 pub use audit::{
     verify, verify_anchored, Anchor, AnchorCheck, AnchorStore, AuditEntry, AuditError, AuditKind,
-    AuditLog, ChainProblem, FileAnchor, TornTail, VerifyReport,
+    AuditLog, ChainProblem, ChainRestart, FileAnchor, TornTail, VerifyReport,
 };
 pub use code_hash::code_hash;
 pub use error::{Result, StoreError};
 pub use export::render_markdown;
 pub use history::{
-    History, TurnOutcome, HIGHLIGHT_END, HIGHLIGHT_START, STREAM_CHECKPOINT_INTERVAL,
+    FreshStart, History, Recovered, TableSalvage, TurnOutcome, HIGHLIGHT_END, HIGHLIGHT_START,
+    PLACEHOLDER_TITLE, STREAM_CHECKPOINT_INTERVAL,
 };
 pub use ids::{
     ApprovalId, ConversationId, ExecutionId, MessageId, ParseIdError, SessionRuleId, ToolCallId,
     TurnId,
 };
 pub use model::*;
+pub use notice::{audit_summary, NoticeAudience, StateNotice};
 pub use time::Timestamp;
 
 /// Whether every history commit and audit entry is forced to disk (`IRONCLAW_SYNC=full`):

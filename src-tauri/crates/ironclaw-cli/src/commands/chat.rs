@@ -119,6 +119,9 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
     .await?;
     let (deps, report) =
         ironclaw_agent::state::open(Arc::new(sandbox), Arc::from(resolved.provider))?;
+    // A tampered audit log was kept aside and a new chain started: said before anything is
+    // appended to the new one.
+    super::history::print_notices(&deps.history);
     if !report.interrupted_turns.is_empty() {
         eprintln!(
             "note: {} turn(s) were interrupted when IronClaw last stopped; they are marked so in the history",

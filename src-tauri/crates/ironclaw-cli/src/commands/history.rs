@@ -3,9 +3,29 @@
 use std::process::ExitCode;
 
 use ironclaw_sandbox::Paths;
-use ironclaw_store::ConversationId;
+use ironclaw_store::{ConversationId, History, NoticeAudience, StoreError};
 
 use crate::terminal::inert;
+
+/// The history, with anything found wrong at start that this CLI has not reported yet printed
+/// once (a history that vanished beside its audit log, a tampered audit log restarted).
+fn open_history() -> anyhow::Result<History> {
+    let (history, _) = ironclaw_agent::state::open_history(&Paths::from_env()?)?;
+    print_notices(&history);
+    Ok(history)
+}
+
+/// Prints (to stderr, so `--json` output stays clean) the notices the CLI has not shown yet.
+pub fn print_notices(history: &History) {
+    match history.take_notices(NoticeAudience::Cli) {
+        Ok(notices) => {
+            for notice in notices {
+                eprintln!("ironclaw: WARNING: {}", inert(&notice.to_string()));
+            }
+        }
+        Err(e) => tracing::warn!(error = %e, "could not read the start-up notices"),
+    }
+}
 
 fn conversation_id(s: &str) -> anyhow::Result<ConversationId> {
     s.parse()
@@ -13,7 +33,7 @@ fn conversation_id(s: &str) -> anyhow::Result<ConversationId> {
 }
 
 pub fn ls(json: bool) -> anyhow::Result<ExitCode> {
-    let (history, _) = ironclaw_agent::state::open_history(&Paths::from_env()?)?;
+    let history = open_history()?;
     let list = history.list_conversations()?;
     if json {
         println!("{}", serde_json::to_string_pretty(&list)?);
@@ -38,7 +58,7 @@ pub fn ls(json: bool) -> anyhow::Result<ExitCode> {
 }
 
 pub fn show(id: &str) -> anyhow::Result<ExitCode> {
-    let (history, _) = ironclaw_agent::state::open_history(&Paths::from_env()?)?;
+    let history = open_history()?;
     // A terminal view: what the model and the code wrote is shown, never obeyed. `export`
     // stays byte-exact, for files.
     print!("{}", inert(&history.export_markdown(conversation_id(id)?)?));
@@ -46,7 +66,7 @@ pub fn show(id: &str) -> anyhow::Result<ExitCode> {
 }
 
 pub fn search(text: &str, limit: usize) -> anyhow::Result<ExitCode> {
-    let (history, _) = ironclaw_agent::state::open_history(&Paths::from_env()?)?;
+    let history = open_history()?;
     let hits = history.search(text, limit)?;
     if hits.is_empty() {
         println!("no matches");
@@ -67,7 +87,7 @@ pub fn search(text: &str, limit: usize) -> anyhow::Result<ExitCode> {
 }
 
 pub fn export(id: &str, format: &str) -> anyhow::Result<ExitCode> {
-    let (history, _) = ironclaw_agent::state::open_history(&Paths::from_env()?)?;
+    let history = open_history()?;
     let id = conversation_id(id)?;
     match format {
         "md" | "markdown" => print!("{}", history.export_markdown(id)?),
@@ -78,7 +98,7 @@ pub fn export(id: &str, format: &str) -> anyhow::Result<ExitCode> {
 }
 
 pub async fn delete(id: &str, purge: bool) -> anyhow::Result<ExitCode> {
-    let (history, _) = ironclaw_agent::state::open_history(&Paths::from_env()?)?;
+    let history = open_history()?;
     let id = conversation_id(id)?;
     history.delete_conversation(id)?;
     if purge {
@@ -89,6 +109,85 @@ pub async fn delete(id: &str, purge: bool) -> anyhow::Result<ExitCode> {
             Ok(()) | Err(ironclaw_sandbox::Error::SessionNotFound { .. }) => {}
             Err(e) => return Err(e.into()),
         }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Whether the history at `path` is damaged: `Ok(None)` when it opens fine.
+fn damage(paths: &Paths) -> anyhow::Result<Option<StoreError>> {
+    match ironclaw_agent::state::open_history(paths) {
+        Ok(_) => Ok(None),
+        Err(ironclaw_agent::Error::Store(e)) if e.is_damaged_history() => Ok(Some(e)),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `history recover`: a new history from every row of the damaged one SQLite can still read.
+pub fn recover() -> anyhow::Result<ExitCode> {
+    let paths = Paths::from_env()?;
+    let path = ironclaw_agent::state::history_path(&paths);
+    if damage(&paths)?.is_none() {
+        println!(
+            "the history {} opens fine; nothing to recover",
+            path.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let recovered = History::recover_readable(&path)?;
+    println!(
+        "recovered {} conversations, {} messages and {} runs into a new history at {}",
+        recovered.conversations,
+        recovered.messages,
+        recovered.executions,
+        path.display()
+    );
+    if recovered.placeholder_conversations > 0 {
+        println!(
+            "{} of those conversations lost their title and are named {:?}",
+            recovered.placeholder_conversations,
+            ironclaw_store::PLACEHOLDER_TITLE
+        );
+    }
+    for table in recovered.tables.iter().filter(|t| t.read_errors > 0) {
+        println!(
+            "  {}: {} rows read, {} unreadable parts skipped ({})",
+            table.table,
+            table.rows,
+            table.read_errors,
+            table.first_error.as_deref().unwrap_or("no detail")
+        );
+    }
+    if let Some(backup) = &recovered.backup {
+        println!("the damaged file is kept at {}", backup.display());
+        if recovered.conversations == 0 && recovered.had_read_errors() {
+            // Without its schema pages SQLite reads nothing; the shell's page-level recovery
+            // may still find rows.
+            println!(
+                "nothing could be read through SQLite; `sqlite3 {} .recover` may still get rows \
+                 out of the copy",
+                backup.display()
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `history reset`: an empty history in place of the damaged one, whose copy is kept.
+pub fn reset() -> anyhow::Result<ExitCode> {
+    let paths = Paths::from_env()?;
+    let path = ironclaw_agent::state::history_path(&paths);
+    if damage(&paths)?.is_none() {
+        println!(
+            "the history {} opens fine, so it was left as it is; `ironclaw history rm ID` \
+             deletes single conversations",
+            path.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let fresh = History::start_fresh(&path)?;
+    println!("started a fresh, empty history at {}", path.display());
+    if let Some(backup) = &fresh.backup {
+        println!("the damaged file is kept at {}", backup.display());
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -118,6 +217,9 @@ pub fn audit_verify() -> anyhow::Result<ExitCode> {
                     "WARNING: the log records that it was cut or rewritten before: {incident}"
                 );
             }
+            if let Some(restart) = &report.restarted_from {
+                print_restart(&path, restart);
+            }
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
@@ -125,4 +227,33 @@ pub fn audit_verify() -> anyhow::Result<ExitCode> {
             Ok(ExitCode::from(2))
         }
     }
+}
+
+/// What the chain's first entry says about the tampered log it replaced, and whether that
+/// kept file is still the one it describes.
+fn print_restart(log: &std::path::Path, restart: &ironclaw_store::ChainRestart) {
+    println!(
+        "NOTE: this chain was started because the previous log was tampered with: {}",
+        restart.problem
+    );
+    let good = match &restart.last_good_hash {
+        Some(hash) => format!(
+            "{} entries verified up to hash {hash}",
+            restart.good_entries
+        ),
+        None => "no entry of it can be vouched for".to_owned(),
+    };
+    let Some(old) = restart.previous_path(log) else {
+        println!("the previous log was gone when the new chain started ({good})");
+        return;
+    };
+    let state = match (
+        ironclaw_store::audit_file_sha256(&old),
+        &restart.previous_sha256,
+    ) {
+        (Ok(now), Some(then)) if &now == then => "unchanged since it was kept",
+        (Ok(_), _) => "CHANGED since it was kept",
+        (Err(_), _) => "MISSING",
+    };
+    println!("previous log: {} ({state}; {good})", old.display());
 }

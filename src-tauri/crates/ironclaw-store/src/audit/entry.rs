@@ -34,6 +34,10 @@ pub enum AuditKind {
     /// On open, the log did not end where its anchor (kept outside the file) said: entries were
     /// cut off or the chain rewritten. Recorded before the anchor moves on, so the evidence stays.
     AnchorMismatch,
+    /// The first entry of a chain started because the log before it was found tampered (its
+    /// chain broken, or not ending where its anchor said). Records which file the old log was
+    /// kept as and how far it could be trusted: see [`super::ChainRestart`].
+    ChainRestarted,
     /// A kind this build does not know.
     Other(String),
 }
@@ -51,6 +55,7 @@ impl AuditKind {
             Self::ConversationDeleted => "conversation_deleted",
             Self::LogRepaired => "log_repaired",
             Self::AnchorMismatch => "anchor_mismatch",
+            Self::ChainRestarted => "chain_restarted",
             Self::Other(name) => name,
         }
     }
@@ -66,6 +71,7 @@ impl AuditKind {
             "conversation_deleted" => Self::ConversationDeleted,
             "log_repaired" => Self::LogRepaired,
             "anchor_mismatch" => Self::AnchorMismatch,
+            "chain_restarted" => Self::ChainRestarted,
             other => Self::Other(other.to_owned()),
         }
     }

@@ -11,6 +11,7 @@ use serde::Serialize;
 use super::anchor::{Anchor, AnchorCheck, AnchorStore};
 use super::entry::{sha256_hex, AuditEntry, AuditKind};
 use super::error::AuditError;
+use super::restart::ChainRestart;
 use super::tail::{self, ChainTail, TornTail};
 use crate::time::Timestamp;
 
@@ -28,6 +29,8 @@ pub struct AuditLog {
     tail: Mutex<ChainTail>,
     /// Where the chain's end is kept outside the file; updated after every append.
     anchor: Option<Box<dyn AnchorStore>>,
+    /// Set when this open found the log tampered with and started a new chain.
+    restarted: Option<ChainRestart>,
 }
 
 impl AuditLog {
@@ -43,13 +46,26 @@ impl AuditLog {
     /// recorded in the log as an `anchor_mismatch` entry before the anchor moves on, so the
     /// evidence outlives the next append. A store that cannot be used is logged, not fatal: the
     /// log itself must still be written.
+    ///
+    /// Before that, the whole chain is verified (and compared with the anchor): a log found
+    /// tampered with is not appended to. It is kept aside under a new name and a new chain is
+    /// started with a link to it ([`AuditLog::restarted`] says so; see [`super::restart`]).
     pub fn open_anchored(
         path: impl AsRef<Path>,
         anchor: Box<dyn AnchorStore>,
     ) -> Result<(Self, Option<TornTail>), AuditError> {
-        let (log, torn) = Self::open_with(path.as_ref(), Some(anchor))?;
+        let path = path.as_ref();
+        let restarted =
+            super::restart::restart_if_tampered(path, &lock_path_of(path), Some(anchor.as_ref()))?;
+        let (mut log, torn) = Self::open_with(path, Some(anchor))?;
+        log.restarted = restarted;
         log.check_anchor_on_open()?;
         Ok((log, torn))
+    }
+
+    /// What this open found wrong with the log and kept aside, when it started a new chain.
+    pub fn restarted(&self) -> Option<&ChainRestart> {
+        self.restarted.as_ref()
     }
 
     fn open_with(
@@ -74,14 +90,12 @@ impl AuditLog {
         if created {
             sync_parent_dir(&path).map_err(io)?;
         }
-        let mut lock_path = path.as_os_str().to_owned();
-        lock_path.push(".lock");
         let lock_file = OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
-            .open(PathBuf::from(lock_path))
+            .open(lock_path_of(&path))
             .map_err(io)?;
         let log = Self {
             path,
@@ -89,6 +103,7 @@ impl AuditLog {
             lock_file,
             tail: Mutex::new(ChainTail::stale()),
             anchor,
+            restarted: None,
         };
         let ((), torn) = log.with_current_tail(|_, _| Ok(()))?;
         Ok((log, torn))
@@ -242,6 +257,13 @@ impl AuditLog {
         tracing::debug!(seq = entry.seq, kind = %entry.kind, "audit entry appended");
         Ok(entry)
     }
+}
+
+/// `<log>.lock`, the file every writer locks.
+fn lock_path_of(path: &Path) -> PathBuf {
+    let mut lock_path = path.as_os_str().to_owned();
+    lock_path.push(".lock");
+    PathBuf::from(lock_path)
 }
 
 /// Holds the exclusive lock on the log's lock file until dropped.

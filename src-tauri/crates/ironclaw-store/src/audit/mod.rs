@@ -14,6 +14,7 @@ pub mod anchor;
 mod entry;
 mod error;
 mod log;
+mod restart;
 mod tail;
 mod verify;
 
@@ -21,10 +22,13 @@ pub use anchor::{verify_anchored, Anchor, AnchorCheck, AnchorStore, FileAnchor};
 pub use entry::{AuditEntry, AuditKind, GENESIS_PREV};
 pub use error::{AuditError, ChainProblem};
 pub use log::AuditLog;
+pub use restart::{file_sha256 as audit_file_sha256, ChainRestart};
 pub use tail::TornTail;
 pub use verify::{verify, VerifyReport};
 
 #[cfg(test)]
 mod anchor_tests;
+#[cfg(test)]
+mod restart_tests;
 #[cfg(test)]
 mod tests;

@@ -10,7 +10,7 @@ use super::entry::{sha256_hex, AuditEntry, AuditKind, GENESIS_PREV};
 use super::error::{AuditError, ChainProblem};
 
 /// A log whose chain is intact.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct VerifyReport {
     /// Complete, valid entries.
@@ -24,6 +24,10 @@ pub struct VerifyReport {
     /// did not end where its anchor said (`entry 1042: entries were cut off ...`).
     #[serde(default)]
     pub anchor_incidents: Vec<String>,
+    /// When this chain was started because the log before it was found tampered: what its
+    /// first entry records about that log (see [`super::ChainRestart`]).
+    #[serde(default)]
+    pub restarted_from: Option<super::ChainRestart>,
 }
 
 /// Reads the whole log and checks every entry's hash, sequence number and link to the line
@@ -37,6 +41,24 @@ pub(crate) fn verify_capturing(
     path: &Path,
     capture: Option<u64>,
 ) -> Result<(VerifyReport, Option<String>), AuditError> {
+    let walk = walk(path, capture)?;
+    match walk.broken {
+        Some(broken) => Err(broken),
+        None => Ok((walk.report, walk.captured)),
+    }
+}
+
+/// How far a log's chain holds: the valid entries up to the first bad line, and that line's
+/// problem when there is one.
+pub(crate) struct Walk {
+    /// The valid prefix (all of the log when `broken` is `None`).
+    pub(crate) report: VerifyReport,
+    pub(crate) captured: Option<String>,
+    pub(crate) broken: Option<AuditError>,
+}
+
+/// Reads the log up to its first bad line. Only a read failure is an `Err`.
+pub(crate) fn walk(path: &Path, capture: Option<u64>) -> Result<Walk, AuditError> {
     let file = File::open(path).map_err(|source| AuditError::Io {
         path: path.to_path_buf(),
         source,
@@ -50,10 +72,21 @@ pub(crate) fn verify_capturing(
         last_hash: None,
         torn_tail_bytes: None,
         anchor_incidents: Vec::new(),
+        restarted_from: None,
     };
     let mut captured = None;
     let mut prev = GENESIS_PREV.to_owned();
     let mut line_no = 0u64;
+    let mut last_but_one: Option<String> = None;
+    macro_rules! stop {
+        ($broken:expr) => {
+            Walk {
+                report,
+                captured,
+                broken: Some($broken),
+            }
+        };
+    }
     while let Some(read) = lines.next() {
         let (bytes, complete) = read.map_err(|source| AuditError::Io {
             path: path.to_path_buf(),
@@ -70,21 +103,22 @@ pub(crate) fn verify_capturing(
             report.torn_tail_bytes = Some(bytes.len() as u64);
             break;
         }
-        let entry: AuditEntry = serde_json::from_slice(&bytes)
-            .map_err(|_| broken(expected_seq, ChainProblem::Malformed))?;
+        let Ok(entry) = serde_json::from_slice::<AuditEntry>(&bytes) else {
+            return Ok(stop!(broken(expected_seq, ChainProblem::Malformed)));
+        };
         if entry.hash != entry.expected_hash() {
-            return Err(broken(entry.seq, ChainProblem::Edited));
+            return Ok(stop!(broken(entry.seq, ChainProblem::Edited)));
         }
         if entry.seq > expected_seq {
             // A later entry where `expected_seq` should be: reordered if the missing one comes
             // right after, removed otherwise.
             let reordered = matches!(lines.peek(), Some(Ok((next, true)))
                 if serde_json::from_slice::<AuditEntry>(next).is_ok_and(|n| n.seq == expected_seq));
-            return Err(if reordered {
+            return Ok(stop!(if reordered {
                 broken(entry.seq, ChainProblem::Reordered)
             } else {
                 broken(expected_seq, ChainProblem::Removed)
-            });
+            }));
         }
         if entry.seq < expected_seq {
             let problem = if entry.seq + 1 == expected_seq {
@@ -92,22 +126,29 @@ pub(crate) fn verify_capturing(
             } else {
                 ChainProblem::Reordered
             };
-            return Err(broken(entry.seq, problem));
+            return Ok(stop!(broken(entry.seq, problem)));
         }
         if entry.prev != prev {
             // This entry is intact and in sequence but does not link to the line above: that
             // line's bytes changed after this entry was written (its own hash was redone).
-            return Err(AuditError::Broken {
+            // The line above is the bad one, so the valid prefix ends before it.
+            report.entries = report.entries.saturating_sub(1);
+            report.last_hash = last_but_one.take();
+            return Ok(stop!(AuditError::Broken {
                 line: line_no.saturating_sub(1).max(1),
                 seq: entry.seq.saturating_sub(1).max(1),
                 problem: ChainProblem::Edited,
-            });
+            }));
         }
+        last_but_one = report.last_hash.take();
         prev = sha256_hex(&bytes);
         report.entries += 1;
         report.last_hash = Some(prev.clone());
         if capture == Some(report.entries) {
             captured = Some(prev.clone());
+        }
+        if entry.seq == 1 && entry.kind == AuditKind::ChainRestarted {
+            report.restarted_from = serde_json::from_value(entry.data.clone()).ok();
         }
         if entry.kind == AuditKind::AnchorMismatch {
             let what = entry.data["message"].as_str().unwrap_or("(no message)");
@@ -116,7 +157,11 @@ pub(crate) fn verify_capturing(
                 .push(format!("entry {}: {what}", entry.seq));
         }
     }
-    Ok((report, captured))
+    Ok(Walk {
+        report,
+        captured,
+        broken: None,
+    })
 }
 
 /// Raw lines with whether each ended in a newline.

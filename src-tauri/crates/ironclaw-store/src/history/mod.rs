@@ -10,9 +10,12 @@ mod executions;
 mod full;
 mod messages;
 mod migrations;
+mod notices;
 mod open;
+mod rebuild;
 mod recover;
 mod rows;
+mod salvage;
 mod search;
 mod settings;
 
@@ -25,6 +28,8 @@ use crate::error::Result;
 use crate::model::RecoveryReport;
 
 pub use messages::{TurnOutcome, STREAM_CHECKPOINT_INTERVAL};
+pub use rebuild::{FreshStart, Recovered};
+pub use salvage::{TableSalvage, PLACEHOLDER_TITLE};
 pub use search::{HIGHLIGHT_END, HIGHLIGHT_START};
 
 /// An open history database. `Send + Sync`: share it behind an `Arc`; calls are serialized on
@@ -33,6 +38,8 @@ pub use search::{HIGHLIGHT_END, HIGHLIGHT_START};
 pub struct History {
     conn: Mutex<Connection>,
     path: PathBuf,
+    /// The file was missing or 0 bytes when this open created it (see `note_missing_history`).
+    created_empty: bool,
     _lock: open::ProcessLock,
 }
 
@@ -45,6 +52,10 @@ impl History {
     /// `<name>.corrupt-<unix ms>`; the original is left untouched.
     pub fn open(path: impl AsRef<Path>) -> Result<(Self, RecoveryReport)> {
         let path = path.as_ref().to_path_buf();
+        let created_empty = match std::fs::metadata(&path) {
+            Ok(m) => m.len() == 0,
+            Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+        };
         open::refuse_non_sqlite(&path)?;
         let (lock, alone) = open::ProcessLock::acquire(&path)?;
         let mut conn = open::connect(&path)?;
@@ -77,9 +88,15 @@ impl History {
         let history = Self {
             conn: Mutex::new(conn),
             path,
+            created_empty,
             _lock: lock,
         };
         Ok((history, report))
+    }
+
+    /// Whether this open found no history (a missing or 0-byte file) and created it.
+    pub fn was_created_empty(&self) -> bool {
+        self.created_empty
     }
 
     /// The database file.

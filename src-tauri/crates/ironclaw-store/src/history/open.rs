@@ -192,7 +192,9 @@ pub(crate) fn keep_copy(path: &Path) -> Result<PathBuf> {
         match copy_new(path, &backup) {
             Ok(()) => {
                 let wal = sibling(path, "-wal");
-                if wal.exists() {
+                // An empty WAL (SQLite makes one on open) holds nothing worth keeping, and
+                // copying it would make the next identical damage look different.
+                if non_empty(&wal) {
                     copy_new(&wal, &sibling(&backup, "-wal")).map_err(|source| {
                         StoreError::Backup {
                             path: path.to_path_buf(),
@@ -239,12 +241,17 @@ fn identical_copy(path: &Path, name: &str) -> Option<PathBuf> {
     candidates.into_iter().find(|copy| {
         let copy_wal = sibling(copy, "-wal");
         same_bytes(path, copy)
-            && match (wal.exists(), copy_wal.exists()) {
+            && match (non_empty(&wal), non_empty(&copy_wal)) {
                 (false, false) => true,
                 (true, true) => same_bytes(&wal, &copy_wal),
                 _ => false,
             }
     })
+}
+
+/// Whether `path` exists with at least one byte (a missing and an empty WAL mean the same).
+fn non_empty(path: &Path) -> bool {
+    fs::metadata(path).is_ok_and(|m| m.len() > 0)
 }
 
 fn same_bytes(a: &Path, b: &Path) -> bool {

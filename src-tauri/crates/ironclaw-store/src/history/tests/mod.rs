@@ -6,6 +6,7 @@ mod corrupt;
 mod export;
 mod kill;
 mod lifecycle;
+mod rebuild;
 mod recovery;
 mod search;
 
