@@ -11,6 +11,7 @@
 
 pub mod audit;
 mod code_hash;
+mod disk;
 mod error;
 mod export;
 mod history;
@@ -23,6 +24,7 @@ pub use audit::{
     AuditLog, ChainProblem, FileAnchor, TornTail, VerifyReport,
 };
 pub use code_hash::code_hash;
+pub use disk::{free_bytes, io_is_disk_full, FreeSpace};
 pub use error::{Result, StoreError};
 pub use export::render_markdown;
 pub use history::{

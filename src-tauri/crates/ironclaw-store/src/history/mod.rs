@@ -11,6 +11,7 @@ mod full;
 mod messages;
 mod migrations;
 mod open;
+mod read_only;
 mod recover;
 mod rows;
 mod search;
@@ -33,7 +34,8 @@ pub use search::{HIGHLIGHT_END, HIGHLIGHT_START};
 pub struct History {
     conn: Mutex<Connection>,
     path: PathBuf,
-    _lock: open::ProcessLock,
+    /// `None` for a read-only handle, which must not count as a user of the file.
+    _lock: Option<open::ProcessLock>,
 }
 
 impl History {
@@ -44,7 +46,12 @@ impl History {
     /// Refuses a file that is not SQLite or fails SQLite's quick check, after copying it to
     /// `<name>.corrupt-<unix ms>`; the original is left untouched.
     pub fn open(path: impl AsRef<Path>) -> Result<(Self, RecoveryReport)> {
-        let path = path.as_ref().to_path_buf();
+        let path = path.as_ref();
+        Self::open_writable(path).map_err(|e| e.on_full_disk(path))
+    }
+
+    fn open_writable(path: &Path) -> Result<(Self, RecoveryReport)> {
+        let path = path.to_path_buf();
         open::refuse_non_sqlite(&path)?;
         let (lock, alone) = open::ProcessLock::acquire(&path)?;
         let mut conn = open::connect(&path)?;
@@ -74,12 +81,15 @@ impl History {
             );
         }
         tracing::debug!(path = %path.display(), "history opened");
-        let history = Self {
+        Ok((Self::from_parts(conn, path, Some(lock)), report))
+    }
+
+    fn from_parts(conn: Connection, path: PathBuf, lock: Option<open::ProcessLock>) -> Self {
+        Self {
             conn: Mutex::new(conn),
             path,
             _lock: lock,
-        };
-        Ok((history, report))
+        }
     }
 
     /// The database file.
@@ -98,10 +108,13 @@ impl History {
     /// failing mid-transaction when a read would upgrade to a write.
     fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
         let mut conn = self.conn();
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let value = f(&tx)?;
-        tx.commit()?;
-        Ok(value)
+        let written = (|| {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let value = f(&tx)?;
+            tx.commit()?;
+            Ok(value)
+        })();
+        written.map_err(|e: crate::error::StoreError| e.on_full_disk(&self.path))
     }
 
     /// Runs `f` in one read transaction, so multi-query reads see a single snapshot.

@@ -6,6 +6,7 @@ mod corrupt;
 mod export;
 mod kill;
 mod lifecycle;
+mod read_only;
 mod recovery;
 mod search;
 
