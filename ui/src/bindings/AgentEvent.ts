@@ -19,7 +19,7 @@ export type AgentEvent = { "type": "turnStarted", conversationId: ConversationId
  * Why the run was stopped by (or ended over) its workspace quota, for people to read;
  * `None` when the quota was not passed.
  */
-quotaExceeded: string | null, } | { "type": "turnEnded", turnId: TurnId, status: TurnStatus, error: string | null, } | { "type": "policyChanged", policy: ApprovalPolicy, flagged: boolean, } | { "type": "error", message: string, } | { "type": "networkBlocked", executionId: ExecutionId, 
+quotaExceeded: string | null, } | { "type": "turnEnded", turnId: TurnId, status: TurnStatus, error: string | null, } | { "type": "policyChanged", policy: ApprovalPolicy, flagged: boolean, } | { "type": "error", message: string, } | { "type": "messageNotSaved", text: string, message: string, } | { "type": "networkBlocked", executionId: ExecutionId, 
 /**
  * `host:port`.
  */

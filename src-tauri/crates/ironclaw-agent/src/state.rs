@@ -38,6 +38,20 @@ pub fn open_history(paths: &Paths) -> Result<(History, RecoveryReport)> {
     Ok(History::open(history_path(paths))?)
 }
 
+/// The history for commands that only read it (`history ls|show|search|export`, the app's
+/// list views): opened read-only, so it works on a full disk and never changes the file. A
+/// history that does not exist yet, or needs a schema upgrade first, is opened normally.
+pub fn open_history_for_reading(paths: &Paths) -> Result<History> {
+    match History::open_read_only(history_path(paths)) {
+        Ok(history) => Ok(history),
+        Err(ironclaw_store::StoreError::NeedsWrite { reason, .. }) => {
+            tracing::debug!(%reason, "the history needs a write before it can be read");
+            Ok(open_history(paths)?.0)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// Everything a session needs.
 pub fn open(
     sandbox: Arc<Sandbox>,

@@ -96,6 +96,9 @@ pub(crate) struct Inner {
     pub altered: Mutex<HashMap<&'static str, Vec<Alteration>>>,
     /// Pending approvals whose run should start in a fresh interpreter.
     pub fresh: Mutex<std::collections::HashSet<ApprovalId>>,
+    /// Why the last audit append of this turn failed, if one did: no code runs while what
+    /// led to it is missing from the audit log.
+    pub unaudited: Mutex<Option<String>>,
 }
 
 impl Inner {
@@ -152,6 +155,7 @@ pub fn start(
         blocked_hosts: Mutex::default(),
         altered: Mutex::default(),
         fresh: Mutex::default(),
+        unaudited: Mutex::default(),
     });
     tokio::spawn(actor(inner, ops_rx));
     Ok((
@@ -195,7 +199,13 @@ async fn actor(inner: Arc<Inner>, mut ops: mpsc::UnboundedReceiver<Op>) {
                         });
                         match stored {
                             Ok(_) => queue.push_back(text),
-                            Err(e) => inner.emit(AgentEvent::Error { message: format!("could not save your message: {e}") }),
+                            Err(e) => {
+                                tracing::debug!(error = %e, "the person's message could not be saved; no turn starts");
+                                inner.emit(AgentEvent::MessageNotSaved {
+                                    text,
+                                    message: format!("could not save your message, so it was not sent: {e}"),
+                                });
+                            }
                         }
                     }
                     Op::Decide { approval_id, code_hash, decision, decided_by, confirmed } => {

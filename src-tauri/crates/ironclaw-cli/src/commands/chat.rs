@@ -231,6 +231,16 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
                     decide(&session, &req, args.deny_all, &mut input, false).await?;
                     last_request = Some(req);
                 }
+                // No turn started, so none will end: back to the prompt, or, for scripted
+                // messages (which could not be saved either), stop.
+                AgentEvent::MessageNotSaved { message, .. } => {
+                    failed = true;
+                    eprintln!("error: {message}");
+                    if !interactive {
+                        return Ok(ExitCode::from(1));
+                    }
+                    break;
+                }
                 other => render(other),
             }
         }
@@ -460,6 +470,7 @@ fn render(event: AgentEvent) {
         | AgentEvent::AssistantMessage { .. }
         | AgentEvent::ApprovalResolved { .. }
         | AgentEvent::ApprovalRequested(_)
+        | AgentEvent::MessageNotSaved { .. }
         | AgentEvent::ExecutionResources { .. }
         | AgentEvent::TurnEnded { .. } => {}
     }

@@ -13,7 +13,7 @@ fn conversation_id(s: &str) -> anyhow::Result<ConversationId> {
 }
 
 pub fn ls(json: bool) -> anyhow::Result<ExitCode> {
-    let (history, _) = ironclaw_agent::state::open_history(&Paths::from_env()?)?;
+    let history = ironclaw_agent::state::open_history_for_reading(&Paths::from_env()?)?;
     let list = history.list_conversations()?;
     if json {
         println!("{}", serde_json::to_string_pretty(&list)?);
@@ -38,7 +38,7 @@ pub fn ls(json: bool) -> anyhow::Result<ExitCode> {
 }
 
 pub fn show(id: &str) -> anyhow::Result<ExitCode> {
-    let (history, _) = ironclaw_agent::state::open_history(&Paths::from_env()?)?;
+    let history = ironclaw_agent::state::open_history_for_reading(&Paths::from_env()?)?;
     // A terminal view: what the model and the code wrote is shown, never obeyed. `export`
     // stays byte-exact, for files.
     print!("{}", inert(&history.export_markdown(conversation_id(id)?)?));
@@ -46,7 +46,7 @@ pub fn show(id: &str) -> anyhow::Result<ExitCode> {
 }
 
 pub fn search(text: &str, limit: usize) -> anyhow::Result<ExitCode> {
-    let (history, _) = ironclaw_agent::state::open_history(&Paths::from_env()?)?;
+    let history = ironclaw_agent::state::open_history_for_reading(&Paths::from_env()?)?;
     let hits = history.search(text, limit)?;
     if hits.is_empty() {
         println!("no matches");
@@ -67,7 +67,7 @@ pub fn search(text: &str, limit: usize) -> anyhow::Result<ExitCode> {
 }
 
 pub fn export(id: &str, format: &str) -> anyhow::Result<ExitCode> {
-    let (history, _) = ironclaw_agent::state::open_history(&Paths::from_env()?)?;
+    let history = ironclaw_agent::state::open_history_for_reading(&Paths::from_env()?)?;
     let id = conversation_id(id)?;
     match format {
         "md" | "markdown" => print!("{}", history.export_markdown(id)?),
