@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use ironclaw_sandbox::{Paths, Sandbox};
-use ironclaw_store::{AuditLog, History, RecoveryReport};
+use ironclaw_store::{AuditLog, History, ReconcileReport, RecoveryReport};
 
 use crate::error::{Error, Result};
 use crate::session::Deps;
@@ -52,14 +52,35 @@ pub fn open_history_for_reading(paths: &Paths) -> Result<History> {
     }
 }
 
-/// Everything a session needs.
+/// Brings the history and the audit log into agreement about every run that ended since the
+/// last start (see [`History::reconcile_with_audit`]). Only when this process is alone with
+/// the history (`recovery` ran): another live process may be between its two writes. Never
+/// fails a start: what could not be done is in the report and is tried again next time.
+pub fn reconcile(
+    history: &History,
+    audit: &AuditLog,
+    recovery: &RecoveryReport,
+) -> ReconcileReport {
+    if recovery.skipped_in_use {
+        return ReconcileReport::default();
+    }
+    history
+        .reconcile_with_audit(audit)
+        .unwrap_or_else(|e| ReconcileReport {
+            audit_unusable: Some(format!("the history could not be updated: {e}")),
+            ..ReconcileReport::default()
+        })
+}
+
+/// Everything a session needs, with what the start recovered and reconciled.
 pub fn open(
     sandbox: Arc<Sandbox>,
     provider: Arc<dyn ironclaw_llm::Provider>,
-) -> Result<(Deps, RecoveryReport)> {
+) -> Result<(Deps, RecoveryReport, ReconcileReport)> {
     let paths = sandbox.paths().clone();
     let (history, report) = open_history(&paths)?;
     let (audit, _torn) = open_audit(&paths)?;
+    let reconciled = reconcile(&history, &audit, &report);
     Ok((
         Deps {
             sandbox,
@@ -68,5 +89,6 @@ pub fn open(
             provider,
         },
         report,
+        reconciled,
     ))
 }

@@ -28,7 +28,8 @@ pub use disk::{free_bytes, io_is_disk_full, FreeSpace};
 pub use error::{Result, StoreError};
 pub use export::render_markdown;
 pub use history::{
-    History, TurnOutcome, HIGHLIGHT_END, HIGHLIGHT_START, STREAM_CHECKPOINT_INTERVAL,
+    History, ReconcileReport, TurnOutcome, HIGHLIGHT_END, HIGHLIGHT_START,
+    STREAM_CHECKPOINT_INTERVAL,
 };
 pub use ids::{
     ApprovalId, ConversationId, ExecutionId, MessageId, ParseIdError, SessionRuleId, ToolCallId,

@@ -117,8 +117,11 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
         printer.show(p)
     })
     .await?;
-    let (deps, report) =
+    let (deps, report, reconciled) =
         ironclaw_agent::state::open(Arc::new(sandbox), Arc::from(resolved.provider))?;
+    if !reconciled.is_empty() {
+        eprintln!("note: {reconciled}");
+    }
     if !report.interrupted_turns.is_empty() {
         eprintln!(
             "note: {} turn(s) were interrupted when IronClaw last stopped; they are marked so in the history",

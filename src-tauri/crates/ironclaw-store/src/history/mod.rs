@@ -12,6 +12,7 @@ mod messages;
 mod migrations;
 mod open;
 mod read_only;
+mod reconcile;
 mod recover;
 mod rows;
 mod search;
@@ -26,6 +27,7 @@ use crate::error::Result;
 use crate::model::RecoveryReport;
 
 pub use messages::{TurnOutcome, STREAM_CHECKPOINT_INTERVAL};
+pub use reconcile::ReconcileReport;
 pub use search::{HIGHLIGHT_END, HIGHLIGHT_START};
 
 /// An open history database. `Send + Sync`: share it behind an `Arc`; calls are serialized on

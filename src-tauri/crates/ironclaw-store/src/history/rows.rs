@@ -113,7 +113,8 @@ pub(super) fn session_rule(row: &Row<'_>) -> rusqlite::Result<SessionRule> {
 
 pub(super) const EXECUTION_COLUMNS: &str = "id, conversation_id, approval_id, code, language, \
      started_at, ended_at, exit_code, duration_ms, peak_memory_bytes, timed_out, cancelled, \
-     oom_killed, interrupted, stdout_head, stdout_tail, stderr_head, stderr_tail, log_path";
+     oom_killed, interrupted, stdout_head, stdout_tail, stderr_head, stderr_tail, log_path, \
+     reconciled";
 
 pub(super) fn execution(row: &Row<'_>) -> rusqlite::Result<Execution> {
     Ok(Execution {
@@ -140,6 +141,7 @@ pub(super) fn execution(row: &Row<'_>) -> rusqlite::Result<Execution> {
             tail: row.get(17)?,
         },
         log_path: row.get(18)?,
+        reconciled_from_audit: row.get::<_, Option<String>>(19)?.as_deref() == Some("from_audit"),
     })
 }
 

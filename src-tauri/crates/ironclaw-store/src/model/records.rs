@@ -196,6 +196,10 @@ pub struct Execution {
     pub stdout: OutputExcerpt,
     pub stderr: OutputExcerpt,
     pub log_path: Option<String>,
+    /// The history could not record how this run ended (a full disk, say); its exit code and
+    /// flags were taken from the audit log at a later start. Its output excerpts are unknown.
+    #[serde(default)]
+    pub reconciled_from_audit: bool,
 }
 
 /// How a run ended, as reported by the sandbox.

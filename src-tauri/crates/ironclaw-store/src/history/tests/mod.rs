@@ -7,6 +7,7 @@ mod export;
 mod kill;
 mod lifecycle;
 mod read_only;
+mod reconcile;
 mod recovery;
 mod search;
 
