@@ -5,6 +5,7 @@
 
 mod container;
 mod disk_full;
+mod disk_full_cli;
 mod docker;
 mod engine;
 mod kill9;
