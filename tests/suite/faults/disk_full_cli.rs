@@ -64,7 +64,7 @@ fn text(bytes: &[u8]) -> String {
 
 fn free_bytes(path: &std::path::Path) -> u64 {
     nix::sys::statvfs::statvfs(path)
-        .map(|s| s.blocks_available() as u64 * s.fragment_size() as u64)
+        .map(|s| s.blocks_available() * s.fragment_size())
         .expect("statvfs")
 }
 
