@@ -10,3 +10,4 @@ mod docker;
 mod engine;
 mod kill9;
 mod llm;
+mod paused;
