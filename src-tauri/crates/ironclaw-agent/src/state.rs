@@ -38,17 +38,19 @@ pub fn open_history(paths: &Paths) -> Result<(History, RecoveryReport)> {
     Ok(History::open(history_path(paths))?)
 }
 
-/// The history for commands that only read it (`history ls|show|search|export`, the app's
-/// list views): opened read-only, so it works on a full disk and never changes the file. A
-/// history that does not exist yet, or needs a schema upgrade first, is opened normally.
+/// The history for commands that only read it (`history ls|show|search|export`): opened
+/// read-only, so it works on a full disk and never changes the file. Anything the read-only
+/// open cannot handle (a history that does not exist yet, needs a schema upgrade, or is not a
+/// sound database) goes through the normal open, which creates, upgrades, or refuses a damaged
+/// file and keeps a copy of it, exactly as before.
 pub fn open_history_for_reading(paths: &Paths) -> Result<History> {
     match History::open_read_only(history_path(paths)) {
         Ok(history) => Ok(history),
-        Err(ironclaw_store::StoreError::NeedsWrite { reason, .. }) => {
-            tracing::debug!(%reason, "the history needs a write before it can be read");
+        Err(e @ ironclaw_store::StoreError::TooNew { .. }) => Err(e.into()),
+        Err(e) => {
+            tracing::debug!(error = %e, "the history cannot be read without the normal open");
             Ok(open_history(paths)?.0)
         }
-        Err(e) => Err(e.into()),
     }
 }
 

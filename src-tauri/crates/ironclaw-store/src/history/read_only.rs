@@ -63,6 +63,20 @@ impl History {
                 reason: format!("its schema version {version} needs upgrading to {supported}"),
             });
         }
+        // The same check the first writer makes: a damaged file is for the normal open to
+        // refuse (keeping a copy), not for a reader to half-show.
+        let problems: Vec<String> = (|| {
+            let mut stmt = conn.prepare("PRAGMA quick_check(5)")?;
+            let rows = stmt.query_map([], |row| row.get::<_, String>(0))?;
+            rows.collect::<rusqlite::Result<Vec<_>>>()
+        })()
+        .unwrap_or_else(|e| vec![e.to_string()]);
+        if !problems.iter().all(|p| p == "ok") {
+            return Err(StoreError::NeedsWrite {
+                path,
+                reason: format!("it is damaged ({})", problems.join("; ")),
+            });
+        }
         tracing::debug!(path = %path.display(), "history opened read-only");
         Ok(Self::from_parts(conn, path, None))
     }
