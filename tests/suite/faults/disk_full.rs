@@ -12,10 +12,10 @@ use ironclaw_tests::TestEnv;
 use pretty_assertions::assert_eq;
 
 /// A tmpfs of `size` over `dir`; lazily unmounted on drop (also when the test fails).
-pub(super) struct Tmpfs(PathBuf);
+pub(crate) struct Tmpfs(PathBuf);
 
 impl Tmpfs {
-    pub(super) fn mount(dir: &Path, size: &str) -> Self {
+    pub(crate) fn mount(dir: &Path, size: &str) -> Self {
         let out = Command::new("mount")
             .args([
                 "-t",
@@ -43,7 +43,7 @@ impl Drop for Tmpfs {
 }
 
 /// Writes zeros into `path` until the file system is full.
-fn fill(path: &Path) {
+pub(crate) fn fill(path: &Path) {
     let mut file = std::fs::File::create(path).expect("filler");
     let chunk = vec![0u8; 64 * 1024];
     loop {
