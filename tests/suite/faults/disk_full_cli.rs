@@ -18,7 +18,9 @@ const CHAT_GUARD: Duration = Duration::from_secs(120);
 
 /// The run fills the disk holding the workspace (and the history and audit log beside it).
 /// `keep_free` is the smallest the policy takes, so the quota does not stop it first.
-const FILL: &str = "f = open('/workspace/big', 'wb')\ntry:\n    while True:\n        f.write(b'x' * 65536)\n        f.flush()\nexcept OSError as e:\n    print('filled, errno', e.errno)\n";
+/// The file is closed when the write fails: the interpreter lives on, and an open handle would
+/// keep the space taken after the file is deleted.
+const FILL: &str = "try:\n    with open('/workspace/big', 'wb') as f:\n        while True:\n            f.write(b'x' * 65536)\n            f.flush()\nexcept OSError as e:\n    print('filled, errno', e.errno)\n";
 const POLICY: &str =
     "profiles:\n  standard: { timeout: 60s, workspace: { bytes: 1g, files: 1000, keep_free: 1 } }\n";
 

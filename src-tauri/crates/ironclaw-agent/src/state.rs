@@ -38,19 +38,22 @@ pub fn open_history(paths: &Paths) -> Result<(History, RecoveryReport)> {
     Ok(History::open(history_path(paths))?)
 }
 
-/// The history for commands that only read it (`history ls|show|search|export`): opened
-/// read-only, so it works on a full disk and never changes the file. Anything the read-only
-/// open cannot handle (a history that does not exist yet, needs a schema upgrade, or is not a
-/// sound database) goes through the normal open, which creates, upgrades, or refuses a damaged
-/// file and keeps a copy of it, exactly as before.
+/// The history for commands that only read it (`history ls|show|search|export`). The normal
+/// open comes first, so a damaged file is refused (one copy kept) and a crashed process's work
+/// is marked interrupted exactly as for every other command. Only when that open needs a write
+/// the disk has no room for (recovery or an upgrade on a full disk) is the history opened
+/// read-only instead: reading never needs free space.
 pub fn open_history_for_reading(paths: &Paths) -> Result<History> {
-    match History::open_read_only(history_path(paths)) {
-        Ok(history) => Ok(history),
-        Err(e @ ironclaw_store::StoreError::TooNew { .. }) => Err(e.into()),
-        Err(e) => {
-            tracing::debug!(error = %e, "the history cannot be read without the normal open");
-            Ok(open_history(paths)?.0)
+    match open_history(paths) {
+        Ok((history, _)) => Ok(history),
+        Err(Error::Store(e)) if e.is_disk_full() => {
+            tracing::info!(error = %e, "no room to open the history normally; reading it read-only");
+            History::open_read_only(history_path(paths)).map_err(|read_only| {
+                tracing::debug!(error = %read_only, "the read-only open failed too");
+                Error::Store(e)
+            })
         }
+        Err(e) => Err(e),
     }
 }
 

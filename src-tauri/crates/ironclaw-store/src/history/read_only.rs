@@ -66,6 +66,9 @@ impl History {
         // The same check the first writer makes: a damaged file is for the normal open to
         // refuse (keeping a copy), not for a reader to half-show.
         let problems: Vec<String> = (|| {
+            // Parsing the schema first: a damaged schema is reported here, not by a later
+            // query as a bare database error.
+            conn.query_row("SELECT count(*) FROM conversations", [], |_| Ok(()))?;
             let mut stmt = conn.prepare("PRAGMA quick_check(5)")?;
             let rows = stmt.query_map([], |row| row.get::<_, String>(0))?;
             rows.collect::<rusqlite::Result<Vec<_>>>()
