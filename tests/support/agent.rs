@@ -95,7 +95,7 @@ impl Agent {
         // The same installation's sandbox: same folders, same instance label, so the env's
         // label cleanup removes this session's container too.
         let sandbox = Arc::new(env.second_client().await);
-        let (deps, recovery) =
+        let (deps, recovery, _reconciled) =
             ironclaw_agent::state::open(sandbox, provider(wire, &base_url)).expect("open state");
         let conversation = match conversation {
             Ok(id) => id,

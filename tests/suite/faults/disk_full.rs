@@ -12,10 +12,10 @@ use ironclaw_tests::TestEnv;
 use pretty_assertions::assert_eq;
 
 /// A tmpfs of `size` over `dir`; lazily unmounted on drop (also when the test fails).
-struct Tmpfs(PathBuf);
+pub(crate) struct Tmpfs(PathBuf);
 
 impl Tmpfs {
-    fn mount(dir: &Path, size: &str) -> Self {
+    pub(crate) fn mount(dir: &Path, size: &str) -> Self {
         let out = Command::new("mount")
             .args([
                 "-t",
@@ -43,7 +43,7 @@ impl Drop for Tmpfs {
 }
 
 /// Writes zeros into `path` until the file system is full.
-fn fill(path: &Path) {
+pub(crate) fn fill(path: &Path) {
     let mut file = std::fs::File::create(path).expect("filler");
     let chunk = vec![0u8; 64 * 1024];
     loop {
@@ -86,12 +86,15 @@ async fn a_full_disk_fails_the_turn_clearly_runs_nothing_and_loses_nothing_commi
     fill(&filler);
     agent.send("while the disk is full");
     let error = match agent
-        .next_event_matching("an error", |e| {
-            matches!(e, AgentEvent::Error { .. } | AgentEvent::TurnStarted { .. })
+        .next_event_matching("the message refused", |e| {
+            matches!(
+                e,
+                AgentEvent::MessageNotSaved { .. } | AgentEvent::TurnStarted { .. }
+            )
         })
         .await
     {
-        AgentEvent::Error { message } => message,
+        AgentEvent::MessageNotSaved { message, .. } => message,
         other => panic!("a turn started with nowhere to save it: {other:?}"),
     };
     assert!(

@@ -4,8 +4,10 @@
 //! names the fault, the clear message expected, and checks that nothing committed is lost.
 
 mod container;
-mod disk_full;
+pub(crate) mod disk_full;
+mod disk_full_cli;
 mod docker;
 mod engine;
 mod kill9;
 mod llm;
+mod paused;

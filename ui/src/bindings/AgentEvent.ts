@@ -23,7 +23,7 @@ number: number, approvalId: ApprovalId, language: string, code: string, } | { "t
  * Why the run was stopped by (or ended over) its workspace quota, for people to read;
  * `None` when the quota was not passed.
  */
-quotaExceeded: string | null, } | { "type": "turnEnded", turnId: TurnId, status: TurnStatus, error: string | null, } | { "type": "policyChanged", policy: ApprovalPolicy, flagged: boolean, } | { "type": "error", message: string, } | { "type": "networkBlocked", executionId: ExecutionId, 
+quotaExceeded: string | null, } | { "type": "turnEnded", turnId: TurnId, status: TurnStatus, error: string | null, } | { "type": "policyChanged", policy: ApprovalPolicy, flagged: boolean, } | { "type": "error", message: string, } | { "type": "messageNotSaved", text: string, message: string, } | { "type": "networkBlocked", executionId: ExecutionId, 
 /**
  * `host:port`.
  */

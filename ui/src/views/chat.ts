@@ -335,6 +335,11 @@ export class ChatView {
       case "error":
         this.notice(e.message, true);
         break;
+      case "messageNotSaved":
+        // No turn started for it: the conversation is idle again, with the reason shown.
+        this.setRunning(false);
+        this.notice(e.message, true);
+        break;
       case "networkBlocked":
         if (!e.alreadyDenied) this.hostPrompt(e.target, e.reason);
         break;

@@ -204,6 +204,13 @@ pub enum AgentEvent {
     Error {
         message: String,
     },
+    /// The person's message could not be saved (the disk holding the history is full, say), so
+    /// no turn started for it and none will: nothing waits for a `TurnEnded`. `text` is the
+    /// message, to offer it again once the cause is fixed.
+    MessageNotSaved {
+        text: String,
+        message: String,
+    },
     /// Code in the sandbox tried to reach a host the network policy does not admit; it got
     /// "blocked by IronClaw network policy". Unless `alreadyDenied`, answer with
     /// [`Op::DecideHost`].

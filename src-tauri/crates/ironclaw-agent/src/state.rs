@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use ironclaw_sandbox::{Paths, Sandbox};
-use ironclaw_store::{AuditLog, History, RecoveryReport};
+use ironclaw_store::{AuditLog, History, ReconcileReport, RecoveryReport};
 
 use crate::error::{Error, Result};
 use crate::session::Deps;
@@ -63,14 +63,54 @@ pub fn open_history(paths: &Paths) -> Result<(History, RecoveryReport)> {
     Ok((history, report))
 }
 
-/// Everything a session needs.
+/// The history for commands that only read it (`history ls|show|search|export`). The normal
+/// open comes first, so a damaged file is refused (one copy kept) and a crashed process's work
+/// is marked interrupted exactly as for every other command. Only when that open needs a write
+/// the disk has no room for (recovery or an upgrade on a full disk) is the history opened
+/// read-only instead: reading never needs free space.
+pub fn open_history_for_reading(paths: &Paths) -> Result<History> {
+    match open_history(paths) {
+        Ok((history, _)) => Ok(history),
+        Err(Error::Store(e)) if e.is_disk_full() => {
+            tracing::info!(error = %e, "no room to open the history normally; reading it read-only");
+            History::open_read_only(history_path(paths)).map_err(|read_only| {
+                tracing::debug!(error = %read_only, "the read-only open failed too");
+                Error::Store(e)
+            })
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Brings the history and the audit log into agreement about every run that ended since the
+/// last start (see [`History::reconcile_with_audit`]). Only when this process is alone with
+/// the history (`recovery` ran): another live process may be between its two writes. Never
+/// fails a start: what could not be done is in the report and is tried again next time.
+pub fn reconcile(
+    history: &History,
+    audit: &AuditLog,
+    recovery: &RecoveryReport,
+) -> ReconcileReport {
+    if recovery.skipped_in_use {
+        return ReconcileReport::default();
+    }
+    history
+        .reconcile_with_audit(audit)
+        .unwrap_or_else(|e| ReconcileReport {
+            audit_unusable: Some(format!("the history could not be updated: {e}")),
+            ..ReconcileReport::default()
+        })
+}
+
+/// Everything a session needs, with what the start recovered and reconciled.
 pub fn open(
     sandbox: Arc<Sandbox>,
     provider: Arc<dyn ironclaw_llm::Provider>,
-) -> Result<(Deps, RecoveryReport)> {
+) -> Result<(Deps, RecoveryReport, ReconcileReport)> {
     let paths = sandbox.paths().clone();
     let (history, report) = open_history(&paths)?;
     let (audit, _torn) = open_audit_noting(&paths, &history)?;
+    let reconciled = reconcile(&history, &audit, &report);
     Ok((
         Deps {
             sandbox,
@@ -79,5 +119,6 @@ pub fn open(
             provider,
         },
         report,
+        reconciled,
     ))
 }

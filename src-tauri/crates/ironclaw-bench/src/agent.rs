@@ -125,7 +125,7 @@ async fn measure(sandbox: &Arc<Sandbox>, plan: Plan) -> anyhow::Result<Samples> 
                 ..deps.clone()
             },
             None => {
-                let (deps, _) =
+                let (deps, _, _) =
                     ironclaw_agent::state::open(Arc::clone(sandbox), Arc::clone(&provider))?;
                 let replay = Replay::new(
                     Arc::clone(&deps.history),

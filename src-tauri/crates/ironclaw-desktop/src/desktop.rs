@@ -113,6 +113,10 @@ impl Desktop {
             tracing::info!(?report, "marked work interrupted by the last stop");
         }
         let (audit, _torn) = ironclaw_agent::state::open_audit_noting(&paths, &history)?;
+        let reconciled = ironclaw_agent::state::reconcile(&history, &audit, &report);
+        if !reconciled.is_empty() {
+            tracing::warn!(%reconciled, "history and audit log reconciled at start");
+        }
         let history = Arc::new(history);
         let notifier = options
             .notifier

@@ -124,8 +124,59 @@ pub enum StoreError {
     #[error("stored JSON in the history is invalid: {0}. The file was edited outside IronClaw or is damaged")]
     Json(#[from] serde_json::Error),
 
+    #[error(
+        "the disk holding the history {path} is full ({free}), so IronClaw could not save to \
+         it. Free space on that disk (IronClaw's data folder {} also holds the audit log and \
+         the sandbox workspaces), then go on: what was saved before is intact",
+        folder_of(path).display()
+    )]
+    DiskFull {
+        path: PathBuf,
+        free: crate::disk::FreeSpace,
+        #[source]
+        source: Box<rusqlite::Error>,
+    },
+
+    #[error(
+        "the history {path} cannot be read without changing it ({reason}), and this command \
+         only reads. Run `ironclaw chat` or open the app once to bring it up to date"
+    )]
+    NeedsWrite { path: PathBuf, reason: String },
+
     #[error("history database error: {0}. If this repeats, restart IronClaw; if the disk is full, free some space")]
     Sqlite(#[from] rusqlite::Error),
+}
+
+impl StoreError {
+    /// Turns a SQLite "disk full" failure (wherever it surfaced: a write, a commit, opening or
+    /// upgrading the file) into [`StoreError::DiskFull`] naming `path` and the space left.
+    pub(crate) fn on_full_disk(self, path: &std::path::Path) -> Self {
+        let source = match self {
+            Self::Sqlite(source) | Self::Open { source, .. } | Self::Migration { source, .. }
+                if crate::disk::sqlite_is_disk_full(&source) =>
+            {
+                source
+            }
+            other => return other,
+        };
+        Self::DiskFull {
+            path: path.to_path_buf(),
+            free: crate::disk::FreeSpace(crate::disk::free_bytes(folder_of(path))),
+            source: Box::new(source),
+        }
+    }
+
+    /// Whether this failure is the disk (or its quota) being full.
+    pub fn is_disk_full(&self) -> bool {
+        matches!(self, Self::DiskFull { .. })
+    }
+}
+
+/// The folder holding `path` (`.` for a bare file name).
+fn folder_of(path: &std::path::Path) -> &std::path::Path {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."))
 }
 
 /// Shorthand for results from the history.
@@ -148,6 +199,8 @@ impl StoreError {
                 rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
             ),
             Self::Sqlite(_)
+            | Self::DiskFull { .. }
+            | Self::NeedsWrite { .. }
             | Self::Open { .. }
             | Self::Lock { .. }
             | Self::NotADatabase { .. }

@@ -177,6 +177,10 @@ fn render_execution(out: &mut String, e: &Execution) {
             e.interrupted,
             "interrupted: IronClaw stopped during the run",
         ),
+        (
+            e.reconciled_from_audit,
+            "reconciled from audit log: the history could not record this result, output not kept",
+        ),
     ] {
         if flag {
             facts.push(label.to_owned());

@@ -11,6 +11,7 @@
 
 pub mod audit;
 mod code_hash;
+mod disk;
 mod error;
 mod export;
 mod history;
@@ -25,11 +26,12 @@ pub use audit::{
     AuditLog, ChainProblem, ChainRestart, FileAnchor, TornTail, VerifyReport,
 };
 pub use code_hash::code_hash;
+pub use disk::{free_bytes, io_is_disk_full, FreeSpace};
 pub use error::{Result, StoreError};
 pub use export::render_markdown;
 pub use history::{
-    FreshStart, History, Recovered, TableSalvage, TurnOutcome, HIGHLIGHT_END, HIGHLIGHT_START,
-    PLACEHOLDER_TITLE, STREAM_CHECKPOINT_INTERVAL,
+    FreshStart, History, ReconcileReport, Recovered, TableSalvage, TurnOutcome, HIGHLIGHT_END,
+    HIGHLIGHT_START, PLACEHOLDER_TITLE, STREAM_CHECKPOINT_INTERVAL,
 };
 pub use ids::{
     ApprovalId, ConversationId, ExecutionId, MessageId, ParseIdError, SessionRuleId, ToolCallId,

@@ -169,11 +169,29 @@ pub(super) fn revoke_rule(inner: &Inner, hash: &CodeHash) {
     );
 }
 
-/// Appends to the audit log; a failure is shown, never swallowed.
+/// Appends to the audit log; a failure is shown, never swallowed, and remembered so the turn
+/// runs no code until the log can be written again (see [`Inner::unaudited`]).
 pub(super) fn audit(inner: &Inner, kind: AuditKind, data: serde_json::Value) {
-    if let Err(e) = inner.deps.audit.append(kind, &data) {
-        inner.emit(AgentEvent::Error {
-            message: format!("could not write the audit log: {e}"),
-        });
+    if let Err(message) = try_audit(inner, kind, data) {
+        inner.emit(AgentEvent::Error { message });
+    }
+}
+
+/// [`audit`] for callers that stop on a failure themselves: the error is returned, not shown.
+pub(super) fn try_audit(
+    inner: &Inner,
+    kind: AuditKind,
+    data: serde_json::Value,
+) -> Result<(), String> {
+    match inner.deps.audit.append(kind, &data) {
+        Ok(_) => Ok(()),
+        Err(e) => {
+            tracing::debug!(error = %e, "audit append failed");
+            let message = format!("could not write the audit log: {e}");
+            if let Ok(mut unaudited) = inner.unaudited.lock() {
+                *unaudited = Some(message.clone());
+            }
+            Err(message)
+        }
     }
 }

@@ -101,6 +101,9 @@ pub(crate) struct Inner {
     pub leftovers_learned: std::sync::atomic::AtomicBool,
     /// Pending approvals whose run should start in a fresh interpreter.
     pub fresh: Mutex<std::collections::HashSet<ApprovalId>>,
+    /// Why the last audit append of this turn failed, if one did: no code runs while what
+    /// led to it is missing from the audit log.
+    pub unaudited: Mutex<Option<String>>,
 }
 
 impl Inner {
@@ -159,6 +162,7 @@ pub fn start(
         run_numbers: Mutex::default(),
         leftovers_learned: false.into(),
         fresh: Mutex::default(),
+        unaudited: Mutex::default(),
     });
     tokio::spawn(actor(inner, ops_rx));
     Ok((
@@ -202,7 +206,13 @@ async fn actor(inner: Arc<Inner>, mut ops: mpsc::UnboundedReceiver<Op>) {
                         });
                         match stored {
                             Ok(_) => queue.push_back(text),
-                            Err(e) => inner.emit(AgentEvent::Error { message: format!("could not save your message: {e}") }),
+                            Err(e) => {
+                                tracing::debug!(error = %e, "the person's message could not be saved; no turn starts");
+                                inner.emit(AgentEvent::MessageNotSaved {
+                                    text,
+                                    message: format!("could not save your message, so it was not sent: {e}"),
+                                });
+                            }
                         }
                     }
                     Op::Decide { approval_id, code_hash, decision, decided_by, confirmed } => {

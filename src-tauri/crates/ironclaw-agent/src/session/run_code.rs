@@ -15,7 +15,7 @@ use serde_json::json;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use super::decide::audit;
+use super::decide::{audit, try_audit};
 use super::turn::StepError;
 use super::Inner;
 use crate::approval::{Resolution, Ticket, Verdict};
@@ -53,14 +53,15 @@ pub(super) async fn handle(
                 .collect(),
         })
         .map_err(|e| StepError::Failed(format!("could not record the request: {e}")))?;
-    audit(
+    try_audit(
         inner,
         AuditKind::ExecRequested,
         json!({
             "approval_id": approval.id, "conversation_id": inner.conversation,
             "language": language, "code_hash": approval.code_hash, "risk": assessment.level,
         }),
-    );
+    )
+    .map_err(|e| StepError::Failed(format!("{e}. Nothing was asked or run")))?;
 
     learn_leftovers(inner).await;
     let verdict = inner
@@ -169,6 +170,14 @@ async fn execute(
     ticket: Ticket,
     cancel: &CancellationToken,
 ) -> Result<(String, bool), StepError> {
+    // What led here must be in the audit log before anything runs.
+    let unaudited = inner.unaudited.lock().ok().and_then(|u| u.clone());
+    if let Some(why) = unaudited {
+        return Err(StepError::Failed(format!(
+            "{why}. The approved code was not run: it runs only when its approval is in the \
+             audit log"
+        )));
+    }
     // The history hands back the approved code; it must be the ticket's, byte for byte.
     let execution = inner
         .deps
@@ -274,15 +283,23 @@ async fn execute(
             )
         }
     };
-    let _ = inner.deps.history.finish_execution(execution.id, &outcome);
-    audit(
+    // Both records are attempted whatever the other did: the audit's result is what the next
+    // start reconciles the history from (see `ironclaw_store::reconcile`).
+    let mut unrecorded = Vec::new();
+    if let Err(e) = inner.deps.history.finish_execution(execution.id, &outcome) {
+        tracing::debug!(error = %e, execution_id = %execution.id, "the run's result could not be recorded in the history");
+        unrecorded.push(format!("the history: {e}"));
+    }
+    if let Err(e) = try_audit(
         inner,
         AuditKind::ExecResult,
         json!({"approval_id": approval_id, "execution_id": execution.id, "exit_code": outcome.exit_code,
                "duration_ms": outcome.duration_ms, "peak_memory_bytes": outcome.peak_memory_bytes,
                "timed_out": outcome.timed_out, "cancelled": outcome.cancelled, "oom_killed": outcome.oom_killed,
                "integrity": integrity}),
-    );
+    ) {
+        unrecorded.push(format!("the audit log: {e}"));
+    }
     inner.emit(AgentEvent::ExecutionEnded {
         execution_id: execution.id,
         exit_code: outcome.exit_code.map(|c| c as i32).unwrap_or(-1),
@@ -295,6 +312,21 @@ async fn execute(
         log_file: outcome.log_path.clone(),
         quota_exceeded,
     });
+    if !unrecorded.is_empty() {
+        let ended = match outcome.exit_code {
+            Some(code) => format!("exit code {code}"),
+            None => "no exit code".to_string(),
+        };
+        return Err(StepError::AfterRun {
+            content: text,
+            is_error,
+            message: format!(
+                "the approved run finished ({ended}), but IronClaw could not record its result \
+                 in {}. The turn stopped here and the run will not be repeated",
+                unrecorded.join("; nor in ")
+            ),
+        });
+    }
     if cancel.is_cancelled() {
         return Err(StepError::Cancelled);
     }

@@ -34,10 +34,16 @@ pub(super) async fn run(inner: Arc<Inner>, user_text: String, cancel: Cancellati
         turn_id: turn.id,
     });
     inner.transcript.lock().await.push(Message::user(user_text));
-    let (status, error) = match steps(&inner, turn.id, &cancel).await {
+    // A failed append in an earlier turn is news only if it fails again.
+    if let Ok(mut unaudited) = inner.unaudited.lock() {
+        *unaudited = None;
+    }
+    let (mut status, mut error) = match steps(&inner, turn.id, &cancel).await {
         Ok(()) => (TurnStatus::Done, None),
         Err(StepError::Cancelled) => (TurnStatus::Cancelled, None),
-        Err(StepError::Failed(message)) => (TurnStatus::Failed, Some(message)),
+        Err(StepError::Failed(message) | StepError::AfterRun { message, .. }) => {
+            (TurnStatus::Failed, Some(message))
+        }
     };
     if matches!(status, TurnStatus::Cancelled) {
         run_code::expire_pending(&inner);
@@ -48,9 +54,14 @@ pub(super) async fn run(inner: Arc<Inner>, user_text: String, cancel: Cancellati
         TurnStatus::Failed => TurnOutcome::Failed,
     };
     if let Err(e) = inner.deps.history.end_turn(turn.id, outcome) {
-        inner.emit(AgentEvent::Error {
-            message: format!("could not record the end of the turn: {e}"),
+        // The turn is over either way; the front end hears it failed to be recorded (the next
+        // start marks it interrupted), in the one message that ends it.
+        let unrecorded = format!("could not record the end of the turn: {e}");
+        error = Some(match error {
+            Some(first) => format!("{first}\n{unrecorded}"),
+            None => unrecorded,
         });
+        status = TurnStatus::Failed;
     }
     inner.emit(AgentEvent::TurnEnded {
         turn_id: turn.id,
@@ -62,6 +73,13 @@ pub(super) async fn run(inner: Arc<Inner>, user_text: String, cancel: Cancellati
 pub(super) enum StepError {
     Cancelled,
     Failed(String),
+    /// The code ran, but recording what happened failed: the turn stops, and the model still
+    /// gets the real result (so it never asks to run the same thing again as if it had not).
+    AfterRun {
+        content: String,
+        is_error: bool,
+        message: String,
+    },
 }
 
 async fn steps(
@@ -114,14 +132,24 @@ async fn steps(
                 Err(e) => {
                     // Every provider rejects a transcript with an unanswered tool call, so the
                     // calls this turn will not get to are answered before the next turn.
-                    let why = match &e {
-                        StepError::Cancelled => {
-                            "The user cancelled the turn; this call did not run."
-                        }
-                        StepError::Failed(_) => "The turn failed before this call ran.",
-                    };
                     let mut transcript = inner.transcript.lock().await;
-                    for pending in &answer.tool_calls[i..] {
+                    let (why, not_run) = match &e {
+                        StepError::Cancelled => {
+                            ("The user cancelled the turn; this call did not run.", i)
+                        }
+                        StepError::Failed(_) => ("The turn failed before this call ran.", i),
+                        StepError::AfterRun {
+                            content, is_error, ..
+                        } => {
+                            transcript.push(Message::Tool {
+                                call_id: call.id.clone(),
+                                content: content.clone(),
+                                is_error: *is_error,
+                            });
+                            ("The turn failed before this call ran.", i + 1)
+                        }
+                    };
+                    for pending in &answer.tool_calls[not_run..] {
                         transcript.push(Message::Tool {
                             call_id: pending.id.clone(),
                             content: why.to_string(),
@@ -131,12 +159,23 @@ async fn steps(
                     return Err(e);
                 }
             };
-            save_message(inner, turn_id, MessageRole::Tool, &content)?;
+            // The model gets the result even when saving it fails: the run happened.
             inner.transcript.lock().await.push(Message::Tool {
                 call_id: call.id.clone(),
-                content,
+                content: content.clone(),
                 is_error,
             });
+            if let Err(e) = save_message(inner, turn_id, MessageRole::Tool, &content) {
+                let mut transcript = inner.transcript.lock().await;
+                for pending in &answer.tool_calls[i + 1..] {
+                    transcript.push(Message::Tool {
+                        call_id: pending.id.clone(),
+                        content: "The turn failed before this call ran.".to_string(),
+                        is_error: true,
+                    });
+                }
+                return Err(e);
+            }
         }
         tracing::debug!(step, "tool round trip done");
     }

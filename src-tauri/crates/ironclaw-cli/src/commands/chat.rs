@@ -117,11 +117,14 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
         printer.show(p)
     })
     .await?;
-    let (deps, report) =
+    let (deps, report, reconciled) =
         ironclaw_agent::state::open(Arc::new(sandbox), Arc::from(resolved.provider))?;
     // A tampered audit log was kept aside and a new chain started: said before anything is
     // appended to the new one.
     super::history::print_notices(&deps.history);
+    if !reconciled.is_empty() {
+        eprintln!("note: {reconciled}");
+    }
     if !report.interrupted_turns.is_empty() {
         eprintln!(
             "note: {} turn(s) were interrupted when IronClaw last stopped; they are marked so in the history",
@@ -233,6 +236,16 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
                 AgentEvent::ApprovalRequested(req) => {
                     decide(&session, &req, args.deny_all, &mut input, false).await?;
                     last_request = Some(req);
+                }
+                // No turn started, so none will end: back to the prompt, or, for scripted
+                // messages (which could not be saved either), stop.
+                AgentEvent::MessageNotSaved { message, .. } => {
+                    failed = true;
+                    eprintln!("error: {message}");
+                    if !interactive {
+                        return Ok(ExitCode::from(1));
+                    }
+                    break;
                 }
                 other => render(other),
             }
@@ -466,6 +479,7 @@ fn render(event: AgentEvent) {
         | AgentEvent::AssistantMessage { .. }
         | AgentEvent::ApprovalResolved { .. }
         | AgentEvent::ApprovalRequested(_)
+        | AgentEvent::MessageNotSaved { .. }
         | AgentEvent::ExecutionResources { .. }
         | AgentEvent::TurnEnded { .. } => {}
     }

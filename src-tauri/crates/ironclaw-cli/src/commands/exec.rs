@@ -127,7 +127,13 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
             }
         }
     } else {
-        if result.timed_out {
+        if result.timed_out && result.interpreter_lost {
+            eprintln!(
+                "ironclaw: timed out after {:.1}s; the sandbox was frozen, so it was killed and \
+                 the next run restarts it (the interpreter's state is gone)",
+                result.duration_ms / 1000.0
+            );
+        } else if result.timed_out {
             eprintln!(
                 "ironclaw: timed out after {:.1}s; the interpreter is still usable",
                 result.duration_ms / 1000.0

@@ -9,8 +9,10 @@ use crate::terminal::inert;
 
 /// The history, with anything found wrong at start that this CLI has not reported yet printed
 /// once (a history that vanished beside its audit log, a tampered audit log restarted).
+/// The history for the read commands: readable on a full disk too (see
+/// `state::open_history_for_reading`), with the notices the CLI has not shown yet.
 fn open_history() -> anyhow::Result<History> {
-    let (history, _) = ironclaw_agent::state::open_history(&Paths::from_env()?)?;
+    let history = ironclaw_agent::state::open_history_for_reading(&Paths::from_env()?)?;
     print_notices(&history);
     Ok(history)
 }

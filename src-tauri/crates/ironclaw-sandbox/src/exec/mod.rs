@@ -3,6 +3,7 @@
 
 pub mod capture;
 pub mod connection;
+mod frozen;
 pub mod stats;
 
 use std::str::FromStr;
@@ -206,6 +207,9 @@ pub(crate) async fn run(
 
     let backstop = tokio::time::sleep(ctx.timeout + SUPERVISOR_SLACK);
     tokio::pin!(backstop);
+    let frozen_check = tokio::time::sleep(ctx.timeout + frozen::GRACE);
+    tokio::pin!(frozen_check);
+    let mut paused_sightings = 0u32;
     let mut cancel_sent = false;
     let mut peak_from_stats = 0u64;
     let mut tick = tokio::time::interval(Duration::from_millis(250));
@@ -257,6 +261,18 @@ pub(crate) async fn run(
                 cancel_sent = true;
                 ctx.conn.send(&Request::Cancel { seq }).await?;
                 backstop.as_mut().reset(tokio::time::Instant::now() + SUPERVISOR_SLACK);
+            }
+            _ = &mut frozen_check => {
+                if frozen::is_paused(ctx.docker, ctx.container_id).await {
+                    paused_sightings += 1;
+                } else {
+                    paused_sightings = 0;
+                }
+                if paused_sightings >= frozen::SIGHTINGS {
+                    frozen::end(ctx.docker, ctx.container_id).await;
+                    return Ok(frozen::timed_out(&ctx, request, out, err, began, on_event));
+                }
+                frozen_check.as_mut().reset(tokio::time::Instant::now() + frozen::EVERY);
             }
             exceeded = watch_ended(quota.as_deref_mut()), if quota.as_ref().is_some_and(|m| m.watching()) => {
                 if let Some(exceeded) = exceeded {

@@ -48,6 +48,18 @@ pub enum AuditError {
     },
 
     #[error(
+        "the disk holding the audit log {path} is full ({free}), so IronClaw could not record \
+         this in it: {source}. Free space on that disk (IronClaw's data folder also holds the \
+         history and the sandbox workspaces), then go on; the log's earlier entries are intact"
+    )]
+    DiskFull {
+        path: PathBuf,
+        free: crate::disk::FreeSpace,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error(
         "the audit log is broken at line {line} (entry {seq}): {problem}. The file was changed \
          outside IronClaw; keep it as evidence, and move it aside to start a new log"
     )]
@@ -68,4 +80,27 @@ pub enum AuditError {
 
     #[error("could not encode an audit entry as JSON: {0}; this is a bug, please report it")]
     Json(#[from] serde_json::Error),
+}
+
+impl AuditError {
+    /// An I/O failure on the log at `path`, told apart when the disk is full.
+    pub(crate) fn io(path: &std::path::Path, source: std::io::Error) -> Self {
+        if crate::disk::io_is_disk_full(&source) {
+            Self::DiskFull {
+                path: path.to_path_buf(),
+                free: crate::disk::FreeSpace(crate::disk::free_bytes(path)),
+                source,
+            }
+        } else {
+            Self::Io {
+                path: path.to_path_buf(),
+                source,
+            }
+        }
+    }
+
+    /// Whether this failure is the disk (or its quota) being full.
+    pub fn is_disk_full(&self) -> bool {
+        matches!(self, Self::DiskFull { .. })
+    }
 }

@@ -73,10 +73,7 @@ impl AuditLog {
         anchor: Option<Box<dyn AnchorStore>>,
     ) -> Result<(Self, Option<TornTail>), AuditError> {
         let path = path.to_path_buf();
-        let io = |source| AuditError::Io {
-            path: path.clone(),
-            source,
-        };
+        let io = |source| AuditError::io(&path, source);
         let created = !path.exists();
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             fs::create_dir_all(dir).map_err(io)?;
@@ -245,10 +242,7 @@ impl AuditLog {
         if let Err(source) = written {
             // Part of the line may be on disk; the next append re-reads and repairs it.
             *tail = ChainTail::stale();
-            return Err(AuditError::Io {
-                path: self.path.clone(),
-                source,
-            });
+            return Err(AuditError::io(&self.path, source));
         }
         tail.len += bytes.len() as u64;
         tail.next_seq += 1;

@@ -175,8 +175,17 @@ CREATE TABLE execution_files (
 ) WITHOUT ROWID;
 "#;
 
+/// Whether a run has been compared with the audit log at a start (see `crate::reconcile`):
+/// NULL not yet; 'matches'; 'from_audit' (the history had lost its result, taken from the
+/// audit log); 'to_audit' (the audit log had lost it, appended from the history); 'unknown'
+/// (neither has it: the process stopped mid-run).
+const V3_RECONCILED: &str = r#"
+ALTER TABLE executions ADD COLUMN reconciled TEXT;
+CREATE INDEX executions_unreconciled ON executions (ended_at) WHERE reconciled IS NULL;
+"#;
+
 /// Every migration, oldest first. The schema version is this list's length.
-const MIGRATIONS: &[&str] = &[V1_SCHEMA, V2_EXECUTION_FILES];
+const MIGRATIONS: &[&str] = &[V1_SCHEMA, V2_EXECUTION_FILES, V3_RECONCILED];
 
 /// The schema version this build writes.
 pub(crate) fn latest_version() -> i64 {

@@ -12,7 +12,9 @@ mod messages;
 mod migrations;
 mod notices;
 mod open;
+mod read_only;
 mod rebuild;
+mod reconcile;
 mod recover;
 mod rows;
 mod salvage;
@@ -29,6 +31,7 @@ use crate::model::RecoveryReport;
 
 pub use messages::{TurnOutcome, STREAM_CHECKPOINT_INTERVAL};
 pub use rebuild::{FreshStart, Recovered};
+pub use reconcile::ReconcileReport;
 pub use salvage::{TableSalvage, PLACEHOLDER_TITLE};
 pub use search::{HIGHLIGHT_END, HIGHLIGHT_START};
 
@@ -40,7 +43,8 @@ pub struct History {
     path: PathBuf,
     /// The file was missing or 0 bytes when this open created it (see `note_missing_history`).
     created_empty: bool,
-    _lock: open::ProcessLock,
+    /// `None` for a read-only handle, which must not count as a user of the file.
+    _lock: Option<open::ProcessLock>,
 }
 
 impl History {
@@ -51,7 +55,12 @@ impl History {
     /// Refuses a file that is not SQLite or fails SQLite's quick check, after copying it to
     /// `<name>.corrupt-<unix ms>`; the original is left untouched.
     pub fn open(path: impl AsRef<Path>) -> Result<(Self, RecoveryReport)> {
-        let path = path.as_ref().to_path_buf();
+        let path = path.as_ref();
+        Self::open_writable(path).map_err(|e| e.on_full_disk(path))
+    }
+
+    fn open_writable(path: &Path) -> Result<(Self, RecoveryReport)> {
+        let path = path.to_path_buf();
         let created_empty = match std::fs::metadata(&path) {
             Ok(m) => m.len() == 0,
             Err(e) => e.kind() == std::io::ErrorKind::NotFound,
@@ -85,13 +94,21 @@ impl History {
             );
         }
         tracing::debug!(path = %path.display(), "history opened");
-        let history = Self {
+        Ok((Self::from_parts(conn, path, Some(lock), created_empty), report))
+    }
+
+    fn from_parts(
+        conn: Connection,
+        path: PathBuf,
+        lock: Option<open::ProcessLock>,
+        created_empty: bool,
+    ) -> Self {
+        Self {
             conn: Mutex::new(conn),
             path,
             created_empty,
             _lock: lock,
-        };
-        Ok((history, report))
+        }
     }
 
     /// Whether this open found no history (a missing or 0-byte file) and created it.
@@ -115,10 +132,13 @@ impl History {
     /// failing mid-transaction when a read would upgrade to a write.
     fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
         let mut conn = self.conn();
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let value = f(&tx)?;
-        tx.commit()?;
-        Ok(value)
+        let written = (|| {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let value = f(&tx)?;
+            tx.commit()?;
+            Ok(value)
+        })();
+        written.map_err(|e: crate::error::StoreError| e.on_full_disk(&self.path))
     }
 
     /// Runs `f` in one read transaction, so multi-query reads see a single snapshot.

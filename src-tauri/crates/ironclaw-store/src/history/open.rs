@@ -16,7 +16,7 @@ const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
 
 /// How long a write waits for another process's write transaction before failing with a
 /// retryable error. Our transactions are single statements or a handful, so seconds is ample.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Refuses a non-empty file that does not start with SQLite's header, before SQLite touches it.
 /// An empty or missing file is a new database.

@@ -114,6 +114,7 @@ pub(super) fn session_rule(row: &Row<'_>) -> rusqlite::Result<SessionRule> {
 pub(super) const EXECUTION_COLUMNS: &str = "id, conversation_id, approval_id, code, language, \
      started_at, ended_at, exit_code, duration_ms, peak_memory_bytes, timed_out, cancelled, \
      oom_killed, interrupted, stdout_head, stdout_tail, stderr_head, stderr_tail, log_path, \
+     reconciled, \
      (SELECT count(*) FROM executions AS earlier \
        WHERE earlier.conversation_id = executions.conversation_id AND earlier.seq <= executions.seq)";
 
@@ -142,7 +143,8 @@ pub(super) fn execution(row: &Row<'_>) -> rusqlite::Result<Execution> {
             tail: row.get(17)?,
         },
         log_path: row.get(18)?,
-        number: row.get(19)?,
+        reconciled_from_audit: row.get::<_, Option<String>>(19)?.as_deref() == Some("from_audit"),
+        number: row.get(20)?,
     })
 }
 

@@ -201,6 +201,10 @@ pub struct Execution {
     /// made before it existed still read).
     #[serde(default)]
     pub number: u32,
+    /// The history could not record how this run ended (a full disk, say); its exit code and
+    /// flags were taken from the audit log at a later start. Its output excerpts are unknown.
+    #[serde(default)]
+    pub reconciled_from_audit: bool,
 }
 
 /// How a run ended, as reported by the sandbox.

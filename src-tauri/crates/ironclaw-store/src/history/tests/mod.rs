@@ -6,7 +6,9 @@ mod corrupt;
 mod export;
 mod kill;
 mod lifecycle;
+mod read_only;
 mod rebuild;
+mod reconcile;
 mod recovery;
 mod search;
 
