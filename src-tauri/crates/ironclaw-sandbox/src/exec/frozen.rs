@@ -85,6 +85,8 @@ pub(super) fn timed_out(
     on_event(ExecEvent::Stderr(Bytes::from(note.into_bytes())));
     ExecResult {
         session: ctx.session.to_string(),
+        // The caller fills in the run's number.
+        seq: 0,
         language: request.language,
         // The supervisor's own exit code for a timeout.
         exit_code: 124,

@@ -270,7 +270,7 @@ pub(crate) async fn run(
                 }
                 if paused_sightings >= frozen::SIGHTINGS {
                     frozen::end(ctx.docker, ctx.container_id).await;
-                    return Ok(frozen::timed_out(&ctx, request, out, err, began, on_event));
+                    return Ok(ExecResult { seq, ..frozen::timed_out(&ctx, request, out, err, began, on_event) });
                 }
                 frozen_check.as_mut().reset(tokio::time::Instant::now() + frozen::EVERY);
             }

@@ -94,7 +94,10 @@ impl History {
             );
         }
         tracing::debug!(path = %path.display(), "history opened");
-        Ok((Self::from_parts(conn, path, Some(lock), created_empty), report))
+        Ok((
+            Self::from_parts(conn, path, Some(lock), created_empty),
+            report,
+        ))
     }
 
     fn from_parts(
