@@ -173,3 +173,33 @@ class Baseline:
                     if value:
                         found.append(("preload", "%s is set to %s" % (name, value[:200])))
         return found
+
+
+def listed(altered):
+    """A worker's findings, (kind, detail) -> seq, as the host reads them: oldest run first."""
+    return [{"kind": k, "detail": d, "seq": s} for (k, d), s in sorted(altered.items(), key=lambda i: i[1])]
+
+
+def check_after_run(ex, lost):
+    """What the run `ex` found altered in its interpreter before it began, and after; the
+    interpreter keeps the findings in `altered` until it restarts or they go away."""
+    w = ex.worker
+    before = listed(ex.altered_before)
+    if lost or not w.alive or w.baseline is None:
+        return before, []
+    found = w.baseline.outside()
+    if w.lang == "shell":
+        found += w.baseline.bash_inside(ex.state_lines)
+    else:
+        found += [(str(k), str(d)) for k, d in ex.py_state]
+    if ex.forged:
+        found.append((
+            "forged_completion",
+            "%d line(s) the run wrote to IronClaw's control channel were ignored as forged" % ex.forged,
+        ))
+    # Findings that cannot be undone by the code itself stay until the interpreter restarts.
+    altered = {k: v for k, v in w.altered.items() if k[0] in ("forged_completion", "dumpable")}
+    for item in found:
+        altered[item] = w.altered.get(item, ex.seq)
+    w.altered = altered
+    return before, listed(w.altered)

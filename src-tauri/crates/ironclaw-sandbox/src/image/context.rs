@@ -17,19 +17,35 @@ pub const IMAGE_REPO: &str = "ironclaw-sandbox";
 /// keeps `docker images` readable. The full hash is on the image as a label.
 const TAG_HEX_LEN: usize = 16;
 
-/// Every file of the build context, as (path inside the context, contents). Adding a file to
-/// the image is one line here (plus the Dockerfile's COPY); the hash and the tar follow.
+/// One file of `image/`: its name in the build context, and its bytes.
+macro_rules! image_file {
+    ($name:literal) => {
+        ($name, include_bytes!(concat!("../../image/", $name)))
+    };
+}
+
+/// Every file of the build context, as (path inside the context, contents). This is the one
+/// list of the image's files: the Dockerfile copies every `*.py` of the context, and the hash
+/// and the tar follow from here. `every_file_in_the_image_folder_is_embedded` fails when a file
+/// in `image/` is missing from it.
 const FILES: &[(&str, &[u8])] = &[
-    ("Dockerfile", include_bytes!("../../image/Dockerfile")),
-    ("supervisor.py", include_bytes!("../../image/supervisor.py")),
-    ("pyworker.py", include_bytes!("../../image/pyworker.py")),
-    ("health.py", include_bytes!("../../image/health.py")),
-    ("cells.py", include_bytes!("../../image/cells.py")),
-    ("integrity.py", include_bytes!("../../image/integrity.py")),
-    (
-        "confinement.py",
-        include_bytes!("../../image/confinement.py"),
-    ),
+    image_file!("Dockerfile"),
+    // The supervisor (the container's main process) and its modules.
+    image_file!("supervisor.py"),
+    image_file!("run_control.py"),
+    image_file!("frames.py"),
+    image_file!("interpreters.py"),
+    image_file!("execution.py"),
+    image_file!("completions.py"),
+    image_file!("pipe_transfer.py"),
+    image_file!("processes.py"),
+    image_file!("cgroup_memory.py"),
+    image_file!("cells.py"),
+    image_file!("integrity.py"),
+    image_file!("confinement.py"),
+    // The persistent Python interpreter, and Docker's health check.
+    image_file!("pyworker.py"),
+    image_file!("health.py"),
 ];
 
 /// The embedded build context.
@@ -158,5 +174,25 @@ mod tests {
         // Deterministic: the same files give the same bytes.
         assert_eq!(context_tar(FILES).unwrap(), tar_bytes);
         assert!(FILES.iter().any(|(p, _)| *p == "Dockerfile"));
+    }
+
+    #[test]
+    fn every_file_in_the_image_folder_is_embedded() {
+        // A module left out of FILES would be missing from the image (the Dockerfile copies
+        // `*.py` of the context), and the supervisor would fail to import it at start.
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("image");
+        let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap())
+            .filter(|e| e.file_type().unwrap().is_file())
+            .map(|e| e.file_name().into_string().unwrap())
+            .collect();
+        on_disk.sort();
+        let mut embedded: Vec<String> = FILES.iter().map(|(p, _)| p.to_string()).collect();
+        embedded.sort();
+        assert_eq!(embedded, on_disk);
+        for (path, bytes) in FILES {
+            assert_eq!(std::fs::read(dir.join(path)).unwrap(), *bytes, "{path}");
+        }
     }
 }
