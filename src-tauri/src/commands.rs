@@ -4,16 +4,16 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use ironclaw_agent::approval::{ApprovalPolicy, Decision};
-use ironclaw_agent::protocol::{HostDecision, OutputStream};
-use ironclaw_agent::AgentEvent;
 use ironclaw_desktop::doctor::{DoctorReport, ImageProgress};
 use ironclaw_desktop::types::{
     ConversationSummary, ConversationView, FolderOpening, LogChunk, PendingApproval, ProfileInfo,
     ProviderCheck, RunImage, SessionRuleView, Settings, WorkspaceEntry,
 };
 use ironclaw_desktop::{validate_external_url, Desktop, DesktopError};
-use ironclaw_store::{ApprovalId, ConversationId, ExecutionId};
+use ironclaw_protocol::{
+    AgentEvent, ApprovalId, ApprovalPolicy, CodeHash, ConversationId, Decision, ExecutionId,
+    HostDecision, OutputStream,
+};
 use tauri::ipc::Channel;
 use tauri::{AppHandle, State};
 use tauri_plugin_opener::OpenerExt;
@@ -140,7 +140,7 @@ pub async fn decide(
     desktop: State<'_, Desktop>,
     id: ConversationId,
     approval_id: ApprovalId,
-    code_hash: String,
+    code_hash: CodeHash,
     decision: Decision,
     confirmed: bool,
     fresh_interpreter: Option<bool>,
@@ -152,7 +152,7 @@ pub async fn decide(
             .map_err(msg)?;
     }
     desktop
-        .decide(id, approval_id, &code_hash, decision, confirmed)
+        .decide(id, approval_id, code_hash, decision, confirmed)
         .await
         .map_err(msg)
 }
@@ -190,9 +190,9 @@ pub fn list_rules(desktop: State<'_, Desktop>, id: ConversationId) -> Res<Vec<Se
 pub async fn revoke_rule(
     desktop: State<'_, Desktop>,
     id: ConversationId,
-    code_hash: String,
+    code_hash: CodeHash,
 ) -> Res<()> {
-    desktop.revoke_rule(id, &code_hash).await.map_err(msg)
+    desktop.revoke_rule(id, code_hash).await.map_err(msg)
 }
 
 /// Runs a core call that touches the workspace (which the sandboxed code controls) or parses

@@ -61,7 +61,7 @@ test("Settings keeps Close and Save in view, closes on Escape after Save, and sh
 
   // Ask for everything, so read-only code comes to the dialog; Save, then Escape still closes.
   await (await s.byTestId("settings-policy")).click();
-  await (await s.find(`${testid("settings-policy")} option[value="askAlways"]`)).click();
+  await (await s.find(`${testid("settings-policy")} option[value="ask_always"]`)).click();
   await (await s.byTestId("settings-save")).click();
   const status = await s.find(`${testid("settings-screen")} [role="status"]`);
   await s.waitUntil("the settings to be saved", async () => /^Saved\./.test(await status.text()));

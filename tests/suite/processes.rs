@@ -4,8 +4,7 @@ use ironclaw_tests::*;
 
 /// Non-zombie processes in the container, by command name.
 async fn live_commands(env: &TestEnv) -> Vec<String> {
-    let ps = ok(&sh(env, "s", "ps -eo stat=,comm= | awk '$1 !~ /^Z/ {print $2}'").await);
-    ps.lines().map(str::to_string).collect()
+    ironclaw_tests::escape::live_commands(env, "s").await
 }
 
 #[tokio::test]

@@ -100,13 +100,8 @@ async fn shell_timeout_interrupts_and_keeps_the_interpreter() {
     assert_eq!(ok(&next), "kept /tmp");
     assert!(!r.interpreter_lost && !next.interpreter_restarted);
     // No `sleep` survived the timeout.
-    let ps = ok(&sh(
-        &env,
-        "s",
-        "ps -eo stat=,comm= | awk '$1 !~ /^Z/ {print $2}'",
-    )
-    .await);
-    assert!(!ps.lines().any(|c| c == "sleep"), "{ps}");
+    let live = ironclaw_tests::escape::live_commands(&env, "s").await;
+    assert!(!live.iter().any(|c| c == "sleep"), "{live:?}");
 }
 
 #[tokio::test]

@@ -7,14 +7,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use ironclaw_agent::approval::{ApprovalPolicy, CodeHash, Decision};
-use ironclaw_agent::protocol::{AgentEvent, ApprovalRequest, TurnStatus};
-use ironclaw_agent::{Deps, Op, SessionConfig, SessionHandle};
+use ironclaw_agent::{Deps, SessionConfig, SessionHandle};
 use ironclaw_llm::testing::{RecordedRequest, Reply, ScriptedCall, ScriptedServer};
 use ironclaw_llm::{Anthropic, ApiKey, OpenAiCompatible, Provider};
-use ironclaw_store::{
-    ApprovalId, AuditEntry, ConversationId, DecidedBy, FullConversation, RecoveryReport,
+use ironclaw_protocol::{
+    AgentEvent, ApprovalId, ApprovalPolicy, ApprovalRequest, CodeHash, ConversationId, DecidedBy,
+    Decision, Op, TurnOutcome,
 };
+use ironclaw_store::{AuditEntry, FullConversation, RecoveryReport};
 use serde_json::Value;
 use tokio::sync::mpsc::UnboundedReceiver;
 
@@ -262,7 +262,7 @@ impl Agent {
     }
 
     /// Waits for the end of the turn: its status and error.
-    pub async fn turn_end(&mut self) -> (TurnStatus, Option<String>) {
+    pub async fn turn_end(&mut self) -> (TurnOutcome, Option<String>) {
         match self
             .next_event_matching("TurnEnded", |e| matches!(e, AgentEvent::TurnEnded { .. }))
             .await
@@ -277,7 +277,7 @@ impl Agent {
         let (status, error) = self.turn_end().await;
         assert_eq!(
             status,
-            TurnStatus::Done,
+            TurnOutcome::Done,
             "turn did not finish: {error:?}\nevents:\n{}",
             self.dump()
         );
@@ -431,7 +431,7 @@ pub fn stdout_of(events: &[AgentEvent]) -> String {
         .iter()
         .filter_map(|e| match e {
             AgentEvent::ExecutionOutput {
-                stream: ironclaw_agent::protocol::OutputStream::Stdout,
+                stream: ironclaw_protocol::OutputStream::Stdout,
                 text,
                 ..
             } => Some(text.as_str()),

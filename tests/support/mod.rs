@@ -17,8 +17,9 @@ use tokio_util::sync::CancellationToken;
 pub mod agent;
 pub mod escape;
 
+pub use ironclaw_protocol::Language;
 pub use ironclaw_sandbox::container::{LABEL_INSTANCE, LABEL_SESSION};
-pub use ironclaw_sandbox::exec::{ExecEvent, ExecRequest, ExecResult, Language};
+pub use ironclaw_sandbox::exec::{ExecEvent, ExecRequest, ExecResult};
 pub use ironclaw_sandbox::policy::Policy;
 pub use ironclaw_sandbox::session::SessionName;
 pub use ironclaw_sandbox::{Error, Paths, Sandbox, SessionOptions};

@@ -397,12 +397,12 @@ describe("network prompts", () => {
     await settle();
     expect(all("network-prompt")).toHaveLength(1);
     expect(q("network-prompt").dataset["target"]).toBe("pypi.example:443");
-    q<HTMLButtonElement>("network-allowForSession").click();
+    q<HTMLButtonElement>("network-allow_for_session").click();
     await settle(20);
     const calls = api.calls.filter((c) => c.name === "decideHost");
     expect(calls).toHaveLength(1);
-    expect(calls[0]?.args).toEqual([id, "pypi.example:443", "allowForSession"]);
-    expect(q("network-prompt").dataset["decided"]).toBe("allowForSession");
+    expect(calls[0]?.args).toEqual([id, "pypi.example:443", "allow_for_session"]);
+    expect(q("network-prompt").dataset["decided"]).toBe("allow_for_session");
     expect(all("network-deny")).toHaveLength(0);
   });
 
@@ -447,7 +447,7 @@ describe("network activity of a run", () => {
   it("is shown with its execution, host names as text", async () => {
     const { api, app } = await startApp();
     const id = app.conversationId!;
-    api.emit(id, { type: "executionStarted", executionId: "exec-net", number: 1, approvalId: "a-net", language: "bash", code: "pip install x" });
+    api.emit(id, { type: "executionStarted", executionId: "exec-net", number: 1, approvalId: "a-net", language: "shell", code: "pip install x" });
     api.emit(id, { type: "executionNetwork", executionId: "exec-net", allowed: ["files.example:443"], denied: ["<img src=x onerror=alert(1)>:80"] });
     await settle();
     const cell = document.querySelector<HTMLElement>('[data-execution-id="exec-net"]')!;

@@ -191,7 +191,7 @@ describe("approval dialog", () => {
 
   it("destructive code: warning shown, Approve disabled until the deliberate confirmation", async () => {
     const { queue, send } = setup();
-    queue.add(req({ risk: "destructive", destructive: true, code: "rm -rf /workspace/data\n", language: "bash" }));
+    queue.add(req({ risk: "destructive", destructive: true, code: "rm -rf /workspace/data\n", language: "shell" }));
     expect(q("approval-dialog").dataset["destructive"]).toBe("true");
     expect(q("destructive-warning").textContent).toContain("delete");
     const approve = q<HTMLButtonElement>("approve-button");

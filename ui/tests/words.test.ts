@@ -64,7 +64,7 @@ describe("words in the approval dialog", () => {
 
   it("never offers 'Always allow' for destructive code, not even after the confirmation is ticked", async () => {
     const { queue: qu, send } = queue();
-    qu.add(req({ risk: "destructive", destructive: true, language: "bash", code: "rm -rf /workspace/data\n", reasons: [{ level: "destructive", message: "Deletes a tree", snippet: "rm -rf", line: 1 }] }));
+    qu.add(req({ risk: "destructive", destructive: true, language: "shell", code: "rm -rf /workspace/data\n", reasons: [{ level: "destructive", message: "Deletes a tree", snippet: "rm -rf", line: 1 }] }));
     expect(all("always-allow-button")).toHaveLength(0);
     q<HTMLInputElement>("destructive-confirm").click();
     await settle();

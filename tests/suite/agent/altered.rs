@@ -2,8 +2,7 @@
 //! conversation, in the next approval, the model's result note and the audit log; a fresh
 //! interpreter clears it.
 
-use ironclaw_agent::protocol::AgentEvent;
-use ironclaw_agent::Op;
+use ironclaw_protocol::{AgentEvent, Op};
 use ironclaw_store::AuditKind;
 use ironclaw_tests::agent::*;
 
@@ -189,7 +188,7 @@ async fn chat_names_the_altering_run_and_f_runs_the_next_code_in_a_fresh_interpr
 /// asked about instead.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_a_restart_the_first_approval_still_warns_and_nothing_is_auto_approved() {
-    use ironclaw_store::ApprovalPolicy;
+    use ironclaw_protocol::ApprovalPolicy;
 
     let mut agent = Agent::start(Wire::OpenAi).await;
     agent.push_all([

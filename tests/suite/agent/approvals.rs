@@ -1,9 +1,8 @@
 //! The approval gate: only a decision naming the pending approval's id *and* code hash runs
 //! code, and exactly the approved code runs.
 
-use ironclaw_agent::approval::{CodeHash, Decision};
-use ironclaw_agent::protocol::AgentEvent;
-use ironclaw_store::{ApprovalId, ApprovalStatus, DecidedBy, DecisionScope, RiskLevel};
+use ironclaw_protocol::{AgentEvent, ApprovalId, CodeHash, DecidedBy, Decision, RiskLevel};
+use ironclaw_store::{ApprovalStatus, DecisionScope};
 use ironclaw_tests::agent::*;
 use pretty_assertions::assert_eq;
 
@@ -21,8 +20,12 @@ async fn approving_runs_exactly_the_requested_code_and_tells_the_model() {
     assert_eq!(req.code, code);
     // The request is bound to this conversation, language and code, byte for byte.
     assert_eq!(
-        req.code_hash.to_hex(),
-        ironclaw_store::code_hash(&agent.conversation.to_string(), "python", code)
+        req.code_hash,
+        ironclaw_protocol::CodeHash::of(
+            agent.conversation,
+            ironclaw_protocol::Language::Python,
+            code
+        )
     );
     agent.approve(&req);
     agent.turn_done().await;
@@ -190,13 +193,14 @@ async fn edited_code_runs_instead_of_the_proposal_and_is_recorded_as_edited() {
     assert_eq!(approval.status, ApprovalStatus::Approved);
     assert!(approval.user_edited);
     assert_eq!(approval.code, edited);
-    assert_eq!(
-        approval.original_hash.as_deref(),
-        Some(req.code_hash.to_hex().as_str())
-    );
+    assert_eq!(approval.original_hash, Some(req.code_hash));
     assert_eq!(
         approval.code_hash,
-        ironclaw_store::code_hash(&agent.conversation.to_string(), "python", edited)
+        ironclaw_protocol::CodeHash::of(
+            agent.conversation,
+            ironclaw_protocol::Language::Python,
+            edited
+        )
     );
     let results = agent.tool_results_in(1);
     assert!(
@@ -285,7 +289,11 @@ async fn a_decision_for_different_code_is_rejected_and_the_approval_stays_pendin
     agent.send("go");
     let req = agent.approval_request().await;
 
-    let other = CodeHash::of(&agent.conversation.to_string(), "python", "print('other')");
+    let other = CodeHash::of(
+        agent.conversation,
+        ironclaw_protocol::Language::Python,
+        "print('other')",
+    );
     agent.decide_raw(req.approval_id, other, Decision::ApproveOnce, true);
     let (id, message, still_pending) = agent.decision_rejected().await;
     assert_eq!(id, req.approval_id);
@@ -322,7 +330,11 @@ async fn a_decision_for_different_code_is_rejected_and_the_approval_stays_pendin
 async fn unknown_and_already_decided_approval_ids_are_rejected() {
     let mut agent = Agent::start(Wire::OpenAi).await;
     let never = ApprovalId::new();
-    let hash = CodeHash::of(&agent.conversation.to_string(), "python", "print(1)");
+    let hash = CodeHash::of(
+        agent.conversation,
+        ironclaw_protocol::Language::Python,
+        "print(1)",
+    );
     agent.decide_raw(never, hash, Decision::ApproveOnce, true);
     let (id, _, still_pending) = agent.decision_rejected().await;
     assert_eq!((id, still_pending), (never, false));

@@ -2,9 +2,8 @@
 
 use std::time::Duration;
 
-use ironclaw_agent::approval::Decision;
-use ironclaw_agent::protocol::{AgentEvent, TurnStatus};
 use ironclaw_llm::testing::Reply;
+use ironclaw_protocol::{AgentEvent, Decision, TurnOutcome};
 use ironclaw_store::{ApprovalStatus, MessageRole, MessageStatus};
 use ironclaw_tests::agent::*;
 use pretty_assertions::assert_eq;
@@ -26,7 +25,7 @@ async fn cancel_during_generation_ends_the_turn_and_keeps_the_text_as_interrupte
     let (status, error) = agent.turn_end().await;
     assert_eq!(
         (status, error),
-        (TurnStatus::Cancelled, None),
+        (TurnOutcome::Cancelled, None),
         "{}",
         agent.dump()
     );
@@ -66,7 +65,7 @@ async fn cancel_while_waiting_for_approval_expires_the_approval() {
     let req = agent.approval_request().await;
     agent.cancel();
     let (status, _) = agent.turn_end().await;
-    assert_eq!(status, TurnStatus::Cancelled, "{}", agent.dump());
+    assert_eq!(status, TurnOutcome::Cancelled, "{}", agent.dump());
 
     // A decision arriving after the cancel finds nothing to approve.
     agent.decide(&req, Decision::ApproveOnce, true);
@@ -118,7 +117,7 @@ async fn cancel_during_execution_stops_the_run_and_the_interpreter_lives_on() {
         "{ended:?}"
     );
     let (status, _) = agent.turn_end().await;
-    assert_eq!(status, TurnStatus::Cancelled, "{}", agent.dump());
+    assert_eq!(status, TurnOutcome::Cancelled, "{}", agent.dump());
     assert!(!stdout_of(&agent.seen).contains("woke"));
     let run = agent
         .history()
@@ -156,7 +155,7 @@ async fn a_turn_cancelled_mid_tool_call_leaves_no_unanswered_tool_call_for_the_n
     agent.approval_request().await;
     agent.cancel();
     let (status, _) = agent.turn_end().await;
-    assert_eq!(status, TurnStatus::Cancelled);
+    assert_eq!(status, TurnOutcome::Cancelled);
     agent.send("try something else");
     agent.turn_done().await;
     let requests = agent.requests();

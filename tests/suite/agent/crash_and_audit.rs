@@ -5,9 +5,8 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use ironclaw_llm::testing::{Reply, ScriptedServer};
-use ironclaw_store::{
-    ApprovalStatus, AuditError, ChainProblem, DecidedBy, MessageRole, MessageStatus,
-};
+use ironclaw_protocol::DecidedBy;
+use ironclaw_store::{ApprovalStatus, AuditError, ChainProblem, MessageRole, MessageStatus};
 use ironclaw_tests::agent::*;
 use ironclaw_tests::TestEnv;
 use pretty_assertions::assert_eq;

@@ -1,7 +1,7 @@
 //! What the model gets wrong, and what the network does: neither crashes the turn silently.
 
-use ironclaw_agent::protocol::{AgentEvent, TurnStatus};
 use ironclaw_llm::testing::{Reply, ScriptedCall};
+use ironclaw_protocol::{AgentEvent, TurnOutcome};
 use ironclaw_store::MessageStatus;
 use ironclaw_tests::agent::*;
 use pretty_assertions::assert_eq;
@@ -30,7 +30,7 @@ async fn malformed_arguments_and_unknown_tools_become_tool_errors_and_the_turn_g
         matches!(
             turn.last(),
             Some(AgentEvent::TurnEnded {
-                status: TurnStatus::Done,
+                status: TurnOutcome::Done,
                 ..
             })
         ),
@@ -86,7 +86,7 @@ async fn a_stream_cut_mid_answer_fails_the_turn_and_keeps_the_partial_text() {
     ));
     agent.send("go");
     let (status, error) = agent.turn_end().await;
-    assert_eq!(status, TurnStatus::Failed, "{}", agent.dump());
+    assert_eq!(status, TurnOutcome::Failed, "{}", agent.dump());
     assert!(error.as_deref().is_some_and(|e| !e.is_empty()), "{error:?}");
     assert_eq!(agent.requests().len(), 1, "a cut after text is not retried");
 
@@ -124,7 +124,7 @@ async fn a_rate_limited_request_is_retried_after_retry_after_and_the_turn_comple
         matches!(
             turn.last(),
             Some(AgentEvent::TurnEnded {
-                status: TurnStatus::Done,
+                status: TurnOutcome::Done,
                 ..
             })
         ),

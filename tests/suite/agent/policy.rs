@@ -1,8 +1,7 @@
 //! Session approval policies: what runs without asking, and how that is shown.
 
-use ironclaw_agent::approval::ApprovalPolicy;
-use ironclaw_agent::protocol::AgentEvent;
-use ironclaw_store::{DecidedBy, DecisionScope, RiskLevel};
+use ironclaw_protocol::{AgentEvent, ApprovalPolicy, DecidedBy, RiskLevel};
+use ironclaw_store::DecisionScope;
 use ironclaw_tests::agent::*;
 use pretty_assertions::assert_eq;
 
@@ -99,7 +98,7 @@ async fn never_ask_runs_writes_unasked_and_is_flagged() {
     assert!(matches!(
         turn.last(),
         Some(AgentEvent::TurnEnded {
-            status: ironclaw_agent::protocol::TurnStatus::Done,
+            status: ironclaw_protocol::TurnOutcome::Done,
             ..
         })
     ));

@@ -1,6 +1,6 @@
 //! The model ↔ tool loop: several runs in one turn, results fed back, state kept between runs.
 
-use ironclaw_agent::protocol::AgentEvent;
+use ironclaw_protocol::AgentEvent;
 use ironclaw_tests::agent::*;
 use pretty_assertions::assert_eq;
 
@@ -28,7 +28,7 @@ async fn model_runs_code_twice_then_answers(wire: Wire) {
         matches!(
             rest.last(),
             Some(AgentEvent::TurnEnded {
-                status: ironclaw_agent::protocol::TurnStatus::Done,
+                status: ironclaw_protocol::TurnOutcome::Done,
                 ..
             })
         ),

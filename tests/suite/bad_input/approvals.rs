@@ -2,10 +2,9 @@
 //! decided ids and a hash for other code in the same conversation; and `faults::kill9`, which
 //! covers ids that expired when IronClaw was killed).
 
-use ironclaw_agent::approval::{CodeHash, Decision};
-use ironclaw_agent::protocol::AgentEvent;
-use ironclaw_agent::{Op, SessionConfig};
-use ironclaw_store::{ApprovalStatus, DecidedBy};
+use ironclaw_agent::SessionConfig;
+use ironclaw_protocol::{AgentEvent, CodeHash, DecidedBy, Decision, Op};
+use ironclaw_store::ApprovalStatus;
 use ironclaw_tests::agent::*;
 use pretty_assertions::assert_eq;
 
@@ -24,7 +23,7 @@ async fn an_approval_cannot_be_decided_from_another_conversation_or_with_its_has
     let b_conversation = a
         .deps
         .history
-        .create_conversation("other", ironclaw_agent::approval::ApprovalPolicy::AskAlways)
+        .create_conversation("other", ironclaw_protocol::ApprovalPolicy::AskAlways)
         .expect("second conversation")
         .id;
     let (b, mut b_events) =
@@ -54,7 +53,7 @@ async fn an_approval_cannot_be_decided_from_another_conversation_or_with_its_has
     .expect("B must refuse the decision");
     assert_eq!(rejected, req.approval_id);
 
-    let b_hash = CodeHash::of(&b_conversation.to_string(), "python", code);
+    let b_hash = CodeHash::of(b_conversation, ironclaw_protocol::Language::Python, code);
     assert_ne!(b_hash, req.code_hash, "the hash binds the conversation");
     a.decide_raw(req.approval_id, b_hash, Decision::ApproveOnce, true);
     let (id, _, still_pending) = a.decision_rejected().await;

@@ -32,7 +32,7 @@ fn real_history(env: &TestEnv) -> Vec<u8> {
             history
                 .create_conversation(
                     &format!("conversation {i} {}", "x".repeat(300)),
-                    ironclaw_agent::approval::ApprovalPolicy::AskAlways,
+                    ironclaw_protocol::ApprovalPolicy::AskAlways,
                 )
                 .expect("create");
         }

@@ -2,7 +2,7 @@
 //! escape sequences and Unicode direction overrides. `history show`, `ls` and `search` show them
 //! inert; `history export` stays byte-exact (it is for files).
 
-use ironclaw_agent::approval::ApprovalPolicy;
+use ironclaw_protocol::ApprovalPolicy;
 use ironclaw_store::{MessageRole, MessageStatus, NewMessage};
 use ironclaw_tests::TestEnv;
 

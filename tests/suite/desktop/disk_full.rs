@@ -2,7 +2,7 @@
 //! answered in the conversation with what is full and what to free (no turn left "running"),
 //! and the list views still read.
 
-use ironclaw_agent::protocol::AgentEvent;
+use ironclaw_protocol::AgentEvent;
 use ironclaw_tests::agent::says;
 
 use super::App;

@@ -1,10 +1,8 @@
 //! Ask → approval pending → decide → output → history, through the desktop core.
 
-use ironclaw_agent::approval::Decision;
-use ironclaw_agent::protocol::{AgentEvent, TurnStatus};
 use ironclaw_desktop::types::{ApprovalState, HistoryItem};
 use ironclaw_desktop::AppEvent;
-use ironclaw_store::{DecidedBy, RiskLevel};
+use ironclaw_protocol::{AgentEvent, DecidedBy, Decision, RiskLevel, TurnOutcome};
 use ironclaw_tests::agent::{asks_to_run, says};
 use pretty_assertions::assert_eq;
 
@@ -39,7 +37,7 @@ async fn an_approved_run_streams_output_and_is_in_the_history_after_a_restart() 
         .decide(
             app.conversation,
             req.approval_id,
-            &req.code_hash.to_hex(),
+            req.code_hash,
             Decision::ApproveOnce,
             false,
         )
@@ -63,7 +61,7 @@ async fn an_approved_run_streams_output_and_is_in_the_history_after_a_restart() 
         matches!(
             ended,
             AgentEvent::TurnEnded {
-                status: TurnStatus::Done,
+                status: TurnOutcome::Done,
                 ..
             }
         ),
@@ -154,7 +152,7 @@ async fn a_denied_request_never_runs() {
         .decide(
             app.conversation,
             req.approval_id,
-            &req.code_hash.to_hex(),
+            req.code_hash,
             Decision::Deny {
                 reason: Some("not today".into()),
             },
@@ -195,7 +193,7 @@ async fn an_edited_request_runs_the_edited_code_only() {
         .decide(
             app.conversation,
             req.approval_id,
-            &req.code_hash.to_hex(),
+            req.code_hash,
             Decision::EditAndApprove {
                 code: edited.into(),
             },
@@ -247,7 +245,7 @@ async fn destructive_code_needs_the_confirmation_and_a_wrong_hash_runs_nothing()
         .decide(
             id,
             req.approval_id,
-            &req.code_hash.to_hex(),
+            req.code_hash,
             Decision::ApproveOnce,
             false,
         )
@@ -270,9 +268,13 @@ async fn destructive_code_needs_the_confirmation_and_a_wrong_hash_runs_nothing()
     );
     assert_eq!(app.desktop.pending_approvals().len(), 1, "still pending");
 
-    let wrong = ironclaw_agent::approval::CodeHash::of("other", "shell", destroy).to_hex();
+    let wrong = ironclaw_protocol::CodeHash::of(
+        ironclaw_protocol::ConversationId::new(),
+        ironclaw_protocol::Language::Shell,
+        destroy,
+    );
     app.desktop
-        .decide(id, req.approval_id, &wrong, Decision::ApproveOnce, true)
+        .decide(id, req.approval_id, wrong, Decision::ApproveOnce, true)
         .await
         .expect("decide");
     let rejected = app
@@ -291,17 +293,12 @@ async fn destructive_code_needs_the_confirmation_and_a_wrong_hash_runs_nothing()
         "{rejected:?}"
     );
     assert!(app.started_code().is_empty());
-    assert!(app
-        .desktop
-        .decide(id, req.approval_id, "not-hex", Decision::ApproveOnce, true)
-        .await
-        .is_err());
 
     app.desktop
         .decide(
             id,
             req.approval_id,
-            &req.code_hash.to_hex(),
+            req.code_hash,
             Decision::ApproveOnce,
             true,
         )
@@ -316,13 +313,13 @@ async fn saved_rules_are_listed_and_revocable_and_the_policy_is_kept() {
     let mut app = App::start().await;
     let id = app.conversation;
     app.desktop
-        .set_policy(id, ironclaw_agent::approval::ApprovalPolicy::AskUnlessSafe)
+        .set_policy(id, ironclaw_protocol::ApprovalPolicy::AskUnlessSafe)
         .await
         .expect("policy without a session");
     let view = app.open().await;
     assert_eq!(
         view.policy,
-        ironclaw_agent::approval::ApprovalPolicy::AskUnlessSafe
+        ironclaw_protocol::ApprovalPolicy::AskUnlessSafe
     );
     assert!(!view.policy_flagged);
 
@@ -334,7 +331,7 @@ async fn saved_rules_are_listed_and_revocable_and_the_policy_is_kept() {
         .decide(
             id,
             req.approval_id,
-            &req.code_hash.to_hex(),
+            req.code_hash,
             Decision::AlwaysAllowInSession,
             false,
         )
@@ -344,12 +341,12 @@ async fn saved_rules_are_listed_and_revocable_and_the_policy_is_kept() {
     let rules = app.desktop.list_rules(id).expect("rules");
     assert_eq!(rules.len(), 1, "{rules:?}");
     assert_eq!(
-        (rules[0].code.as_str(), rules[0].code_hash.clone()),
-        (code, req.code_hash.to_hex())
+        (rules[0].code.as_str(), rules[0].code_hash),
+        (code, req.code_hash)
     );
 
     app.desktop
-        .revoke_rule(id, &rules[0].code_hash)
+        .revoke_rule(id, rules[0].code_hash)
         .await
         .expect("revoke");
     assert!(app.desktop.list_rules(id).expect("rules").is_empty());
@@ -364,7 +361,7 @@ async fn saved_rules_are_listed_and_revocable_and_the_policy_is_kept() {
         matches!(
             ended,
             AgentEvent::TurnEnded {
-                status: TurnStatus::Cancelled,
+                status: TurnOutcome::Cancelled,
                 ..
             }
         ),

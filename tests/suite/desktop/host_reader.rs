@@ -6,11 +6,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use ironclaw_agent::approval::Decision;
-use ironclaw_agent::protocol::{AgentEvent, OutputStream};
 use ironclaw_desktop::types::EntryKind;
 use ironclaw_desktop::Desktop;
-use ironclaw_store::{ConversationId, ExecutionId};
+use ironclaw_protocol::{AgentEvent, ConversationId, Decision, ExecutionId, OutputStream};
 use ironclaw_tests::agent::{asks_to_run, says};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
 
@@ -40,7 +38,7 @@ async fn approve_next(app: &mut App) {
         .decide(
             app.conversation,
             req.approval_id,
-            &req.code_hash.to_hex(),
+            req.code_hash,
             Decision::ApproveOnce,
             true,
         )
@@ -173,7 +171,7 @@ impl Other {
             .decide(
                 self.id,
                 req.approval_id,
-                &req.code_hash.to_hex(),
+                req.code_hash,
                 Decision::ApproveOnce,
                 true,
             )

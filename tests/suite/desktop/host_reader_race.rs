@@ -3,8 +3,7 @@
 //! return one host byte (nor list a host folder), and the test proves the swapping really ran
 //! and really hit the reader.
 
-use ironclaw_agent::approval::Decision;
-use ironclaw_agent::protocol::{AgentEvent, OutputStream};
+use ironclaw_protocol::{AgentEvent, Decision, OutputStream};
 use ironclaw_tests::agent::{asks_to_run, says, EVENT_GUARD};
 
 use super::App;
@@ -57,7 +56,7 @@ async fn swapping_an_image_folder_and_a_log_for_links_to_host_files_never_leaks_
         .decide(
             app.conversation,
             req.approval_id,
-            &req.code_hash.to_hex(),
+            req.code_hash,
             Decision::ApproveOnce,
             true,
         )
@@ -120,7 +119,7 @@ async fn swapping_an_image_folder_and_a_log_for_links_to_host_files_never_leaks_
         .decide(
             id,
             req.approval_id,
-            &req.code_hash.to_hex(),
+            req.code_hash,
             Decision::ApproveOnce,
             true,
         )

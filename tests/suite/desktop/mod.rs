@@ -18,12 +18,11 @@ mod workspace;
 
 use std::sync::Arc;
 
-use ironclaw_agent::protocol::{AgentEvent, ApprovalRequest};
 use ironclaw_desktop::notify::{Notifier, Silent};
 use ironclaw_desktop::types::ConversationView;
 use ironclaw_desktop::{AppEvent, Desktop, DesktopOptions, EventSink};
 use ironclaw_llm::testing::{Reply, ScriptedServer};
-use ironclaw_store::ConversationId;
+use ironclaw_protocol::{AgentEvent, ApprovalRequest, ConversationId};
 use ironclaw_tests::agent::{provider, Wire, EVENT_GUARD, MODEL};
 use ironclaw_tests::TestEnv;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};

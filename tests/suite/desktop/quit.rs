@@ -2,10 +2,8 @@
 //! the same data folder — under its own name, or under a conversation's name the app never
 //! opened — keeps running. What a run wrote stays in the workspace for the next start.
 
-use ironclaw_agent::approval::Decision;
-use ironclaw_agent::protocol::AgentEvent;
+use ironclaw_protocol::{AgentEvent, ConversationId, Decision};
 use ironclaw_sandbox::container::{self, State};
-use ironclaw_store::ConversationId;
 use ironclaw_tests::agent::{asks_to_run, says};
 use ironclaw_tests::{ok, py, TestEnv};
 use pretty_assertions::assert_eq;
@@ -23,7 +21,7 @@ async fn run_approved(app: &mut App, id: ConversationId, code: &str) -> String {
         .decide(
             id,
             req.approval_id,
-            &req.code_hash.to_hex(),
+            req.code_hash,
             Decision::ApproveOnce,
             false,
         )
@@ -260,7 +258,7 @@ async fn quitting_mid_run_stops_the_busy_sandbox_too() {
         .decide(
             id,
             req.approval_id,
-            &req.code_hash.to_hex(),
+            req.code_hash,
             Decision::ApproveOnce,
             false,
         )

@@ -1,7 +1,7 @@
 //! The tray icon's click: the window is asked for the OLDEST approval still waiting, across
 //! conversations, whichever one is on screen.
 
-use ironclaw_agent::approval::Decision;
+use ironclaw_protocol::Decision;
 use ironclaw_tests::agent::asks_to_run;
 use pretty_assertions::assert_eq;
 
@@ -54,7 +54,7 @@ async fn the_tray_click_asks_the_window_for_the_oldest_pending_approval() {
         .decide(
             first,
             waiting[0].approval_id,
-            &waiting[0].code_hash.to_hex(),
+            waiting[0].code_hash,
             Decision::Deny { reason: None },
             false,
         )

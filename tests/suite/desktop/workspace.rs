@@ -1,11 +1,9 @@
 //! The workspace panel, inline images and full logs: what a run changed, and that the UI can
 //! read nothing outside the conversation's own workspace.
 
-use ironclaw_agent::approval::Decision;
-use ironclaw_agent::protocol::{AgentEvent, OutputStream};
 use ironclaw_desktop::types::{EntryKind, HistoryItem, RunImage};
 use ironclaw_desktop::AppEvent;
-use ironclaw_store::ExecutionId;
+use ironclaw_protocol::{AgentEvent, Decision, ExecutionId, OutputStream};
 use ironclaw_tests::agent::{asks_to_run, says};
 use pretty_assertions::assert_eq;
 
@@ -19,7 +17,7 @@ async fn approve_next(app: &mut App) {
         .decide(
             app.conversation,
             req.approval_id,
-            &req.code_hash.to_hex(),
+            req.code_hash,
             Decision::ApproveOnce,
             true,
         )

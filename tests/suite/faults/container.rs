@@ -1,7 +1,7 @@
 //! The session's container killed (`docker kill`) while approved code runs in it.
 
 use bollard::query_parameters::KillContainerOptions;
-use ironclaw_agent::protocol::{AgentEvent, OutputStream, TurnStatus};
+use ironclaw_protocol::{AgentEvent, OutputStream, TurnOutcome};
 use ironclaw_tests::agent::*;
 use pretty_assertions::assert_eq;
 
@@ -70,7 +70,7 @@ async fn container_killed_mid_execution_is_reported_and_the_next_run_recreates_i
     assert!(matches!(
         turn.last(),
         Some(AgentEvent::TurnEnded {
-            status: TurnStatus::Done,
+            status: TurnOutcome::Done,
             ..
         })
     ));

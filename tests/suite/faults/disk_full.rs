@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use ironclaw_agent::protocol::AgentEvent;
+use ironclaw_protocol::AgentEvent;
 use ironclaw_store::{MessageRole, MessageStatus};
 use ironclaw_tests::agent::*;
 use ironclaw_tests::TestEnv;
@@ -74,7 +74,7 @@ async fn a_full_disk_fails_the_turn_clearly_runs_nothing_and_loses_nothing_commi
     let mut agent = Agent::start_with(
         env,
         Wire::OpenAi,
-        ironclaw_agent::approval::ApprovalPolicy::AskAlways,
+        ironclaw_protocol::ApprovalPolicy::AskAlways,
     )
     .await;
     agent.push(says("committed answer"));

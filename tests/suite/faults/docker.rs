@@ -4,7 +4,8 @@
 
 use std::sync::Arc;
 
-use ironclaw_sandbox::exec::{ExecEvent, ExecRequest, Language};
+use ironclaw_protocol::Language;
+use ironclaw_sandbox::exec::{ExecEvent, ExecRequest};
 use ironclaw_sandbox::{Error, Sandbox, SessionOptions};
 use ironclaw_tests::{name, ok, TestEnv, EXEC_GUARD};
 use pretty_assertions::assert_eq;

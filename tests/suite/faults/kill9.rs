@@ -7,8 +7,7 @@
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
-use ironclaw_agent::approval::Decision;
-use ironclaw_agent::protocol::AgentEvent;
+use ironclaw_protocol::{AgentEvent, Decision};
 use ironclaw_store::{ApprovalStatus, MessageRole, TurnStatus};
 use ironclaw_tests::agent::*;
 use ironclaw_tests::TestEnv;
@@ -182,7 +181,7 @@ async fn kill_9_during_an_approval_wait_expires_the_approval_and_runs_nothing() 
 
     // Restarted, the old approval id and its hash are refused and nothing runs.
     let mut agent = Agent::resume(env, Wire::OpenAi, conversation).await;
-    let hash = ironclaw_agent::approval::CodeHash::from_hex(&stale.code_hash).expect("hash");
+    let hash = stale.code_hash;
     agent.decide_raw(stale.id, hash, Decision::ApproveOnce, false);
     let (id, message, still_pending) = agent.decision_rejected().await;
     assert_eq!((id, still_pending), (stale.id, false));
@@ -265,7 +264,7 @@ async fn kill_9_during_an_execution_marks_it_interrupted_and_the_session_runs_ag
         matches!(
             turn.last(),
             Some(AgentEvent::TurnEnded {
-                status: ironclaw_agent::protocol::TurnStatus::Done,
+                status: ironclaw_protocol::TurnOutcome::Done,
                 ..
             })
         ),

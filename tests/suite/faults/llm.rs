@@ -3,8 +3,8 @@
 //! usable. (A cut after some text, malformed tool arguments and rate limits are in
 //! `agent::model_errors`.)
 
-use ironclaw_agent::protocol::TurnStatus;
 use ironclaw_llm::testing::Reply;
+use ironclaw_protocol::TurnOutcome;
 use ironclaw_store::{MessageRole, MessageStatus};
 use ironclaw_tests::agent::*;
 use pretty_assertions::assert_eq;
@@ -14,7 +14,7 @@ async fn fails_with(agent: &mut Agent, prompt: &str, garbage: Vec<Reply>) -> Str
     agent.push_all(garbage);
     agent.send(prompt);
     let (status, error) = agent.turn_end().await;
-    assert_eq!(status, TurnStatus::Failed, "{}", agent.dump());
+    assert_eq!(status, TurnOutcome::Failed, "{}", agent.dump());
     let error = error.unwrap_or_default();
     assert!(!error.trim().is_empty(), "a failed turn says why");
     error

@@ -46,7 +46,7 @@ pub fn real_history(env: &TestEnv, count: usize) -> Vec<u8> {
             let c = history
                 .create_conversation(
                     &format!("conversation {i}"),
-                    ironclaw_agent::approval::ApprovalPolicy::AskAlways,
+                    ironclaw_protocol::ApprovalPolicy::AskAlways,
                 )
                 .expect("create");
             for j in 0..4 {

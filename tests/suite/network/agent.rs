@@ -4,12 +4,10 @@
 
 use std::net::IpAddr;
 
-use ironclaw_agent::approval::ApprovalPolicy;
-use ironclaw_agent::protocol::{AgentEvent, HostDecision};
-use ironclaw_agent::Op;
+use ironclaw_protocol::{AgentEvent, ApprovalPolicy, DecidedBy, HostDecision, Op};
 use ironclaw_sandbox::network::lab::Lab;
 use ironclaw_sandbox::network::Resolver;
-use ironclaw_store::{AuditKind, DecidedBy};
+use ironclaw_store::AuditKind;
 use ironclaw_tests::agent::{asks_to_run, says, Agent, Wire};
 use ironclaw_tests::*;
 use pretty_assertions::assert_eq;

@@ -42,7 +42,7 @@ export function requestFor(text: string): ApprovalRequest {
   const approvalId = `appr-${Date.now().toString(36)}-${++approvalCounter}`;
   if (destructive) {
     return {
-      approvalId, codeHash: fakeHash(DESTRUCTIVE_CODE), language: "bash", code: DESTRUCTIVE_CODE,
+      approvalId, codeHash: fakeHash(DESTRUCTIVE_CODE), language: "shell", code: DESTRUCTIVE_CODE,
       risk: "destructive", destructive: true, alteredSession: [],
       reasons: [
         { level: "destructive", message: "Deletes a directory tree recursively", snippet: "rm -rf /workspace/build", line: 2 },

@@ -87,7 +87,7 @@ export class FakeBackend implements Api {
     this.settings = {
       provider: firstRun || this.scenario === "nomodel" ? null : { kind: "ollama", baseUrl: "http://127.0.0.1:11434", model: "qwen2.5-coder:7b", hasApiKey: false },
       defaultProfile: null,
-      defaultPolicy: "askUnlessSafe",
+      defaultPolicy: "ask_unless_safe",
       notifications: true,
       longRunNotifyMs: 10_000,
     };
@@ -95,7 +95,7 @@ export class FakeBackend implements Api {
       this.convs.set(seed.summary.id, {
         ...seed,
         pending: [],
-        policy: "askUnlessSafe",
+        policy: "ask_unless_safe",
         rules: [],
         waiters: new Map(),
         cancelled: false,
@@ -297,7 +297,7 @@ export class FakeBackend implements Api {
     }
     return structuredClone({
       conversation: c.summary, items: c.items, pendingApprovals: c.pending, policy: c.policy,
-      policyFlagged: c.policy === "neverAsk", busy: c.waiters.size > 0,
+      policyFlagged: c.policy === "never_ask", busy: c.waiters.size > 0,
     });
   }
 
@@ -449,7 +449,7 @@ export class FakeBackend implements Api {
   async setPolicy(id: string, policy: ApprovalPolicy): Promise<void> {
     this.log("setPolicy", id, policy);
     this.conv(id).policy = policy;
-    this.emit(id, { type: "policyChanged", policy, flagged: policy === "neverAsk" });
+    this.emit(id, { type: "policyChanged", policy, flagged: policy === "never_ask" });
   }
 
   async listRules(id: string): Promise<SessionRuleView[]> {

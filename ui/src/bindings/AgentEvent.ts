@@ -6,10 +6,11 @@ import type { ConversationId } from "./ConversationId";
 import type { DecidedBy } from "./DecidedBy";
 import type { ExecutionId } from "./ExecutionId";
 import type { HostDecision } from "./HostDecision";
+import type { Language } from "./Language";
 import type { MessageId } from "./MessageId";
 import type { OutputStream } from "./OutputStream";
 import type { TurnId } from "./TurnId";
-import type { TurnStatus } from "./TurnStatus";
+import type { TurnOutcome } from "./TurnOutcome";
 
 /**
  * Events out of a session. On the wire: `{"type": "executionOutput", "executionId": …}`.
@@ -18,12 +19,12 @@ export type AgentEvent = { "type": "turnStarted", conversationId: ConversationId
 /**
  * The run's place in the conversation, from 1: "run #3" in warnings refers to it.
  */
-number: number, approvalId: ApprovalId, language: string, code: string, } | { "type": "executionOutput", executionId: ExecutionId, stream: OutputStream, text: string, } | { "type": "executionResources", executionId: ExecutionId, cpuPercent: number, memoryBytes: number, pids: number, } | { "type": "executionEnded", executionId: ExecutionId, exitCode: number, durationMs: number, timedOut: boolean, cancelled: boolean, oomKilled: boolean, peakMemoryBytes: number, truncated: boolean, logFile: string | null, 
+number: number, approvalId: ApprovalId, language: Language, code: string, } | { "type": "executionOutput", executionId: ExecutionId, stream: OutputStream, text: string, } | { "type": "executionResources", executionId: ExecutionId, cpuPercent: number, memoryBytes: number, pids: number, } | { "type": "executionEnded", executionId: ExecutionId, exitCode: number, durationMs: number, timedOut: boolean, cancelled: boolean, oomKilled: boolean, peakMemoryBytes: number, truncated: boolean, logFile: string | null, 
 /**
  * Why the run was stopped by (or ended over) its workspace quota, for people to read;
  * `None` when the quota was not passed.
  */
-quotaExceeded: string | null, } | { "type": "turnEnded", turnId: TurnId, status: TurnStatus, error: string | null, } | { "type": "policyChanged", policy: ApprovalPolicy, flagged: boolean, } | { "type": "error", message: string, } | { "type": "messageNotSaved", text: string, message: string, } | { "type": "networkBlocked", executionId: ExecutionId, 
+quotaExceeded: string | null, } | { "type": "turnEnded", turnId: TurnId, status: TurnOutcome, error: string | null, } | { "type": "policyChanged", policy: ApprovalPolicy, flagged: boolean, } | { "type": "error", message: string, } | { "type": "messageNotSaved", text: string, message: string, } | { "type": "networkBlocked", executionId: ExecutionId, 
 /**
  * `host:port`.
  */

@@ -4,6 +4,7 @@ import type { ApprovalRequest } from "./ApprovalRequest";
 import type { ApprovalState } from "./ApprovalState";
 import type { DecidedBy } from "./DecidedBy";
 import type { ExecutionId } from "./ExecutionId";
+import type { Language } from "./Language";
 import type { MessageId } from "./MessageId";
 import type { MessageStatus } from "./MessageStatus";
 import type { Timestamp } from "./Timestamp";
@@ -19,7 +20,7 @@ userEdited: boolean, } | { "type": "execution", executionId: ExecutionId,
 /**
  * The run's place in the conversation, from 1 ("run #3").
  */
-number: number, approvalId: ApprovalId, language: string, code: string, 
+number: number, approvalId: ApprovalId, language: Language, code: string, 
 /**
  * Head and tail of the output as kept in the history; the full log is `logFile`.
  */

@@ -3,4 +3,4 @@
 /**
  * What a person can answer when the network policy refused a host.
  */
-export type HostDecision = "allowOnce" | "allowForSession" | "allowAlways" | "deny";
+export type HostDecision = "allow_once" | "allow_for_session" | "allow_always" | "deny";

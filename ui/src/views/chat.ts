@@ -330,7 +330,7 @@ export class ChatView {
         break;
       case "policyChanged":
         if (e.flagged) this.notice("Approval policy is now “never ask”: code runs without asking you first.", true);
-        else this.notice(e.policy === "askAlways" ? "Approval policy: ask before running any code." : "Approval policy: ask unless the code only reads.");
+        else this.notice(e.policy === "ask_always" ? "Approval policy: ask before running any code." : "Approval policy: ask unless the code only reads.");
         break;
       case "error":
         this.notice(e.message, true);
@@ -359,9 +359,9 @@ export class ChatView {
   private hostPrompt(target: string, reason: string): void {
     if (this.hostPrompts.has(target)) return;
     const choices: [HostDecision, string][] = [
-      ["allowOnce", "Allow once"],
-      ["allowForSession", "Allow in this conversation"],
-      ["allowAlways", "Always allow"],
+      ["allow_once", "Allow once"],
+      ["allow_for_session", "Allow in this conversation"],
+      ["allow_always", "Always allow"],
       ["deny", "Keep blocked"],
     ];
     const buttons = h("div", { className: "network-actions" });
@@ -388,9 +388,9 @@ export class ChatView {
     const el = this.hostPrompts.get(target);
     this.hostPrompts.delete(target);
     const text: Record<HostDecision, string> = {
-      allowOnce: `${target} may be reached by the next run.`,
-      allowForSession: `${target} is allowed in this conversation.`,
-      allowAlways: `${target} is allowed from now on.`,
+      allow_once: `${target} may be reached by the next run.`,
+      allow_for_session: `${target} is allowed in this conversation.`,
+      allow_always: `${target} is allowed from now on.`,
       deny: `${target} stays blocked.`,
     };
     if (el) {

@@ -11,9 +11,9 @@ import { appearanceSection } from "./appearance";
 import { ProviderFields, field } from "./provider";
 
 const POLICIES: { value: ApprovalPolicy; label: string }[] = [
-  { value: "askAlways", label: "Ask before running any code" },
-  { value: "askUnlessSafe", label: "Ask unless the code only reads (recommended)" },
-  { value: "neverAsk", label: "Never ask (not recommended)" },
+  { value: "ask_always", label: "Ask before running any code" },
+  { value: "ask_unless_safe", label: "Ask unless the code only reads (recommended)" },
+  { value: "never_ask", label: "Never ask (not recommended)" },
 ];
 
 export interface SettingsActions {

@@ -9,12 +9,10 @@ pub mod approval;
 pub mod audit_anchor;
 pub mod error;
 pub mod prompt;
-pub mod protocol;
 pub mod risk;
 pub mod session;
 pub mod state;
 pub mod tools;
 
 pub use error::{Error, Result};
-pub use protocol::{AgentEvent, Op};
 pub use session::{start, Deps, SessionConfig, SessionHandle};

@@ -1,11 +1,9 @@
 //! The risk classifier, seen from the agent: levels and reasons for the approval request, and
 //! the gate's read-only/destructive questions.
 
-use ironclaw_sandbox::exec::Language;
-use ironclaw_store::RiskLevel;
+use ironclaw_protocol::{Language, RiskLevel, RiskReason};
 
 use crate::approval::Classifier;
-use crate::protocol::RiskReason;
 
 #[derive(Clone)]
 pub struct Assessment {
@@ -15,23 +13,8 @@ pub struct Assessment {
     pub alters_session: Option<String>,
 }
 
-fn language(l: Language) -> ironclaw_risk::Language {
-    match l {
-        Language::Python => ironclaw_risk::Language::Python,
-        Language::Shell => ironclaw_risk::Language::Shell,
-    }
-}
-
-fn level(l: ironclaw_risk::RiskLevel) -> RiskLevel {
-    match l {
-        ironclaw_risk::RiskLevel::ReadOnly => RiskLevel::ReadOnly,
-        ironclaw_risk::RiskLevel::Normal => RiskLevel::Normal,
-        ironclaw_risk::RiskLevel::Destructive => RiskLevel::Destructive,
-    }
-}
-
 pub fn assess(lang: Language, code: &str) -> Assessment {
-    let a = ironclaw_risk::assess(language(lang), code);
+    let a = ironclaw_risk::assess(lang, code);
     use ironclaw_risk::Category;
     let alters_session = a
         .reasons
@@ -48,12 +31,12 @@ pub fn assess(lang: Language, code: &str) -> Assessment {
         .map(|r| r.message.clone());
     Assessment {
         alters_session,
-        level: level(a.level),
+        level: a.level,
         reasons: a
             .reasons
             .into_iter()
             .map(|r| RiskReason {
-                level: level(r.level),
+                level: r.level,
                 message: r.message,
                 snippet: r.snippet,
                 line: r.line,
@@ -88,17 +71,12 @@ impl RiskClassifier {
     }
 }
 
-/// The gate asks in language names ("python"/"shell"); anything else is unknown, so neither
-/// provably read-only nor exempt from confirmation.
 impl Classifier for RiskClassifier {
-    fn is_read_only(&self, lang: &str, code: &str) -> bool {
-        lang.parse::<Language>()
-            .is_ok_and(|l| self.assess(l, code).level == RiskLevel::ReadOnly)
+    fn is_read_only(&self, lang: Language, code: &str) -> bool {
+        self.assess(lang, code).level == RiskLevel::ReadOnly
     }
 
-    fn is_destructive(&self, lang: &str, code: &str) -> bool {
-        lang.parse::<Language>().map_or(true, |l| {
-            self.assess(l, code).level == RiskLevel::Destructive
-        })
+    fn is_destructive(&self, lang: Language, code: &str) -> bool {
+        self.assess(lang, code).level == RiskLevel::Destructive
     }
 }

@@ -2,7 +2,7 @@
 //! way they can be wrong becomes a tool result the model can read and correct, never a crash.
 
 use ironclaw_llm::ToolSpec;
-use ironclaw_sandbox::exec::Language;
+use ironclaw_protocol::Language;
 use serde::Deserialize;
 
 pub const RUN_CODE: &str = "run_code";

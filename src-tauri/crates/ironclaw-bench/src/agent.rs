@@ -25,13 +25,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context};
 use futures_util::StreamExt;
-use ironclaw_agent::approval::ApprovalPolicy;
-use ironclaw_agent::protocol::{AgentEvent, OutputStream, TurnStatus};
-use ironclaw_agent::{Deps, Op, SessionConfig, SessionHandle};
+use ironclaw_agent::{Deps, SessionConfig, SessionHandle};
 use ironclaw_llm::testing::{Reply, ScriptedCall, ScriptedServer};
 use ironclaw_llm::{
     CancellationToken, ChatRequest, Message, OpenAiCompatible, Provider, ToolCall, TurnAccumulator,
 };
+use ironclaw_protocol::{AgentEvent, ApprovalPolicy, Op, OutputStream, TurnOutcome};
 use ironclaw_sandbox::session::SessionName;
 use ironclaw_sandbox::Sandbox;
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -296,8 +295,8 @@ impl Bench {
                 AgentEvent::TurnEnded { status, error, .. } => {
                     let took = t.elapsed();
                     return match status {
-                        TurnStatus::Done => Ok((took, seen)),
-                        TurnStatus::Cancelled | TurnStatus::Failed => Err(anyhow!(
+                        TurnOutcome::Done => Ok((took, seen)),
+                        TurnOutcome::Cancelled | TurnOutcome::Failed => Err(anyhow!(
                             "the turn ended {status:?}: {}",
                             error.unwrap_or_default()
                         )),

@@ -3,7 +3,8 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
-use ironclaw_sandbox::exec::{ExecEvent, ExecRequest, Language};
+use ironclaw_protocol::Language;
+use ironclaw_sandbox::exec::{ExecEvent, ExecRequest};
 use ironclaw_sandbox::policy::Policy;
 use ironclaw_sandbox::session::SessionName;
 use ironclaw_sandbox::{container, Paths, Sandbox, SessionOptions};

@@ -6,7 +6,8 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
-use ironclaw_sandbox::exec::{ExecRequest, Language};
+use ironclaw_protocol::Language;
+use ironclaw_sandbox::exec::ExecRequest;
 use ironclaw_sandbox::session::SessionName;
 use ironclaw_sandbox::{Sandbox, SessionOptions};
 use tokio_util::sync::CancellationToken;

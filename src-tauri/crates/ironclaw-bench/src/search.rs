@@ -13,7 +13,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
-use ironclaw_store::{ApprovalPolicy, ConversationId, History, MessageId, Timestamp};
+use ironclaw_protocol::{ApprovalPolicy, ConversationId, MessageId};
+use ironclaw_store::{History, Timestamp};
 
 use super::corpus::{Corpus, Rng};
 use super::report::{Outcome, Row, Section};

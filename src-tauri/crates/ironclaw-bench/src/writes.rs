@@ -13,10 +13,12 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use ironclaw_protocol::{
+    ApprovalPolicy, ConversationId, DecidedBy, Language, MessageId, RiskLevel,
+};
 use ironclaw_store::{
-    ApprovalDecision, ApprovalPolicy, ApprovalRequest, AuditKind, AuditLog, ConversationId,
-    DecidedBy, DecisionScope, ExecutionOutcome, History, MessageId, MessageRole, MessageStatus,
-    NewMessage, NewToolCall, OutputExcerpt, RiskLevel, Verdict,
+    ApprovalDecision, AuditKind, AuditLog, DecisionScope, ExecutionOutcome, History, MessageRole,
+    MessageStatus, NewApproval, NewMessage, NewToolCall, OutputExcerpt, Verdict,
 };
 use serde_json::json;
 
@@ -68,10 +70,10 @@ impl Replay {
             arguments: r#"{"language": "python", "code": "print(1+1)"}"#.into(),
             arguments_parsed: true,
         })?;
-        let approval = h.request_approval(&ApprovalRequest {
+        let approval = h.request_approval(&NewApproval {
             conversation_id: self.conversation,
             tool_call_id: Some(call.id),
-            language: "python".into(),
+            language: Language::Python,
             code: code.into(),
             risk: RiskLevel::ReadOnly,
             reasons: Vec::new(),

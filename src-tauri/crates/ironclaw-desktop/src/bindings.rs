@@ -11,8 +11,8 @@ pub fn export(dir: &std::path::Path) -> Result<(), ts_rs::ExportError> {
     use crate::doctor::{DoctorReport, ImageProgress};
     use crate::sink::{ExecutionFilesEvent, FocusApprovalEvent, PendingApprovalsEvent};
     use crate::types::*;
-    use ironclaw_agent::approval::{ApprovalPolicy, Decision};
-    use ironclaw_agent::protocol::{AgentEvent, HostDecision};
+    use ironclaw_protocol::{AgentEvent, HostDecision};
+    use ironclaw_protocol::{ApprovalPolicy, Decision};
 
     let cfg = Config::new().with_out_dir(dir).with_large_int("number");
     AgentEvent::export_all(&cfg)?;

@@ -3,7 +3,8 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use ironclaw_store::{ConversationId, History};
+use ironclaw_protocol::ConversationId;
+use ironclaw_store::History;
 
 use crate::error::{DesktopError, Result};
 use crate::pending::Pending;

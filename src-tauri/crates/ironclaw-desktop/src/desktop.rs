@@ -5,16 +5,15 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use ironclaw_agent::approval::{is_flagged, ApprovalPolicy, CodeHash, Decision};
-use ironclaw_agent::protocol::{HostDecision, OutputStream};
-use ironclaw_agent::{Op, SessionHandle};
+use ironclaw_agent::SessionHandle;
 use ironclaw_llm::Provider;
+use ironclaw_protocol::{
+    ApprovalId, ApprovalPolicy, CodeHash, ConversationId, DecidedBy, Decision, ExecutionId,
+    HostDecision, Op, OutputStream,
+};
 use ironclaw_sandbox::session::SessionName;
 use ironclaw_sandbox::Paths;
-use ironclaw_store::{
-    Approval, ApprovalId, AuditKind, AuditLog, ConversationId, DecidedBy, ExecutionId, History,
-    SessionRule,
-};
+use ironclaw_store::{Approval, AuditKind, AuditLog, History, SessionRule};
 
 use crate::conversations::{self, UNTITLED};
 use crate::doctor::{self, DoctorReport, ImageProgress};
@@ -290,7 +289,7 @@ impl Desktop {
             items: view::items(&full, &live, &self.core.history.execution_files(id)?),
             pending_approvals: pending,
             policy,
-            policy_flagged: is_flagged(policy),
+            policy_flagged: policy.is_flagged(),
             busy: self
                 .core
                 .busy
@@ -325,11 +324,10 @@ impl Desktop {
         &self,
         id: ConversationId,
         approval_id: ApprovalId,
-        code_hash: &str,
+        code_hash: CodeHash,
         decision: Decision,
         confirmed: bool,
     ) -> Result<()> {
-        let code_hash = parse_hash(code_hash)?;
         let session = self.core.session(id).await?;
         session.send(Op::Decide {
             approval_id,
@@ -417,11 +415,10 @@ impl Desktop {
             .collect())
     }
 
-    pub async fn revoke_rule(&self, id: ConversationId, code_hash: &str) -> Result<()> {
-        let hash = parse_hash(code_hash)?;
+    pub async fn revoke_rule(&self, id: ConversationId, hash: CodeHash) -> Result<()> {
         // The history first, so a list right after no longer shows it; then the live gate.
         for (rule, approval) in self.rules(id)? {
-            if approval.code_hash == hash.to_hex() {
+            if approval.code_hash == hash {
                 self.core.history.revoke_session_rule(rule.id)?;
             }
         }
@@ -546,11 +543,6 @@ impl Desktop {
             Err(other) => Err(DesktopError::rejected(&rel, other.to_string())),
         }
     }
-}
-
-fn parse_hash(hex: &str) -> Result<CodeHash> {
-    CodeHash::from_hex(hex)
-        .ok_or_else(|| DesktopError::invalid("code hash", hex, "expected 64 hex digits"))
 }
 
 pub use crate::links::validate_external_url;

@@ -4,8 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use ironclaw_agent::protocol::ApprovalRequest;
-use ironclaw_store::{ApprovalId, ConversationId};
+use ironclaw_protocol::{ApprovalId, ApprovalRequest, ConversationId};
 
 use crate::types::PendingApproval;
 

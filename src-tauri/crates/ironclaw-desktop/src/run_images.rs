@@ -2,8 +2,9 @@
 //! recorded for that run is read, through the workspace's safe image reader; a file deleted
 //! since is reported as gone (the chat shows a placeholder), not as an error.
 
+use ironclaw_protocol::ExecutionId;
 use ironclaw_sandbox::Paths;
-use ironclaw_store::{ExecutionId, History};
+use ironclaw_store::History;
 
 use crate::error::{DesktopError, Result};
 use crate::types::{EntryKind, RunImage, WorkspaceEntry};

@@ -13,9 +13,9 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
+use ironclaw_protocol::ConversationId;
 use ironclaw_sandbox::container::{self, State};
 use ironclaw_sandbox::session::SessionName;
-use ironclaw_store::ConversationId;
 use serde::Serialize;
 use tracing::Instrument;
 

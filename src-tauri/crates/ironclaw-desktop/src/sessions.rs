@@ -4,13 +4,14 @@
 
 use std::sync::Arc;
 
-use ironclaw_agent::approval::{CodeHash, Decision};
-use ironclaw_agent::protocol::{AgentEvent, ApprovalRequest};
-use ironclaw_agent::{Deps, Op, SessionConfig, SessionHandle};
+use ironclaw_agent::{Deps, SessionConfig, SessionHandle};
 use ironclaw_llm::Provider;
+use ironclaw_protocol::{
+    AgentEvent, ApprovalId, ApprovalRequest, CodeHash, ConversationId, DecidedBy, Decision,
+    ExecutionId, Op,
+};
 use ironclaw_sandbox::policy::Policy;
 use ironclaw_sandbox::{docker, Sandbox};
-use ironclaw_store::{ApprovalId, ConversationId, DecidedBy, ExecutionId};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::desktop::Core;

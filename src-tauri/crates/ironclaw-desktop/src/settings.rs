@@ -21,7 +21,7 @@ const DEFAULTS_KEY: &str = "desktop.settings";
 struct Defaults {
     default_profile: Option<String>,
     #[serde(default)]
-    default_policy: ironclaw_store::ApprovalPolicy,
+    default_policy: ironclaw_protocol::ApprovalPolicy,
     notifications: bool,
     long_run_notify_ms: u64,
 }

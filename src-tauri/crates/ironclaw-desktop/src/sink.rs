@@ -4,8 +4,7 @@
 
 use std::sync::Arc;
 
-use ironclaw_agent::AgentEvent;
-use ironclaw_store::{ApprovalId, ConversationId, ExecutionId};
+use ironclaw_protocol::{AgentEvent, ApprovalId, ConversationId, ExecutionId};
 use serde::Serialize;
 
 use crate::types::{ConversationSummary, WorkspaceEntry};

@@ -2,11 +2,11 @@
 //! since the Unix epoch (numbers); ids are UUID strings; code hashes 64 hex digits. TypeScript
 //! twins are generated into `ui/src/bindings/` (see `bindings.rs`).
 
-use ironclaw_agent::approval::ApprovalPolicy;
-use ironclaw_agent::protocol::ApprovalRequest;
-use ironclaw_store::{
-    ApprovalId, ConversationId, DecidedBy, ExecutionId, MessageId, MessageStatus, Timestamp,
+use ironclaw_protocol::{
+    ApprovalId, ApprovalPolicy, ApprovalRequest, CodeHash, ConversationId, DecidedBy, ExecutionId,
+    Language, MessageId,
 };
+use ironclaw_store::{MessageStatus, Timestamp};
 use serde::{Deserialize, Serialize};
 
 /// A row of the sidebar.
@@ -76,7 +76,7 @@ pub enum HistoryItem {
         /// The run's place in the conversation, from 1 ("run #3").
         number: u32,
         approval_id: ApprovalId,
-        language: String,
+        language: Language,
         code: String,
         /// Head and tail of the output as kept in the history; the full log is `logFile`.
         stdout: String,
@@ -143,8 +143,8 @@ pub struct PendingApproval {
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionRuleView {
-    pub code_hash: String,
-    pub language: String,
+    pub code_hash: CodeHash,
+    pub language: Language,
     pub code: String,
     pub created_at: Timestamp,
 }

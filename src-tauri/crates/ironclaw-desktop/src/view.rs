@@ -2,12 +2,8 @@
 
 use std::collections::HashMap;
 
-use ironclaw_agent::approval::CodeHash;
-use ironclaw_agent::protocol::{ApprovalRequest, RiskReason};
-use ironclaw_store::{
-    Approval, ApprovalEntry, ApprovalId, ApprovalStatus, ExecutionId, FullConversation,
-    MessageRole, RiskLevel,
-};
+use ironclaw_protocol::{ApprovalId, ApprovalRequest, ExecutionId, RiskLevel, RiskReason};
+use ironclaw_store::{Approval, ApprovalEntry, ApprovalStatus, FullConversation, MessageRole};
 
 use crate::types::{ApprovalState, HistoryItem};
 
@@ -92,7 +88,7 @@ fn push_approval(
             execution_id: x.id,
             number: x.number,
             approval_id: x.approval_id,
-            language: x.language.clone(),
+            language: x.language,
             code: x.code.clone(),
             stdout: joined(&x.stdout),
             stderr: joined(&x.stderr),
@@ -116,10 +112,8 @@ fn push_approval(
 pub fn request_of(a: &Approval) -> ApprovalRequest {
     ApprovalRequest {
         approval_id: a.id,
-        // The history only stores hashes it computed itself; an unreadable one cannot match
-        // any pending approval, which is the safe failure.
-        code_hash: CodeHash::from_hex(&a.code_hash).unwrap_or(CodeHash::of("", "", "")),
-        language: a.language.clone(),
+        code_hash: a.code_hash,
+        language: a.language,
         code: a.code.clone(),
         risk: a.risk,
         reasons: a

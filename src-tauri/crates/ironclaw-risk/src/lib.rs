@@ -18,28 +18,8 @@ mod python;
 mod shell;
 pub mod visible;
 
+use ironclaw_protocol::{Language, RiskLevel};
 use serde::{Deserialize, Serialize};
-
-/// The language of a snippet, as the agent declared it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Language {
-    Python,
-    Shell,
-}
-
-/// How much harm running a snippet could do. Ordered: `ReadOnly < Normal < Destructive`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RiskLevel {
-    /// Provably only reads files, prints or computes.
-    ReadOnly,
-    /// Writes, uses the network, or could not be fully analysed.
-    Normal,
-    /// Deletes, overwrites, changes permissions, rewrites history, escalates privileges or
-    /// runs code fetched from the network.
-    Destructive,
-}
 
 /// What kind of effect a [`Reason`] describes; the dialog can group or colour by it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

@@ -2,7 +2,8 @@
 //! be among the reasons (read-only cases must have no reasons at all). Cases marked `evasion`
 //! try to hide a dangerous command from the classifier.
 
-use ironclaw_risk::{assess, Category, Language, RiskLevel};
+use ironclaw_protocol::{Language, RiskLevel};
+use ironclaw_risk::{assess, Category};
 
 use Category::*;
 use Language::{Python as Py, Shell as Sh};

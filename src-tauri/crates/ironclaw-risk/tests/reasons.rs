@@ -1,7 +1,8 @@
 //! What the approval dialog receives: reasons that name the offending code, on the right line,
 //! without duplicates, serialised in snake_case.
 
-use ironclaw_risk::{assess, Category, Language, RiskLevel};
+use ironclaw_protocol::{Language, RiskLevel};
+use ironclaw_risk::{assess, Category};
 use pretty_assertions::assert_eq;
 
 #[test]

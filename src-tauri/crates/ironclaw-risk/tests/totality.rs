@@ -1,7 +1,8 @@
 //! `assess` must answer, never panic, and stay self-consistent on anything: random bytes,
 //! mutated real snippets, NUL bytes, pathological nesting and oversized input.
 
-use ironclaw_risk::{assess, Assessment, Category, Language, RiskLevel};
+use ironclaw_protocol::{Language, RiskLevel};
+use ironclaw_risk::{assess, Assessment, Category};
 
 /// xorshift64*: deterministic, so a failure reproduces from its seed.
 struct Rng(u64);

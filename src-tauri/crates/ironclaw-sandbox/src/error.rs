@@ -80,9 +80,6 @@ pub enum Error {
     #[error("sandbox protocol error: {0}")]
     Protocol(String),
 
-    #[error("unsupported language {0:?}: use `python` or `shell`")]
-    UnsupportedLanguage(String),
-
     /// Allowlist network mode could not be set up or changed; the message says why and what to do.
     #[error("network policy: {0}")]
     Network(String),
@@ -157,7 +154,6 @@ impl Error {
             | Error::WorkspaceOverQuota { .. }
             | Error::Protocol(_)
             | Error::Confinement { .. }
-            | Error::UnsupportedLanguage(_)
             | Error::Network(_)
             | Error::WorkspaceOwnedByRoot { .. }
             | Error::Io { .. } => false,

@@ -9,7 +9,8 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use ironclaw_store::{ApprovalPolicy, History, MessageId, Timestamp};
+use ironclaw_protocol::{ApprovalPolicy, MessageId};
+use ironclaw_store::{History, Timestamp};
 
 /// Words with a Zipf-like spread: a few very common, most rare, like real chat text.
 const VOCABULARY: usize = 20_000;

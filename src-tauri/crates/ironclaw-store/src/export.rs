@@ -4,11 +4,11 @@ use std::fmt::Write as _;
 
 use crate::error::Result;
 use crate::history::History;
-use crate::ids::ConversationId;
 use crate::model::{
     Approval, ApprovalEntry, Execution, FullConversation, MessageEntry, MessageRole, MessageStatus,
     OutputExcerpt, ToolCallEntry,
 };
+use ironclaw_protocol::ConversationId;
 
 impl History {
     /// The conversation as Markdown: messages, tool calls, the code that was proposed (with its
@@ -114,9 +114,7 @@ fn render_approval(out: &mut String, entry: &ApprovalEntry) {
     let _ = writeln!(
         out,
         "\n#### Code to run ({}) · risk {} · requested {}\n",
-        one_line(&a.language),
-        a.risk,
-        a.requested_at
+        a.language, a.risk, a.requested_at
     );
     for reason in &a.reasons {
         let _ = writeln!(out, "- {}", one_line(reason));
@@ -124,10 +122,12 @@ fn render_approval(out: &mut String, entry: &ApprovalEntry) {
     if !a.reasons.is_empty() {
         out.push('\n');
     }
-    push_fenced(out, &a.language, &a.code);
+    push_fenced(out, a.language.as_str(), &a.code);
     let _ = writeln!(out, "\n**Decision:** {}", decision_line(a));
     if a.user_edited {
-        let original = a.original_hash.as_deref().unwrap_or("unknown");
+        let original = a
+            .original_hash
+            .map_or_else(|| "unknown".to_owned(), |h| h.to_hex());
         let _ = writeln!(
             out,
             "\n_The person edited the code before approving; the model's version had hash `{original}`._"

@@ -2,7 +2,7 @@
 //! full-text search and crash recovery) and the tamper-evident audit log.
 //!
 //! No Tauri, GTK or WebKit here; the app and the CLI both use this crate directly. The typed
-//! ids in [`ids`] are the ones every IronClaw crate uses.
+//! ids, hashes and shared words come from `ironclaw_protocol`.
 //!
 //! Two error types, deliberately: [`StoreError`] for the history and [`AuditError`] for the
 //! audit log. They fail for different reasons, are handled by different callers (a broken
@@ -10,12 +10,10 @@
 //! the verification verdict.
 
 pub mod audit;
-mod code_hash;
 mod disk;
 mod error;
 mod export;
 mod history;
-pub mod ids;
 pub mod model;
 mod notice;
 mod time;
@@ -25,17 +23,12 @@ pub use audit::{
     verify, verify_anchored, Anchor, AnchorCheck, AnchorStore, AuditEntry, AuditError, AuditKind,
     AuditLog, ChainProblem, ChainRestart, FileAnchor, TornTail, VerifyReport,
 };
-pub use code_hash::code_hash;
 pub use disk::{free_bytes, io_is_disk_full, FreeSpace};
 pub use error::{Result, StoreError};
 pub use export::render_markdown;
 pub use history::{
-    FreshStart, History, ReconcileReport, Recovered, TableSalvage, TurnOutcome, HIGHLIGHT_END,
-    HIGHLIGHT_START, PLACEHOLDER_TITLE, STREAM_CHECKPOINT_INTERVAL,
-};
-pub use ids::{
-    ApprovalId, ConversationId, ExecutionId, MessageId, ParseIdError, SessionRuleId, ToolCallId,
-    TurnId,
+    FreshStart, History, ReconcileReport, Recovered, TableSalvage, HIGHLIGHT_END, HIGHLIGHT_START,
+    PLACEHOLDER_TITLE, STREAM_CHECKPOINT_INTERVAL,
 };
 pub use model::*;
 pub use notice::{audit_summary, NoticeAudience, StateNotice};

@@ -10,12 +10,10 @@ mod withdrawal;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ironclaw_agent::approval::Decision;
-use ironclaw_agent::protocol::AgentEvent;
 use ironclaw_desktop::notify::DbusNotifier;
 use ironclaw_desktop::types::{ApprovalState, HistoryItem};
 use ironclaw_desktop::AppEvent;
-use ironclaw_store::{ApprovalId, DecidedBy};
+use ironclaw_protocol::{AgentEvent, ApprovalId, DecidedBy, Decision};
 use ironclaw_tests::agent::{asks_to_run, says, EVENT_GUARD};
 use pretty_assertions::assert_eq;
 
@@ -183,7 +181,7 @@ async fn a_stale_notification_after_a_dialog_decision_changes_nothing() {
         .decide(
             app.conversation,
             req.approval_id,
-            &req.code_hash.to_hex(),
+            req.code_hash,
             Decision::Deny {
                 reason: Some("no".into()),
             },

@@ -12,12 +12,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use ironclaw_agent::approval::Decision;
-use ironclaw_agent::protocol::AgentEvent;
 use ironclaw_desktop::notify::{ApprovalNotice, DbusNotifier, NoticeAction, Notifier};
 use ironclaw_desktop::{Desktop, DesktopOptions, NullSink};
+use ironclaw_protocol::{AgentEvent, ApprovalId, DecidedBy, Decision};
 use ironclaw_sandbox::Paths;
-use ironclaw_store::{ApprovalId, ApprovalStatus, DecidedBy};
+use ironclaw_store::ApprovalStatus;
 use ironclaw_tests::agent::{asks_to_run, says, EVENT_GUARD};
 use ironclaw_tests::TestEnv;
 use nix::fcntl::{Flock, FlockArg};
@@ -70,7 +69,7 @@ async fn a_dialog_decision_while_the_notification_is_still_being_shown_withdraws
         .decide(
             app.conversation,
             req.approval_id,
-            &req.code_hash.to_hex(),
+            req.code_hash,
             deny(),
             false,
         )
@@ -274,7 +273,7 @@ async fn an_approval_waiting_when_the_window_loses_focus_notifies_then_once() {
         .decide(
             app.conversation,
             first.approval_id,
-            &first.code_hash.to_hex(),
+            first.code_hash,
             Decision::ApproveOnce,
             false,
         )

@@ -4,72 +4,30 @@
 //! session" rule, or the session's explicit policy.
 
 use std::collections::{BTreeMap, HashMap};
-use std::fmt;
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use ironclaw_store::{ApprovalId, DecisionScope};
-
-use super::policy::{ApprovalPolicy, DecidedBy, Decision, Verdict};
-
-/// SHA-256 over (session, language, exact code); see [`ironclaw_store::code_hash`].
-/// On the wire: 64 lowercase hex digits.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(type = "string"))]
-pub struct CodeHash([u8; 32]);
-
-impl CodeHash {
-    pub fn of(session: &str, language: &str, code: &str) -> Self {
-        // One definition of the hash, shared with the history (which stores it).
-        let hex = ironclaw_store::code_hash(session, language, code);
-        let mut bytes = [0u8; 32];
-        // A 64-digit hex SHA-256 always decodes into 32 bytes.
-        let _ = hex::decode_to_slice(hex, &mut bytes);
-        Self(bytes)
-    }
-
-    pub fn to_hex(&self) -> String {
-        hex::encode(self.0)
-    }
-
-    pub fn from_hex(s: &str) -> Option<Self> {
-        let bytes = hex::decode(s).ok()?;
-        Some(Self(bytes.try_into().ok()?))
-    }
-}
-
-impl fmt::Display for CodeHash {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.to_hex())
-    }
-}
-
-impl fmt::Debug for CodeHash {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "CodeHash({})", &self.to_hex()[..12])
-    }
-}
-
-impl Serialize for CodeHash {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.to_hex())
-    }
-}
-
-impl<'de> Deserialize<'de> for CodeHash {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        CodeHash::from_hex(&s).ok_or_else(|| serde::de::Error::custom("expected 64 hex digits"))
-    }
-}
+use ironclaw_protocol::{
+    ApprovalId, ApprovalPolicy, CodeHash, ConversationId, DecidedBy, Decision, Language,
+};
+use ironclaw_store::DecisionScope;
 
 /// What the gate needs to know about code it has not seen run: the risk classifier's view.
 pub trait Classifier: Send + Sync {
     /// Proven to only read: may run unasked under [`ApprovalPolicy::AskUnlessSafe`].
-    fn is_read_only(&self, language: &str, code: &str) -> bool;
+    fn is_read_only(&self, language: Language, code: &str) -> bool;
     /// Needs a second, deliberate confirmation.
-    fn is_destructive(&self, language: &str, code: &str) -> bool;
+    fn is_destructive(&self, language: Language, code: &str) -> bool;
+}
+
+/// What the gate says about a requested execution before anyone is asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Triage {
+    /// Runs without asking: `reason` says which rule or policy allowed it.
+    AutoApproved { reason: String },
+    /// Waits for a person.
+    Ask,
 }
 
 /// An execution waiting for a person.
@@ -78,7 +36,7 @@ pub trait Classifier: Send + Sync {
 pub struct Pending {
     pub id: ApprovalId,
     pub hash: CodeHash,
-    pub language: String,
+    pub language: Language,
     pub code: String,
     pub destructive: bool,
 }
@@ -90,7 +48,7 @@ pub struct Ticket {
     /// `None` when no person was asked (policy or saved rule).
     pub approval_id: Option<ApprovalId>,
     pub hash: CodeHash,
-    pub language: String,
+    pub language: Language,
     pub code: String,
     pub user_edited: bool,
     /// The hash of what the model asked for (differs from `hash` when edited).
@@ -129,12 +87,12 @@ pub enum GateError {
 #[serde(rename_all = "camelCase")]
 pub struct Rule {
     pub hash: CodeHash,
-    pub language: String,
+    pub language: Language,
     pub code: String,
 }
 
 pub struct Gate {
-    session: String,
+    session: ConversationId,
     policy: ApprovalPolicy,
     classifier: Arc<dyn Classifier>,
     pending: HashMap<ApprovalId, Pending>,
@@ -147,12 +105,12 @@ pub struct Gate {
 
 impl Gate {
     pub fn new(
-        session: impl Into<String>,
+        session: ConversationId,
         policy: ApprovalPolicy,
         classifier: Arc<dyn Classifier>,
     ) -> Self {
         Self {
-            session: session.into(),
+            session,
             policy,
             classifier,
             pending: HashMap::new(),
@@ -169,56 +127,56 @@ impl Gate {
         self.policy = policy;
     }
 
-    pub fn hash(&self, language: &str, code: &str) -> CodeHash {
-        CodeHash::of(&self.session, language, code)
+    pub fn hash(&self, language: Language, code: &str) -> CodeHash {
+        CodeHash::of(self.session, language, code)
     }
 
     /// Whether a saved rule lets this code run unasked. Destructive code never matches one:
     /// a rule saved before destructive code was refused rules (or a classifier that learned
     /// more since) must not let a deletion run without a person seeing it.
-    fn rule_allows(&self, language: &str, code: &str) -> bool {
+    fn rule_allows(&self, language: Language, code: &str) -> bool {
         self.rules.contains_key(&self.hash(language, code))
             && !self.classifier.is_destructive(language, code)
     }
 
     /// Whether this code may run without asking, and why.
-    pub fn check(&self, language: &str, code: &str) -> Verdict {
+    pub fn check(&self, language: Language, code: &str) -> Triage {
         if self.rule_allows(language, code) {
-            return Verdict::AutoApproved {
+            return Triage::AutoApproved {
                 reason: "you chose to always allow this exact code in this conversation".into(),
             };
         }
         match self.policy {
-            ApprovalPolicy::AskAlways => Verdict::Ask,
+            ApprovalPolicy::AskAlways => Triage::Ask,
             ApprovalPolicy::AskUnlessSafe => {
                 if self.tainted.is_none() && self.classifier.is_read_only(language, code) {
-                    Verdict::AutoApproved {
+                    Triage::AutoApproved {
                         reason: "read-only code under the ask-unless-safe policy".into(),
                     }
                 } else {
-                    Verdict::Ask
+                    Triage::Ask
                 }
             }
-            ApprovalPolicy::NeverAsk => Verdict::AutoApproved {
+            ApprovalPolicy::NeverAsk => Triage::AutoApproved {
                 reason: "the conversation's never-ask policy".into(),
             },
         }
     }
 
     /// A ticket for code [`Gate::check`] auto-approved. Re-checks, so a caller cannot skip it.
-    pub fn auto_ticket(&self, language: &str, code: &str) -> Option<Ticket> {
+    pub fn auto_ticket(&self, language: Language, code: &str) -> Option<Ticket> {
         let hash = self.hash(language, code);
         let scope = match self.check(language, code) {
-            Verdict::Ask => return None,
-            Verdict::AutoApproved { .. } if self.rule_allows(language, code) => {
+            Triage::Ask => return None,
+            Triage::AutoApproved { .. } if self.rule_allows(language, code) => {
                 DecisionScope::SessionRule
             }
-            Verdict::AutoApproved { .. } => DecisionScope::PolicyAuto,
+            Triage::AutoApproved { .. } => DecisionScope::PolicyAuto,
         };
         Some(Ticket {
             approval_id: None,
             hash,
-            language: language.to_string(),
+            language,
             code: code.to_string(),
             user_edited: false,
             requested_hash: hash,
@@ -228,11 +186,11 @@ impl Gate {
     }
 
     /// Stages code for a person's decision, under the id the history gave the request.
-    pub fn request(&mut self, id: ApprovalId, language: &str, code: &str) -> Pending {
+    pub fn request(&mut self, id: ApprovalId, language: Language, code: &str) -> Pending {
         let pending = Pending {
             id,
             hash: self.hash(language, code),
-            language: language.to_string(),
+            language,
             code: code.to_string(),
             destructive: self.classifier.is_destructive(language, code),
         };
@@ -286,7 +244,7 @@ impl Gate {
             }
         };
         let destructive = if edited {
-            self.classifier.is_destructive(&pending.language, &code)
+            self.classifier.is_destructive(pending.language, &code)
         } else {
             pending.destructive
         };
@@ -301,13 +259,13 @@ impl Gate {
         let Some(pending) = self.pending.remove(&id) else {
             return Err(GateError::UnknownApproval(id));
         };
-        let hash = self.hash(&pending.language, &code);
+        let hash = self.hash(pending.language, &code);
         if scope == DecisionScope::SessionRule {
             self.rules.insert(
                 hash,
                 Rule {
                     hash,
-                    language: pending.language.clone(),
+                    language: pending.language,
                     code: code.clone(),
                 },
             );
@@ -339,13 +297,13 @@ impl Gate {
         self.rules.values()
     }
 
-    pub fn add_rule(&mut self, language: &str, code: &str) {
+    pub fn add_rule(&mut self, language: Language, code: &str) {
         let hash = self.hash(language, code);
         self.rules.insert(
             hash,
             Rule {
                 hash,
-                language: language.to_string(),
+                language,
                 code: code.to_string(),
             },
         );

@@ -1,52 +1,56 @@
 #![allow(clippy::unwrap_used)]
 
 use super::*;
-use ironclaw_store::{ApprovalId, DecisionScope};
+use ironclaw_protocol::ApprovalId;
+
+/// The conversation every toy gate belongs to.
+fn s1() -> ConversationId {
+    static S1: std::sync::LazyLock<ConversationId> = std::sync::LazyLock::new(ConversationId::new);
+    *S1
+}
+use ironclaw_store::DecisionScope;
 use pretty_assertions::assert_eq;
 
 /// Read-only: code containing "print" only. Destructive: code containing "rm ".
 struct Toy;
 
 impl Classifier for Toy {
-    fn is_read_only(&self, _: &str, code: &str) -> bool {
+    fn is_read_only(&self, _: Language, code: &str) -> bool {
         code.starts_with("print")
     }
-    fn is_destructive(&self, _: &str, code: &str) -> bool {
+    fn is_destructive(&self, _: Language, code: &str) -> bool {
         code.contains("rm ")
     }
 }
 
 fn gate(policy: ApprovalPolicy) -> Gate {
-    Gate::new("s1", policy, Arc::new(Toy))
+    Gate::new(s1(), policy, Arc::new(Toy))
 }
 
 #[test]
 fn default_policy_asks_for_everything() {
     let g = gate(ApprovalPolicy::default());
-    assert_eq!(g.check("python", "print(1)"), Verdict::Ask);
-    assert!(g.auto_ticket("python", "print(1)").is_none());
+    assert_eq!(g.check(Language::Python, "print(1)"), Triage::Ask);
+    assert!(g.auto_ticket(Language::Python, "print(1)").is_none());
 }
 
 #[test]
-fn hash_binds_session_language_and_exact_code() {
-    let a = CodeHash::of("s1", "python", "print(1)");
-    assert_eq!(a, CodeHash::of("s1", "python", "print(1)"));
-    assert_ne!(a, CodeHash::of("s2", "python", "print(1)"));
-    assert_ne!(a, CodeHash::of("s1", "shell", "print(1)"));
-    assert_ne!(a, CodeHash::of("s1", "python", "print(1) "));
-    // Length prefixes: moving a boundary changes the hash.
+fn the_gate_hashes_its_own_conversation_language_and_exact_code() {
+    let mut g = gate(ApprovalPolicy::AskAlways);
+    let p = g.request(ApprovalId::new(), Language::Python, "print(1)");
+    assert_eq!(p.hash, CodeHash::of(s1(), Language::Python, "print(1)"));
     assert_ne!(
-        CodeHash::of("s1p", "ython", "x"),
-        CodeHash::of("s1", "python", "x")
+        p.hash,
+        CodeHash::of(ConversationId::new(), Language::Python, "print(1)")
     );
-    assert_eq!(CodeHash::from_hex(&a.to_hex()), Some(a));
+    assert_ne!(p.hash, CodeHash::of(s1(), Language::Shell, "print(1)"));
 }
 
 #[test]
 fn approval_for_other_code_hash_is_rejected_and_stays_pending() {
     let mut g = gate(ApprovalPolicy::AskAlways);
-    let p = g.request(ApprovalId::new(), "python", "print(1)");
-    let other = CodeHash::of("s1", "python", "print(2)");
+    let p = g.request(ApprovalId::new(), Language::Python, "print(1)");
+    let other = CodeHash::of(s1(), Language::Python, "print(2)");
     let err = g
         .decide(
             p.id,
@@ -69,7 +73,7 @@ fn approval_for_other_code_hash_is_rejected_and_stays_pending() {
 #[test]
 fn approve_once_yields_a_ticket_for_exactly_the_requested_code() {
     let mut g = gate(ApprovalPolicy::AskAlways);
-    let p = g.request(ApprovalId::new(), "shell", "ls -la");
+    let p = g.request(ApprovalId::new(), Language::Shell, "ls -la");
     let r = g
         .decide(
             p.id,
@@ -86,13 +90,17 @@ fn approve_once_yields_a_ticket_for_exactly_the_requested_code() {
         (t.code.as_str(), t.hash, t.user_edited, t.scope),
         ("ls -la", p.hash, false, DecisionScope::Once)
     );
-    assert_eq!(g.check("shell", "ls -la"), Verdict::Ask, "once means once");
+    assert_eq!(
+        g.check(Language::Shell, "ls -la"),
+        Triage::Ask,
+        "once means once"
+    );
 }
 
 #[test]
 fn a_decided_approval_cannot_be_decided_again() {
     let mut g = gate(ApprovalPolicy::AskAlways);
-    let p = g.request(ApprovalId::new(), "shell", "ls");
+    let p = g.request(ApprovalId::new(), Language::Shell, "ls");
     g.decide(
         p.id,
         &p.hash,
@@ -118,7 +126,7 @@ fn a_decided_approval_cannot_be_decided_again() {
 #[test]
 fn deny_carries_the_reason_and_runs_nothing() {
     let mut g = gate(ApprovalPolicy::AskAlways);
-    let p = g.request(ApprovalId::new(), "shell", "ls");
+    let p = g.request(ApprovalId::new(), Language::Shell, "ls");
     let r = g
         .decide(
             p.id,
@@ -143,7 +151,7 @@ fn deny_carries_the_reason_and_runs_nothing() {
 #[test]
 fn edited_code_gets_its_own_hash_and_is_marked_user_edited() {
     let mut g = gate(ApprovalPolicy::AskAlways);
-    let p = g.request(ApprovalId::new(), "python", "print(1)");
+    let p = g.request(ApprovalId::new(), Language::Python, "print(1)");
     let r = g
         .decide(
             p.id,
@@ -158,14 +166,14 @@ fn edited_code_gets_its_own_hash_and_is_marked_user_edited() {
     let Resolution::Run(t) = r else { panic!() };
     assert_eq!(t.code, "print(2)");
     assert!(t.user_edited);
-    assert_eq!(t.hash, CodeHash::of("s1", "python", "print(2)"));
+    assert_eq!(t.hash, CodeHash::of(s1(), Language::Python, "print(2)"));
     assert_eq!(t.requested_hash, p.hash);
 }
 
 #[test]
 fn destructive_code_needs_the_second_confirmation() {
     let mut g = gate(ApprovalPolicy::AskAlways);
-    let p = g.request(ApprovalId::new(), "shell", "rm -rf build");
+    let p = g.request(ApprovalId::new(), Language::Shell, "rm -rf build");
     assert!(p.destructive);
     let first = g.decide(
         p.id,
@@ -190,7 +198,7 @@ fn destructive_code_needs_the_second_confirmation() {
 #[test]
 fn an_edit_that_becomes_destructive_needs_confirmation_too() {
     let mut g = gate(ApprovalPolicy::AskAlways);
-    let p = g.request(ApprovalId::new(), "shell", "ls");
+    let p = g.request(ApprovalId::new(), Language::Shell, "ls");
     let edit = Decision::EditAndApprove {
         code: "rm -rf /workspace".into(),
     };
@@ -203,7 +211,7 @@ fn an_edit_that_becomes_destructive_needs_confirmation_too() {
 #[test]
 fn always_allow_saves_a_revocable_rule_for_that_exact_code_only() {
     let mut g = gate(ApprovalPolicy::AskAlways);
-    let p = g.request(ApprovalId::new(), "shell", "make test");
+    let p = g.request(ApprovalId::new(), Language::Shell, "make test");
     g.decide(
         p.id,
         &p.hash,
@@ -213,34 +221,34 @@ fn always_allow_saves_a_revocable_rule_for_that_exact_code_only() {
     )
     .unwrap();
     assert!(matches!(
-        g.check("shell", "make test"),
-        Verdict::AutoApproved { .. }
+        g.check(Language::Shell, "make test"),
+        Triage::AutoApproved { .. }
     ));
     assert_eq!(
-        g.auto_ticket("shell", "make test").unwrap().scope,
+        g.auto_ticket(Language::Shell, "make test").unwrap().scope,
         DecisionScope::SessionRule
     );
-    assert_eq!(g.check("shell", "make test2"), Verdict::Ask);
-    assert_eq!(g.check("python", "make test"), Verdict::Ask);
+    assert_eq!(g.check(Language::Shell, "make test2"), Triage::Ask);
+    assert_eq!(g.check(Language::Python, "make test"), Triage::Ask);
     assert!(g.revoke_rule(&p.hash));
-    assert_eq!(g.check("shell", "make test"), Verdict::Ask);
+    assert_eq!(g.check(Language::Shell, "make test"), Triage::Ask);
 }
 
 #[test]
 fn ask_unless_safe_auto_approves_only_read_only_code() {
     let g = gate(ApprovalPolicy::AskUnlessSafe);
     assert!(matches!(
-        g.check("python", "print(1)"),
-        Verdict::AutoApproved { .. }
+        g.check(Language::Python, "print(1)"),
+        Triage::AutoApproved { .. }
     ));
-    assert_eq!(g.check("python", "open('x','w')"), Verdict::Ask);
+    assert_eq!(g.check(Language::Python, "open('x','w')"), Triage::Ask);
 }
 
 #[test]
 fn never_ask_is_flagged_and_approves_everything() {
     let g = gate(ApprovalPolicy::NeverAsk);
-    assert!(crate::approval::is_flagged(g.policy()));
-    let t = g.auto_ticket("shell", "rm -rf x").unwrap();
+    assert!(g.policy().is_flagged());
+    let t = g.auto_ticket(Language::Shell, "rm -rf x").unwrap();
     assert_eq!(
         (t.scope, t.source),
         (DecisionScope::PolicyAuto, DecidedBy::Policy)
@@ -250,7 +258,7 @@ fn never_ask_is_flagged_and_approves_everything() {
 #[test]
 fn expired_approvals_reject_late_decisions() {
     let mut g = gate(ApprovalPolicy::AskAlways);
-    let p = g.request(ApprovalId::new(), "shell", "ls");
+    let p = g.request(ApprovalId::new(), Language::Shell, "ls");
     assert_eq!(g.expire_all(), vec![p.id]);
     assert_eq!(
         g.decide(
@@ -273,19 +281,19 @@ fn unreadable_decisions_default_to_deny() {
 fn after_session_altering_code_ran_ask_unless_safe_asks_for_everything() {
     let mut g = gate(ApprovalPolicy::AskUnlessSafe);
     assert!(matches!(
-        g.check("python", "print(1)"),
-        Verdict::AutoApproved { .. }
+        g.check(Language::Python, "print(1)"),
+        Triage::AutoApproved { .. }
     ));
     g.taint("defined an alias");
-    assert_eq!(g.check("python", "print(1)"), Verdict::Ask);
-    assert!(g.auto_ticket("python", "print(1)").is_none());
+    assert_eq!(g.check(Language::Python, "print(1)"), Triage::Ask);
+    assert!(g.auto_ticket(Language::Python, "print(1)").is_none());
 }
 
 #[test]
 fn destructive_code_is_never_always_allowed_even_when_confirmed() {
     for confirmed in [false, true] {
         let mut g = gate(ApprovalPolicy::AskAlways);
-        let p = g.request(ApprovalId::new(), "shell", "rm -rf build");
+        let p = g.request(ApprovalId::new(), Language::Shell, "rm -rf build");
         assert!(p.destructive);
         assert_eq!(
             g.decide(
@@ -299,7 +307,7 @@ fn destructive_code_is_never_always_allowed_even_when_confirmed() {
             "confirmed={confirmed}"
         );
         assert_eq!(g.rules().count(), 0, "no rule was saved");
-        assert_eq!(g.check("shell", "rm -rf build"), Verdict::Ask);
+        assert_eq!(g.check(Language::Shell, "rm -rf build"), Triage::Ask);
         // Refused, the request is still pending and can be approved once.
         let once = g
             .decide(
@@ -314,7 +322,7 @@ fn destructive_code_is_never_always_allowed_even_when_confirmed() {
             panic!("expected a run, got {once:?}")
         };
         assert_eq!(ticket.scope, DecisionScope::Once);
-        assert_eq!(g.check("shell", "rm -rf build"), Verdict::Ask);
+        assert_eq!(g.check(Language::Shell, "rm -rf build"), Triage::Ask);
     }
 }
 
@@ -327,7 +335,11 @@ fn destructive_python_is_not_always_allowed_from_any_front_end() {
         DecidedBy::UserDialog,
     ] {
         let mut g = gate(ApprovalPolicy::NeverAsk);
-        let p = g.request(ApprovalId::new(), "python", "os.system('rm -r data')");
+        let p = g.request(
+            ApprovalId::new(),
+            Language::Python,
+            "os.system('rm -r data')",
+        );
         assert_eq!(
             g.decide(p.id, &p.hash, Decision::AlwaysAllowInSession, source, true,),
             Err(GateError::DestructiveNotAlwaysAllowed),
@@ -343,13 +355,17 @@ fn a_saved_rule_for_destructive_code_does_not_let_it_run_unasked() {
     // Rules restored from the history may predate the refusal above.
     for policy in [ApprovalPolicy::AskAlways, ApprovalPolicy::AskUnlessSafe] {
         let mut g = gate(policy);
-        g.add_rule("shell", "rm -rf build");
-        g.add_rule("shell", "make test");
-        assert_eq!(g.check("shell", "rm -rf build"), Verdict::Ask, "{policy:?}");
-        assert!(g.auto_ticket("shell", "rm -rf build").is_none());
+        g.add_rule(Language::Shell, "rm -rf build");
+        g.add_rule(Language::Shell, "make test");
+        assert_eq!(
+            g.check(Language::Shell, "rm -rf build"),
+            Triage::Ask,
+            "{policy:?}"
+        );
+        assert!(g.auto_ticket(Language::Shell, "rm -rf build").is_none());
         assert!(matches!(
-            g.check("shell", "make test"),
-            Verdict::AutoApproved { .. }
+            g.check(Language::Shell, "make test"),
+            Triage::AutoApproved { .. }
         ));
     }
 }

@@ -1,14 +1,12 @@
 //! Decisions, policy and rules: the actor's side of the approval gate. Everything here is
 //! recorded — in the history and the audit log — including decisions that were refused.
 
-use ironclaw_store::{
-    ApprovalDecision, ApprovalId, AuditKind, DecidedBy, DecisionScope, Verdict as StoreVerdict,
-};
+use ironclaw_protocol::{AgentEvent, ApprovalId, ApprovalPolicy, CodeHash, DecidedBy, Decision};
+use ironclaw_store::{ApprovalDecision, AuditKind, DecisionScope, Verdict};
 use serde_json::json;
 
 use super::Inner;
-use crate::approval::{is_flagged, ApprovalPolicy, CodeHash, Decision, GateError, Resolution};
-use crate::protocol::AgentEvent;
+use crate::approval::{GateError, Resolution};
 
 pub(super) fn apply(
     inner: &Inner,
@@ -51,7 +49,7 @@ pub(super) fn apply(
     let (record, approved, edited, reason) = match &resolution {
         Resolution::Run(ticket) => (
             ApprovalDecision {
-                verdict: StoreVerdict::Approve,
+                verdict: Verdict::Approve,
                 scope: ticket.scope,
                 decided_by,
                 reason: None,
@@ -63,7 +61,7 @@ pub(super) fn apply(
         ),
         Resolution::Denied { reason, .. } => (
             ApprovalDecision {
-                verdict: StoreVerdict::Deny,
+                verdict: Verdict::Deny,
                 scope: DecisionScope::Once,
                 decided_by,
                 reason: reason.clone(),
@@ -138,7 +136,7 @@ pub(super) fn set_policy(inner: &Inner, policy: ApprovalPolicy) {
     );
     inner.emit(AgentEvent::PolicyChanged {
         policy,
-        flagged: is_flagged(policy),
+        flagged: policy.is_flagged(),
     });
 }
 
@@ -157,7 +155,7 @@ pub(super) fn revoke_rule(inner: &Inner, hash: &CodeHash) {
         let matches = rule
             .approval_id
             .and_then(|id| inner.deps.history.get_approval(id).ok())
-            .is_some_and(|a| a.code_hash == hash.to_hex());
+            .is_some_and(|a| a.code_hash == *hash);
         if matches {
             let _ = inner.deps.history.revoke_session_rule(rule.id);
         }

@@ -14,18 +14,16 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use ironclaw_llm::Provider;
+use ironclaw_protocol::{AgentEvent, ApprovalId, ConversationId, Language, Op};
 use ironclaw_sandbox::protocol::Alteration;
 use ironclaw_sandbox::session::SessionName;
 use ironclaw_sandbox::{Sandbox, SessionOptions};
-use ironclaw_store::{
-    ApprovalId, AuditLog, ConversationId, History, MessageRole, MessageStatus, NewMessage,
-};
+use ironclaw_store::{AuditLog, History, MessageRole, MessageStatus, NewMessage};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::approval::{Gate, Resolution};
 use crate::error::{Error, Result};
-use crate::protocol::{AgentEvent, Op};
 use crate::risk::RiskClassifier;
 
 /// What a session needs from the rest of the app. Shared by every session.
@@ -93,7 +91,7 @@ pub(crate) struct Inner {
     /// Refused hosts waiting for an answer, and those the person denied.
     pub blocked_hosts: Mutex<network::BlockedHosts>,
     /// What the last run in each interpreter (by language) left altered in it.
-    pub altered: Mutex<HashMap<&'static str, Vec<Alteration>>>,
+    pub altered: Mutex<HashMap<Language, Vec<Alteration>>>,
     /// The conversation's number of each run this session made, by the sandbox's sequence
     /// number for it, so a finding can name the run that left it.
     pub run_numbers: Mutex<HashMap<u32, u32>>,
@@ -122,18 +120,14 @@ pub fn start(
     let record = deps.history.get_conversation(conversation)?;
     let sandbox_session = SessionName::new(conversation.to_string())?;
     let classifier = Arc::new(RiskClassifier::default());
-    let mut gate = Gate::new(
-        conversation.to_string(),
-        record.approval_policy,
-        classifier.clone(),
-    );
+    let mut gate = Gate::new(conversation, record.approval_policy, classifier.clone());
     // Saved "always allow" rules survive restarts: the history is their source of truth.
     for rule in deps.history.list_session_rules(conversation, false)? {
         if let Some(a) = rule
             .approval_id
             .and_then(|id| deps.history.get_approval(id).ok())
         {
-            gate.add_rule(&a.language, &a.code);
+            gate.add_rule(a.language, &a.code);
         }
     }
     let transcript = transcript::rebuild(&deps.history, conversation)?;

@@ -6,15 +6,15 @@
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
+use ironclaw_protocol::{AgentEvent, DecidedBy, ExecutionId, HostDecision};
 use ironclaw_sandbox::network::{AllowScope, NetworkActivity, NetworkEvent};
-use ironclaw_store::{AuditKind, DecidedBy, ExecutionId};
+use ironclaw_store::AuditKind;
 use serde_json::json;
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
 use super::decide::audit;
 use super::Inner;
-use crate::protocol::{AgentEvent, HostDecision};
 
 /// Watches the proxy's decisions for one execution.
 pub(super) struct Watch {

@@ -6,8 +6,8 @@
 //! unfinished, the busy run is an orphan and the container is stopped to end it (the workspace
 //! stays; the next run starts the interpreter afresh, and the model is told so).
 
+use ironclaw_protocol::ExecutionId;
 use ironclaw_sandbox::exec::{ExecEvent, ExecRequest, ExecResult};
-use ironclaw_store::ExecutionId;
 use tokio_util::sync::CancellationToken;
 
 use super::Inner;

@@ -5,11 +5,13 @@
 use std::sync::Arc;
 
 use ironclaw_llm::ToolCall;
+use ironclaw_protocol::{
+    AgentEvent, ApprovalRequest, DecidedBy, Language, OutputStream, ToolCallId, TurnId,
+};
 use ironclaw_sandbox::exec::{ExecEvent, ExecRequest, ExecResult};
 use ironclaw_sandbox::protocol::Alteration;
 use ironclaw_store::{
-    ApprovalDecision, ApprovalRequest as StoreRequest, AuditKind, DecidedBy, ExecutionOutcome,
-    OutputExcerpt, ToolCallId, TurnId, Verdict as StoreVerdict,
+    ApprovalDecision, AuditKind, ExecutionOutcome, NewApproval, OutputExcerpt, Verdict,
 };
 use serde_json::json;
 use tokio::sync::oneshot;
@@ -18,8 +20,7 @@ use tokio_util::sync::CancellationToken;
 use super::decide::{audit, try_audit};
 use super::turn::StepError;
 use super::Inner;
-use crate::approval::{Resolution, Ticket, Verdict};
-use crate::protocol::{AgentEvent, ApprovalRequest, OutputStream};
+use crate::approval::{Resolution, Ticket, Triage};
 use crate::tools;
 
 /// Returns the tool result for the model and whether it is an error.
@@ -35,15 +36,15 @@ pub(super) async fn handle(
         // Marked as an error; each wire format adds its own error framing.
         Err(e) => return Ok((e.to_string(), true)),
     };
-    let language = run.language.as_str();
+    let language = run.language;
     let assessment = inner.classifier.assess(run.language, &run.code);
     let approval = inner
         .deps
         .history
-        .request_approval(&StoreRequest {
+        .request_approval(&NewApproval {
             conversation_id: inner.conversation,
             tool_call_id: Some(tool_call_id),
-            language: language.to_string(),
+            language,
             code: run.code.clone(),
             risk: assessment.level,
             reasons: assessment
@@ -68,9 +69,9 @@ pub(super) async fn handle(
         .gate
         .lock()
         .map(|g| g.check(language, &run.code))
-        .unwrap_or(Verdict::Ask);
+        .unwrap_or(Triage::Ask);
     let ticket = match verdict {
-        Verdict::AutoApproved { reason } => {
+        Triage::AutoApproved { reason } => {
             let Some(ticket) = inner
                 .gate
                 .lock()
@@ -84,7 +85,7 @@ pub(super) async fn handle(
             record_auto(inner, &approval.id, &ticket, &reason);
             ticket
         }
-        Verdict::Ask => {
+        Triage::Ask => {
             let (tx, rx) = oneshot::channel();
             let pending = match inner.gate.lock() {
                 Ok(mut gate) => gate.request(approval.id, language, &run.code),
@@ -96,12 +97,12 @@ pub(super) async fn handle(
             inner.emit(AgentEvent::ApprovalRequested(ApprovalRequest {
                 approval_id: approval.id,
                 code_hash: pending.hash,
-                language: language.to_string(),
+                language,
                 code: run.code.clone(),
                 risk: assessment.level,
                 reasons: assessment.reasons.clone(),
                 destructive: pending.destructive,
-                altered_session: altered_notes(inner, run.language.as_str()),
+                altered_session: altered_notes(inner, run.language),
             }));
             // Nothing runs while we wait; only the actor (handling Op::Decide) can answer.
             let resolution = tokio::select! {
@@ -132,12 +133,12 @@ pub(super) async fn handle(
 
 fn record_auto(
     inner: &Inner,
-    approval_id: &ironclaw_store::ApprovalId,
+    approval_id: &ironclaw_protocol::ApprovalId,
     ticket: &Ticket,
     reason: &str,
 ) {
     let decision = ApprovalDecision {
-        verdict: StoreVerdict::Approve,
+        verdict: Verdict::Approve,
         scope: ticket.scope,
         decided_by: DecidedBy::Policy,
         reason: Some(reason.to_string()),
@@ -166,7 +167,7 @@ fn record_auto(
 
 async fn execute(
     inner: &Arc<Inner>,
-    approval_id: &ironclaw_store::ApprovalId,
+    approval_id: &ironclaw_protocol::ApprovalId,
     ticket: Ticket,
     cancel: &CancellationToken,
 ) -> Result<(String, bool), StepError> {
@@ -189,15 +190,12 @@ async fn execute(
             "the approved code and the code to run differ; nothing was run".into(),
         ));
     }
-    let language = ticket
-        .language
-        .parse()
-        .map_err(|_| StepError::Failed(format!("unsupported language {}", ticket.language)))?;
+    let language = ticket.language;
     inner.emit(AgentEvent::ExecutionStarted {
         execution_id: execution.id,
         number: execution.number,
         approval_id: *approval_id,
-        language: ticket.language.clone(),
+        language,
         code: ticket.code.clone(),
     });
     let mut live_budget = inner.config.live_output_cap;
@@ -251,7 +249,7 @@ async fn execute(
         integrity = json!({"fresh_interpreter": fresh, "altered_before": r.altered_before,
                            "altered_by_runs": runs_named(inner, &r.altered_before),
                            "forged_completions": r.forged_completions});
-        remember_alterations(inner, language.as_str(), &r.altered_after);
+        remember_alterations(inner, language, &r.altered_after);
     }
     let mut quota_exceeded = None;
     let (outcome, text, is_error) = match result {
@@ -473,12 +471,12 @@ fn runs_named(inner: &Inner, altered: &[Alteration]) -> Vec<u32> {
 }
 
 /// What the person reads before approving code for `language`'s interpreter.
-fn altered_notes(inner: &Inner, language: &str) -> Vec<String> {
+fn altered_notes(inner: &Inner, language: Language) -> Vec<String> {
     let altered = inner
         .altered
         .lock()
         .ok()
-        .and_then(|a| a.get(language).cloned())
+        .and_then(|a| a.get(&language).cloned())
         .unwrap_or_default();
     altered.iter().map(|a| attributed(inner, a)).collect()
 }
@@ -496,9 +494,9 @@ async fn learn_leftovers(inner: &Inner) {
         Ok(leftovers) => {
             inner.leftovers_learned.store(true, Ordering::Release);
             for (language, altered) in leftovers {
-                match language.parse::<ironclaw_sandbox::exec::Language>() {
+                match language.parse::<Language>() {
                     Ok(language) if !altered.is_empty() => {
-                        remember_alterations(inner, language.as_str(), &altered)
+                        remember_alterations(inner, language, &altered)
                     }
                     _ => {}
                 }
@@ -510,7 +508,7 @@ async fn learn_leftovers(inner: &Inner) {
 
 /// Keeps what the interpreter looks like after a run, and stops policy auto-approval while it
 /// is altered: a person must see what the code will run in.
-fn remember_alterations(inner: &Inner, language: &'static str, after: &[Alteration]) {
+fn remember_alterations(inner: &Inner, language: Language, after: &[Alteration]) {
     if let Ok(mut altered) = inner.altered.lock() {
         altered.insert(language, after.to_vec());
     }
@@ -542,7 +540,7 @@ pub(super) fn expire_pending(inner: &Inner) {
         .unwrap_or_default();
     for id in expired {
         let decision = ApprovalDecision {
-            verdict: StoreVerdict::Deny,
+            verdict: Verdict::Deny,
             scope: ironclaw_store::DecisionScope::Once,
             decided_by: DecidedBy::Policy,
             reason: Some("the turn was cancelled before a decision".into()),

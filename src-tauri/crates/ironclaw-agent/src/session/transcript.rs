@@ -5,7 +5,8 @@
 //! transcript with an unanswered tool call.
 
 use ironclaw_llm::{Message, ToolCall};
-use ironclaw_store::{ConversationId, History, MessageRole, MessageStatus};
+use ironclaw_protocol::ConversationId;
+use ironclaw_store::{History, MessageRole, MessageStatus};
 
 use crate::error::Result;
 

@@ -7,14 +7,14 @@ use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use ironclaw_llm::{ChatRequest, Message, StreamEvent, TurnAccumulator};
-use ironclaw_store::{MessageRole, MessageStatus, NewMessage, NewToolCall, TurnOutcome};
+use ironclaw_store::{MessageRole, MessageStatus, NewMessage, NewToolCall};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::{run_code, Inner};
 use crate::prompt::system_prompt;
-use crate::protocol::{AgentEvent, TurnStatus};
 use crate::tools;
+use ironclaw_protocol::{AgentEvent, TurnOutcome};
 
 /// How often streamed text is saved, so a crash loses at most this much of an answer.
 const CHECKPOINT_EVERY: Duration = Duration::from_millis(250);
@@ -39,21 +39,16 @@ pub(super) async fn run(inner: Arc<Inner>, user_text: String, cancel: Cancellati
         *unaudited = None;
     }
     let (mut status, mut error) = match steps(&inner, turn.id, &cancel).await {
-        Ok(()) => (TurnStatus::Done, None),
-        Err(StepError::Cancelled) => (TurnStatus::Cancelled, None),
+        Ok(()) => (TurnOutcome::Done, None),
+        Err(StepError::Cancelled) => (TurnOutcome::Cancelled, None),
         Err(StepError::Failed(message) | StepError::AfterRun { message, .. }) => {
-            (TurnStatus::Failed, Some(message))
+            (TurnOutcome::Failed, Some(message))
         }
     };
-    if matches!(status, TurnStatus::Cancelled) {
+    if matches!(status, TurnOutcome::Cancelled) {
         run_code::expire_pending(&inner);
     }
-    let outcome = match status {
-        TurnStatus::Done => TurnOutcome::Done,
-        TurnStatus::Cancelled => TurnOutcome::Cancelled,
-        TurnStatus::Failed => TurnOutcome::Failed,
-    };
-    if let Err(e) = inner.deps.history.end_turn(turn.id, outcome) {
+    if let Err(e) = inner.deps.history.end_turn(turn.id, status) {
         // The turn is over either way; the front end hears it failed to be recorded (the next
         // start marks it interrupted), in the one message that ends it.
         let unrecorded = format!("could not record the end of the turn: {e}");
@@ -61,7 +56,7 @@ pub(super) async fn run(inner: Arc<Inner>, user_text: String, cancel: Cancellati
             Some(first) => format!("{first}\n{unrecorded}"),
             None => unrecorded,
         });
-        status = TurnStatus::Failed;
+        status = TurnOutcome::Failed;
     }
     inner.emit(AgentEvent::TurnEnded {
         turn_id: turn.id,
@@ -84,7 +79,7 @@ pub(super) enum StepError {
 
 async fn steps(
     inner: &Arc<Inner>,
-    turn_id: ironclaw_store::TurnId,
+    turn_id: ironclaw_protocol::TurnId,
     cancel: &CancellationToken,
 ) -> Result<(), StepError> {
     let (profile_name, profile) = inner
@@ -188,7 +183,7 @@ async fn steps(
 }
 
 struct Answer {
-    message_id: ironclaw_store::MessageId,
+    message_id: ironclaw_protocol::MessageId,
     text: String,
     tool_calls: Vec<ironclaw_llm::ToolCall>,
 }
@@ -196,7 +191,7 @@ struct Answer {
 /// Streams one model answer into events and the history (checkpointed while it streams).
 async fn generate(
     inner: &Inner,
-    turn_id: ironclaw_store::TurnId,
+    turn_id: ironclaw_protocol::TurnId,
     request: &ChatRequest,
     cancel: &CancellationToken,
 ) -> Result<Answer, StepError> {
@@ -282,7 +277,7 @@ fn llm_error(e: ironclaw_llm::Error) -> StepError {
 
 pub(super) fn save_message(
     inner: &Inner,
-    turn_id: ironclaw_store::TurnId,
+    turn_id: ironclaw_protocol::TurnId,
     role: MessageRole,
     content: &str,
 ) -> Result<(), StepError> {

@@ -6,13 +6,12 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Args;
-use ironclaw_agent::approval::{ApprovalPolicy, Decision};
-use ironclaw_agent::protocol::{
-    AgentEvent, ApprovalRequest, HostDecision, OutputStream, TurnStatus,
-};
-use ironclaw_agent::{Op, SessionConfig};
+use ironclaw_agent::SessionConfig;
 use ironclaw_llm::{ProviderConfig, ProviderKind};
-use ironclaw_store::{ConversationId, DecidedBy, RiskLevel};
+use ironclaw_protocol::{
+    AgentEvent, ApprovalPolicy, ApprovalRequest, ConversationId, DecidedBy, Decision, HostDecision,
+    Op, OutputStream, RiskLevel, TurnOutcome,
+};
 use tokio::io::{AsyncBufReadExt, BufReader, Lines, Stdin};
 
 use crate::terminal::inert;
@@ -32,9 +31,9 @@ pub struct ChatArgs {
     /// Environment variable holding the API key.
     #[arg(long)]
     api_key_env: Option<String>,
-    /// ask-always (default), ask-unless-safe, or never-ask.
-    #[arg(long)]
-    policy: Option<String>,
+    /// Approval policy for this conversation (remembered); ask_always is the default.
+    #[arg(long, value_enum)]
+    policy: Option<ApprovalPolicy>,
     /// Sandbox profile for this conversation.
     #[arg(long)]
     profile: Option<String>,
@@ -89,14 +88,11 @@ fn provider_config(args: &ChatArgs) -> anyhow::Result<Option<ProviderConfig>> {
     Ok(Some(config))
 }
 
+/// `/policy NAME`, in the spelling `--policy` takes (and the older ones it still reads).
 fn parse_policy(s: &str) -> anyhow::Result<ApprovalPolicy> {
-    Ok(match s {
-        "ask-always" => ApprovalPolicy::AskAlways,
-        "ask-unless-safe" => ApprovalPolicy::AskUnlessSafe,
-        "never-ask" => ApprovalPolicy::NeverAsk,
-        other => {
-            anyhow::bail!("unknown policy {other:?}: use ask-always, ask-unless-safe or never-ask")
-        }
+    s.parse().map_err(|_| {
+        let names: Vec<&str> = ApprovalPolicy::ALL.iter().map(|p| p.as_str()).collect();
+        anyhow::anyhow!("unknown policy {s:?}: use {}", names.join(", "))
     })
 }
 
@@ -136,12 +132,7 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
             .parse::<ConversationId>()
             .map_err(|e| anyhow::anyhow!("{e}"))?,
         None => {
-            let policy = args
-                .policy
-                .as_deref()
-                .map(parse_policy)
-                .transpose()?
-                .unwrap_or_default();
+            let policy = args.policy.unwrap_or_default();
             deps.history.create_conversation("New chat", policy)?.id
         }
     };
@@ -153,17 +144,15 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
     session_config.max_steps = args.max_steps;
     session_config.profile = args.profile.clone();
     let (session, mut events) = ironclaw_agent::start(deps.clone(), conversation, session_config)?;
-    if let (Some(p), Some(_)) = (&args.policy, &args.conversation) {
-        session.send(Op::SetPolicy {
-            policy: parse_policy(p)?,
-        })?;
+    if let (Some(policy), Some(_)) = (args.policy, &args.conversation) {
+        session.send(Op::SetPolicy { policy })?;
     }
     let policy = deps.history.get_conversation(conversation)?.approval_policy;
     eprintln!(
         "IronClaw chat · conversation {conversation} · model {} · policy {}{}",
         resolved.model,
         policy.as_str(),
-        if ironclaw_agent::approval::is_flagged(policy) {
+        if policy.is_flagged() {
             " (WARNING: code runs without asking)"
         } else {
             ""
@@ -210,9 +199,9 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
                 AgentEvent::TurnEnded { status, error, .. } => {
                     println!();
                     match status {
-                        TurnStatus::Done => {}
-                        TurnStatus::Cancelled => eprintln!("(cancelled)"),
-                        TurnStatus::Failed => {
+                        TurnOutcome::Done => {}
+                        TurnOutcome::Cancelled => eprintln!("(cancelled)"),
+                        TurnOutcome::Failed => {
                             failed = true;
                             eprintln!("error: {}", error.unwrap_or_default());
                         }
@@ -268,10 +257,9 @@ fn slash(
     let (name, arg) = command.split_once(' ').unwrap_or((command, ""));
     match name {
         "policy" if !arg.is_empty() => {
-            session.send(Op::SetPolicy {
-                policy: parse_policy(arg.trim())?,
-            })?;
-            eprintln!("policy set to {}", arg.trim());
+            let policy = parse_policy(arg.trim())?;
+            session.send(Op::SetPolicy { policy })?;
+            eprintln!("policy set to {policy}");
         }
         "policy" => {
             let policy = deps.history.get_conversation(conversation)?.approval_policy;
@@ -288,7 +276,7 @@ fn slash(
                     .and_then(|id| deps.history.get_approval(id).ok())
                 {
                     let first = a.code.lines().next().unwrap_or_default();
-                    eprintln!("{}  {}  {}", &a.code_hash[..12], a.language, first);
+                    eprintln!("{}  {}  {}", a.code_hash.short(), a.language, first);
                 }
             }
         }
@@ -303,9 +291,11 @@ fn slash(
                         .and_then(|id| deps.history.get_approval(id).ok())
                 })
                 .find(|a| a.code_hash.starts_with(prefix));
-            match found.and_then(|a| ironclaw_agent::approval::CodeHash::from_hex(&a.code_hash)) {
-                Some(code_hash) => {
-                    session.send(Op::RevokeRule { code_hash })?;
+            match found {
+                Some(a) => {
+                    session.send(Op::RevokeRule {
+                        code_hash: a.code_hash,
+                    })?;
                     eprintln!("revoked");
                 }
                 None => eprintln!("no rule whose hash starts with {prefix} (see /rules)"),
@@ -329,7 +319,7 @@ fn slash(
             })?;
         }
         _ => eprintln!(
-            "commands: /policy [ask-always|ask-unless-safe|never-ask], /rules, /revoke HASH-PREFIX, \
+            "commands: /policy [ask_always|ask_unless_safe|never_ask], /rules, /revoke HASH-PREFIX, \
              /allow HOST:PORT [once|conversation|always], /deny HOST:PORT"
         ),
     }

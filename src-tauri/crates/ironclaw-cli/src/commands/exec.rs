@@ -3,7 +3,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Args;
-use ironclaw_sandbox::exec::{ExecEvent, ExecRequest, Language};
+use ironclaw_protocol::Language;
+use ironclaw_sandbox::exec::{ExecEvent, ExecRequest};
 use ironclaw_sandbox::image::{self, BuildOptions};
 use ironclaw_sandbox::network::NetworkChoice;
 use ironclaw_sandbox::session::SessionName;
@@ -18,8 +19,8 @@ pub struct ExecArgs {
     #[arg(long, default_value = "default")]
     session: String,
     /// python or shell.
-    #[arg(long = "lang", default_value = "python")]
-    lang: String,
+    #[arg(long = "lang", value_enum, ignore_case = true, default_value_t = Language::Python)]
+    lang: Language,
     /// Trust profile from sandbox.yaml (remembered for the session).
     #[arg(long)]
     profile: Option<String>,
@@ -41,7 +42,7 @@ pub struct ExecArgs {
 }
 
 pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
-    let language: Language = args.lang.parse()?;
+    let language = args.lang;
     let code = if args.code == "-" {
         let mut buf = Vec::new();
         std::io::stdin().read_to_end(&mut buf)?;

@@ -2,8 +2,9 @@
 
 use std::process::ExitCode;
 
+use ironclaw_protocol::ConversationId;
 use ironclaw_sandbox::Paths;
-use ironclaw_store::{ConversationId, History, NoticeAudience, StoreError};
+use ironclaw_store::{History, NoticeAudience, StoreError};
 
 use crate::terminal::inert;
 

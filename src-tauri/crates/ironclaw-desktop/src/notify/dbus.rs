@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use ironclaw_store::ApprovalId;
+use ironclaw_protocol::ApprovalId;
 use notify_rust::{Notification, Timeout, Urgency};
 
 use super::record::{Entry, Record, Server};

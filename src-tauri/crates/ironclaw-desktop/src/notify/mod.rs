@@ -10,8 +10,7 @@ pub use dbus::DbusNotifier;
 
 use std::path::PathBuf;
 
-use ironclaw_agent::approval::CodeHash;
-use ironclaw_store::{ApprovalId, ConversationId, RiskLevel};
+use ironclaw_protocol::{ApprovalId, CodeHash, ConversationId, Language, RiskLevel};
 
 /// What an approval notification shows and refers to.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,7 +19,7 @@ pub struct ApprovalNotice {
     pub conversation_title: String,
     pub approval_id: ApprovalId,
     pub code_hash: CodeHash,
-    pub language: String,
+    pub language: Language,
     pub code: String,
     pub risk: RiskLevel,
     pub destructive: bool,
@@ -156,8 +155,8 @@ mod tests {
             conversation: ConversationId::new(),
             conversation_title: "Plots".into(),
             approval_id: ApprovalId::new(),
-            code_hash: CodeHash::of("s", "python", "x"),
-            language: "python".into(),
+            code_hash: CodeHash::of(ConversationId::new(), Language::Python, "x"),
+            language: Language::Python,
             code: "\nimport os\nos.remove('x')\n".into(),
             risk: if destructive {
                 RiskLevel::Destructive

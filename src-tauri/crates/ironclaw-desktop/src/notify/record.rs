@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use ironclaw_store::ApprovalId;
+use ironclaw_protocol::ApprovalId;
 use serde::{Deserialize, Serialize};
 
 /// Who issued a notification id.

@@ -4,7 +4,7 @@
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use ironclaw_agent::protocol::OutputStream;
+use ironclaw_protocol::OutputStream;
 
 use super::reader::OpenFile;
 use crate::error::{DesktopError, Result};

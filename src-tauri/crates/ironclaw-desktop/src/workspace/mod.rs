@@ -10,9 +10,9 @@ use std::ffi::OsStr;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use ironclaw_protocol::ConversationId;
 use ironclaw_sandbox::session::{Registry, SessionName};
 use ironclaw_sandbox::Paths;
-use ironclaw_store::ConversationId;
 
 use crate::error::Result;
 use crate::types::{EntryKind, WorkspaceEntry};

@@ -6,13 +6,13 @@ pub mod connection;
 mod frozen;
 pub mod stats;
 
-use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bollard::Docker;
 use bytes::Bytes;
-use serde::{Deserialize, Serialize};
+use ironclaw_protocol::Language;
+use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{Error, Result};
@@ -20,33 +20,6 @@ use crate::protocol::{Ended, Event, Frame, Request, Stream};
 use capture::Capture;
 use connection::{fresh_seq, Connection};
 pub use stats::ResourceSample;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Language {
-    Python,
-    Shell,
-}
-
-impl Language {
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Language::Python => "python",
-            Language::Shell => "shell",
-        }
-    }
-}
-
-impl FromStr for Language {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s.to_ascii_lowercase().as_str() {
-            "python" | "python3" | "py" => Ok(Language::Python),
-            "shell" | "bash" | "sh" => Ok(Language::Shell),
-            _ => Err(Error::UnsupportedLanguage(s.to_string())),
-        }
-    }
-}
 
 #[derive(Debug, Clone)]
 pub struct ExecRequest {
@@ -443,19 +416,6 @@ impl Drop for AbortOnDrop {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn language_names_people_type_are_accepted() {
-        for (s, l) in [
-            ("python", Language::Python),
-            ("py", Language::Python),
-            ("bash", Language::Shell),
-            ("SH", Language::Shell),
-        ] {
-            assert_eq!(s.parse::<Language>().ok(), Some(l));
-        }
-        assert!("ruby".parse::<Language>().is_err());
-    }
 
     #[test]
     fn tiny_timeouts_never_round_to_no_timeout() {

@@ -11,10 +11,11 @@ use tokio_util::sync::CancellationToken;
 use super::lab::{Lab, Server};
 use super::AllowScope;
 use crate::error::{Error, Result};
-use crate::exec::{ExecRequest, Language};
+use crate::exec::ExecRequest;
 use crate::policy::NetworkMode;
 use crate::session::SessionName;
 use crate::{Sandbox, SessionOptions};
+use ironclaw_protocol::Language;
 
 /// Proxied download throughput over direct, at least.
 pub const THROUGHPUT_TARGET: f64 = 0.8;

@@ -5,18 +5,17 @@ use rusqlite::{params, OptionalExtension, Transaction};
 use super::conversations::touch;
 use super::rows::{self, APPROVAL_COLUMNS, SESSION_RULE_COLUMNS};
 use super::History;
-use crate::code_hash::code_hash;
 use crate::error::{Result, StoreError};
-use crate::ids::{ApprovalId, ConversationId, SessionRuleId};
 use crate::model::{
-    Approval, ApprovalDecision, ApprovalRequest, ApprovalStatus, DecisionScope, RuleKind,
-    SessionRule, Verdict,
+    Approval, ApprovalDecision, ApprovalStatus, DecisionScope, NewApproval, RuleKind, SessionRule,
+    Verdict,
 };
 use crate::time::Timestamp;
+use ironclaw_protocol::{ApprovalId, CodeHash, ConversationId, SessionRuleId};
 
 impl History {
     /// Records that the agent wants to run `request.code`; the approval starts `Pending`.
-    pub fn request_approval(&self, request: &ApprovalRequest) -> Result<Approval> {
+    pub fn request_approval(&self, request: &NewApproval) -> Result<Approval> {
         let id = ApprovalId::new();
         let now = Timestamp::now();
         let reasons = serde_json::to_string(&request.reasons)?;
@@ -30,7 +29,7 @@ impl History {
                     id,
                     request.conversation_id,
                     request.tool_call_id,
-                    code_hash(&request.conversation_id.to_string(), &request.language, &request.code),
+                    CodeHash::of(request.conversation_id, request.language, &request.code),
                     request.language,
                     request.code,
                     request.risk,
@@ -69,10 +68,10 @@ impl History {
             let (code, hash, original_hash) = match edited {
                 Some(code) => (
                     code.as_str(),
-                    code_hash(&current.conversation_id.to_string(), &current.language, code),
-                    Some(current.code_hash.as_str()),
+                    CodeHash::of(current.conversation_id, current.language, code),
+                    Some(current.code_hash),
                 ),
-                None => (current.code.as_str(), current.code_hash.clone(), None),
+                None => (current.code.as_str(), current.code_hash, None),
             };
             tx.execute(
                 "UPDATE approvals SET status = ?2, scope = ?3, decided_by = ?4, reason = ?5,
@@ -97,7 +96,7 @@ impl History {
                 | (Verdict::Deny, _) => false,
             };
             if wants_rule {
-                insert_rule(tx, current.conversation_id, RuleKind::CodeHash, &hash, Some(id), now)?;
+                insert_rule(tx, current.conversation_id, RuleKind::CodeHash, &hash.to_hex(), Some(id), now)?;
             }
             touch(tx, current.conversation_id, now)?;
             get_approval(tx, id)

@@ -5,9 +5,9 @@ use rusqlite::{params, Transaction};
 use super::rows::{self, CONVERSATION_COLUMNS};
 use super::History;
 use crate::error::{Result, StoreError};
-use crate::ids::ConversationId;
-use crate::model::{ApprovalPolicy, Conversation, ConversationSummary};
+use crate::model::{Conversation, ConversationSummary};
 use crate::time::Timestamp;
+use ironclaw_protocol::{ApprovalPolicy, ConversationId};
 
 /// How much of the newest message the conversation list shows, in characters.
 const PREVIEW_CHARS: i64 = 160;

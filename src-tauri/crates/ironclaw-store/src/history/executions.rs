@@ -8,9 +8,9 @@ use super::approvals::get_approval;
 use super::rows::{self, signed, EXECUTION_COLUMNS};
 use super::History;
 use crate::error::{Result, StoreError};
-use crate::ids::{ApprovalId, ConversationId, ExecutionId};
 use crate::model::{ApprovalStatus, Execution, ExecutionOutcome};
 use crate::time::Timestamp;
+use ironclaw_protocol::{ApprovalId, ConversationId, ExecutionId};
 
 impl History {
     /// Records that an approved request is about to run, and returns the run with the exact

@@ -11,10 +11,10 @@ use super::rows::{
 };
 use super::History;
 use crate::error::Result;
-use crate::ids::{ApprovalId, ConversationId, MessageId, ToolCallId};
 use crate::model::{
     ApprovalEntry, Execution, FullConversation, MessageEntry, ToolCall, ToolCallEntry,
 };
+use ironclaw_protocol::{ApprovalId, ConversationId, MessageId, ToolCallId};
 
 impl History {
     /// Everything in a conversation: turns, and messages (in order) with their tool calls,

@@ -8,31 +8,22 @@ use super::conversations::touch;
 use super::rows::{self, MESSAGE_COLUMNS, TOOL_CALL_COLUMNS, TURN_COLUMNS};
 use super::History;
 use crate::error::{Result, StoreError};
-use crate::ids::{ConversationId, MessageId, ToolCallId, TurnId};
 use crate::model::{Message, MessageStatus, NewMessage, NewToolCall, ToolCall, Turn, TurnStatus};
 use crate::time::Timestamp;
+use ironclaw_protocol::{ConversationId, MessageId, ToolCallId, TurnId, TurnOutcome};
 
 /// How often a caller streaming a reply should checkpoint its text with
 /// [`History::update_message_content`]: at most this much text is lost to a `kill -9`, and each
 /// checkpoint is one fsync'd commit plus a search-index rewrite of the message.
 pub const STREAM_CHECKPOINT_INTERVAL: Duration = Duration::from_millis(250);
 
-/// How a turn ended, when the process lived to say so. (`Interrupted` is only ever set by
-/// recovery, which is why it is not an option here.)
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TurnOutcome {
-    Done,
-    Failed,
-    Cancelled,
-}
-
-impl TurnOutcome {
-    const fn status(self) -> TurnStatus {
-        match self {
-            Self::Done => TurnStatus::Done,
-            Self::Failed => TurnStatus::Failed,
-            Self::Cancelled => TurnStatus::Cancelled,
-        }
+/// The status a turn ends in. (`Interrupted` is only ever set by recovery, which is why no
+/// outcome maps to it.)
+const fn status(outcome: TurnOutcome) -> TurnStatus {
+    match outcome {
+        TurnOutcome::Done => TurnStatus::Done,
+        TurnOutcome::Failed => TurnStatus::Failed,
+        TurnOutcome::Cancelled => TurnStatus::Cancelled,
     }
 }
 
@@ -73,7 +64,7 @@ impl History {
             }
             tx.execute(
                 "UPDATE turns SET status = ?2, ended_at = ?3 WHERE id = ?1",
-                params![id, outcome.status(), now],
+                params![id, status(outcome), now],
             )?;
             tx.execute(
                 "UPDATE messages SET status = ?2, updated_at = ?3 WHERE turn_id = ?1 AND status = ?4",

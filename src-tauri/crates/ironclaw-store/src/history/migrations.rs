@@ -184,8 +184,29 @@ ALTER TABLE executions ADD COLUMN reconciled TEXT;
 CREATE INDEX executions_unreconciled ON executions (ended_at) WHERE reconciled IS NULL;
 "#;
 
+/// One spelling for every closed set (see `ironclaw_protocol::words`). The history's own columns
+/// were already snake_case; the one stored value that was not is the app's default approval
+/// policy, kept in its settings as the wire's camelCase of earlier versions. Readers still
+/// accept the old spelling; this rewrites it so nothing stored needs that.
+const V4_ONE_SPELLING: &str = r#"
+UPDATE settings
+SET value = json_set(value, '$.defaultPolicy',
+        CASE json_extract(value, '$.defaultPolicy')
+            WHEN 'askAlways' THEN 'ask_always'
+            WHEN 'askUnlessSafe' THEN 'ask_unless_safe'
+            WHEN 'neverAsk' THEN 'never_ask'
+        END)
+WHERE json_valid(value)
+  AND json_extract(value, '$.defaultPolicy') IN ('askAlways', 'askUnlessSafe', 'neverAsk');
+"#;
+
 /// Every migration, oldest first. The schema version is this list's length.
-const MIGRATIONS: &[&str] = &[V1_SCHEMA, V2_EXECUTION_FILES, V3_RECONCILED];
+const MIGRATIONS: &[&str] = &[
+    V1_SCHEMA,
+    V2_EXECUTION_FILES,
+    V3_RECONCILED,
+    V4_ONE_SPELLING,
+];
 
 /// The schema version this build writes.
 pub(crate) fn latest_version() -> i64 {
@@ -244,6 +265,38 @@ mod tests {
         migrate(&mut conn, Path::new(":memory:")).unwrap();
         migrate(&mut conn, Path::new(":memory:")).unwrap();
         assert_eq!(user_version(&conn), latest_version());
+    }
+
+    #[test]
+    fn stored_policies_in_the_old_wire_spelling_are_rewritten_in_the_one_spelling() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(V1_SCHEMA).unwrap();
+        conn.pragma_update(None, "user_version", 3).unwrap();
+        let old = r#"{"defaultProfile":null,"defaultPolicy":"askUnlessSafe","notifications":true,"longRunNotifyMs":30000}"#;
+        conn.execute(
+            "INSERT INTO settings (key, value, updated_at) VALUES ('desktop.settings', ?1, 0),
+                 ('other', 'not json', 0), ('already', '{\"defaultPolicy\":\"never_ask\"}', 0)",
+            [old],
+        )
+        .unwrap();
+        // v3's column, so the later steps find what they expect.
+        conn.execute_batch("ALTER TABLE executions ADD COLUMN reconciled TEXT;")
+            .unwrap();
+        migrate(&mut conn, Path::new(":memory:")).unwrap();
+        let value = |key: &str| -> String {
+            conn.query_row("SELECT value FROM settings WHERE key = ?1", [key], |r| {
+                r.get(0)
+            })
+            .unwrap()
+        };
+        let migrated: serde_json::Value = serde_json::from_str(&value("desktop.settings")).unwrap();
+        assert_eq!(migrated["defaultPolicy"], "ask_unless_safe");
+        assert_eq!(migrated["longRunNotifyMs"], 30000, "the rest is kept");
+        assert_eq!(value("other"), "not json");
+        assert_eq!(value("already"), r#"{"defaultPolicy":"never_ask"}"#);
+        let policy: ironclaw_protocol::ApprovalPolicy =
+            serde_json::from_value(migrated["defaultPolicy"].clone()).unwrap();
+        assert_eq!(policy, ironclaw_protocol::ApprovalPolicy::AskUnlessSafe);
     }
 
     #[test]

@@ -29,7 +29,7 @@ use rusqlite::{Connection, Transaction, TransactionBehavior};
 use crate::error::Result;
 use crate::model::RecoveryReport;
 
-pub use messages::{TurnOutcome, STREAM_CHECKPOINT_INTERVAL};
+pub use messages::STREAM_CHECKPOINT_INTERVAL;
 pub use rebuild::{FreshStart, Recovered};
 pub use reconcile::ReconcileReport;
 pub use salvage::{TableSalvage, PLACEHOLDER_TITLE};

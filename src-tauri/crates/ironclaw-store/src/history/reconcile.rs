@@ -28,9 +28,9 @@ use super::rows::{self, signed, EXECUTION_COLUMNS};
 use super::History;
 use crate::audit::{verify, AuditEntry, AuditKind, AuditLog};
 use crate::error::Result;
-use crate::ids::ExecutionId;
 use crate::model::Execution;
 use crate::time::Timestamp;
+use ironclaw_protocol::ExecutionId;
 
 /// What one reconciliation changed or found. Empty when the two records agreed.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]

@@ -4,11 +4,11 @@ mod enums;
 mod records;
 
 pub use enums::{
-    ApprovalPolicy, ApprovalStatus, DecidedBy, DecisionScope, MessageRole, MessageStatus,
-    RiskLevel, RuleKind, TurnStatus, UnknownVariant, Verdict,
+    ApprovalStatus, DecisionScope, MessageRole, MessageStatus, RuleKind, TurnStatus, Verdict,
 };
 pub use records::{
-    Approval, ApprovalDecision, ApprovalEntry, ApprovalRequest, Conversation, ConversationSummary,
-    Execution, ExecutionOutcome, FullConversation, Message, MessageEntry, NewMessage, NewToolCall,
-    OutputExcerpt, RecoveryReport, SearchHit, SessionRule, ToolCall, ToolCallEntry, Turn,
+    Approval, ApprovalDecision, ApprovalEntry, Conversation, ConversationSummary, Execution,
+    ExecutionOutcome, FullConversation, Message, MessageEntry, NewApproval, NewMessage,
+    NewToolCall, OutputExcerpt, RecoveryReport, SearchHit, SessionRule, ToolCall, ToolCallEntry,
+    Turn,
 };

@@ -3,13 +3,13 @@
 use serde::{Deserialize, Serialize};
 
 use super::enums::{
-    ApprovalPolicy, ApprovalStatus, DecidedBy, DecisionScope, MessageRole, MessageStatus,
-    RiskLevel, RuleKind, TurnStatus, Verdict,
-};
-use crate::ids::{
-    ApprovalId, ConversationId, ExecutionId, MessageId, SessionRuleId, ToolCallId, TurnId,
+    ApprovalStatus, DecisionScope, MessageRole, MessageStatus, RuleKind, TurnStatus, Verdict,
 };
 use crate::time::Timestamp;
+use ironclaw_protocol::{
+    ApprovalId, ApprovalPolicy, CodeHash, ConversationId, DecidedBy, ExecutionId, Language,
+    MessageId, RiskLevel, SessionRuleId, ToolCallId, TurnId,
+};
 
 /// A chat thread.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -107,9 +107,9 @@ pub struct Approval {
     pub id: ApprovalId,
     pub conversation_id: ConversationId,
     pub tool_call_id: Option<ToolCallId>,
-    /// [`crate::code_hash`] of `code`: what was approved, exactly.
-    pub code_hash: String,
-    pub language: String,
+    /// What was approved, exactly: the hash of `code`.
+    pub code_hash: CodeHash,
+    pub language: Language,
     /// The code that may run: the person's edited version if they edited it.
     pub code: String,
     pub risk: RiskLevel,
@@ -121,17 +121,17 @@ pub struct Approval {
     pub reason: Option<String>,
     pub user_edited: bool,
     /// The hash of the code as the model proposed it, when the person edited it.
-    pub original_hash: Option<String>,
+    pub original_hash: Option<CodeHash>,
     pub requested_at: Timestamp,
     pub decided_at: Option<Timestamp>,
 }
 
 /// What to store when the agent asks to run code.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ApprovalRequest {
+pub struct NewApproval {
     pub conversation_id: ConversationId,
     pub tool_call_id: Option<ToolCallId>,
-    pub language: String,
+    pub language: Language,
     pub code: String,
     pub risk: RiskLevel,
     pub reasons: Vec<String>,
@@ -182,7 +182,7 @@ pub struct Execution {
     pub conversation_id: ConversationId,
     pub approval_id: ApprovalId,
     pub code: String,
-    pub language: String,
+    pub language: Language,
     pub started_at: Timestamp,
     pub ended_at: Option<Timestamp>,
     pub exit_code: Option<i64>,

@@ -1,16 +1,16 @@
 use pretty_assertions::assert_eq;
 
 use super::*;
-use crate::code_hash::code_hash;
 use crate::error::StoreError;
 use crate::model::{Approval, ApprovalStatus, RuleKind};
+use ironclaw_protocol::{CodeHash, Language};
 
 fn request(history: &History, conversation_id: ConversationId, code: &str) -> Approval {
     history
-        .request_approval(&ApprovalRequest {
+        .request_approval(&NewApproval {
             conversation_id,
             tool_call_id: None,
-            language: "bash".to_owned(),
+            language: Language::Shell,
             code: code.to_owned(),
             risk: RiskLevel::Normal,
             reasons: vec!["writes files".to_owned(), "uses the network".to_owned()],
@@ -26,7 +26,7 @@ fn a_request_starts_pending_with_the_hash_of_its_code() {
     assert_eq!(approval.status, ApprovalStatus::Pending);
     assert_eq!(
         approval.code_hash,
-        code_hash(&conversation.to_string(), "bash", "curl example.org > page")
+        CodeHash::of(conversation, Language::Shell, "curl example.org > page")
     );
     assert_eq!(approval.reasons, vec!["writes files", "uses the network"]);
     assert_eq!(history.get_approval(approval.id).unwrap(), approval);
@@ -51,12 +51,9 @@ fn approving_edited_code_runs_the_edit_and_remembers_the_original() {
     assert_eq!(decided.code, "rm -rf build/tmp");
     assert_eq!(
         decided.code_hash,
-        code_hash(&conversation.to_string(), "bash", "rm -rf build/tmp")
+        CodeHash::of(conversation, Language::Shell, "rm -rf build/tmp")
     );
-    assert_eq!(
-        decided.original_hash.as_deref(),
-        Some(proposed.code_hash.as_str())
-    );
+    assert_eq!(decided.original_hash, Some(proposed.code_hash));
 
     let run = history
         .start_execution(decided.id, Some("/logs/run.log"))
@@ -134,7 +131,11 @@ fn approving_for_the_session_creates_a_rule_for_exactly_that_code() {
         .unwrap();
 
     let rule = history
-        .find_session_rule(conversation, RuleKind::CodeHash, &approval.code_hash)
+        .find_session_rule(
+            conversation,
+            RuleKind::CodeHash,
+            &approval.code_hash.to_hex(),
+        )
         .unwrap()
         .unwrap();
     assert_eq!(rule.approval_id, Some(approval.id));
@@ -143,7 +144,7 @@ fn approving_for_the_session_creates_a_rule_for_exactly_that_code() {
             .find_session_rule(
                 conversation,
                 RuleKind::CodeHash,
-                &code_hash(&conversation.to_string(), "bash", "make")
+                &CodeHash::of(conversation, Language::Shell, "make").to_hex()
             )
             .unwrap(),
         None
@@ -153,7 +154,11 @@ fn approving_for_the_session_creates_a_rule_for_exactly_that_code() {
     assert!(revoked.revoked_at.is_some());
     assert_eq!(
         history
-            .find_session_rule(conversation, RuleKind::CodeHash, &approval.code_hash)
+            .find_session_rule(
+                conversation,
+                RuleKind::CodeHash,
+                &approval.code_hash.to_hex()
+            )
             .unwrap(),
         None
     );

@@ -29,10 +29,10 @@ fn markdown_export_marks_denials_edits_and_interruptions() {
     let (_dir, _path, history) = temp_history();
     let conversation = new_conversation(&history, "Edits");
     let approval = history
-        .request_approval(&ApprovalRequest {
+        .request_approval(&NewApproval {
             conversation_id: conversation,
             tool_call_id: None,
-            language: "bash".to_owned(),
+            language: Language::Shell,
             code: "rm -rf /".to_owned(),
             risk: RiskLevel::Destructive,
             reasons: vec!["deletes everything".to_owned()],
@@ -62,7 +62,7 @@ fn markdown_export_marks_denials_edits_and_interruptions() {
     assert!(md.contains("half a thought"), "{md}");
     assert!(md.contains("risk destructive"), "{md}");
     assert!(md.contains("- deletes everything"), "{md}");
-    assert!(md.contains("```bash\nrm -rf /\n```"), "{md}");
+    assert!(md.contains("```shell\nrm -rf /\n```"), "{md}");
     assert!(
         md.contains("**Decision:** denied (once) by notification"),
         "{md}"

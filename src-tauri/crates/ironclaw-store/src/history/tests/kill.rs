@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use pretty_assertions::assert_eq;
 
 use super::*;
-use crate::ids::MessageId;
 use crate::model::TurnStatus;
+use ironclaw_protocol::MessageId;
 
 const CHILD_DB: &str = "IRONCLAW_STORE_KILL_TEST_DB";
 const CHILD_CONVERSATION: &str = "IRONCLAW_STORE_KILL_TEST_CONVERSATION";

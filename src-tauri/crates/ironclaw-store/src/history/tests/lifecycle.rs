@@ -3,9 +3,8 @@ use pretty_assertions::assert_eq;
 use super::*;
 use crate::error::StoreError;
 use crate::history::migrations::latest_version;
-use crate::history::TurnOutcome;
-use crate::ids::MessageId;
 use crate::model::TurnStatus;
+use ironclaw_protocol::{MessageId, TurnOutcome};
 
 fn count(history: &History, sql: &str) -> i64 {
     history
@@ -288,7 +287,7 @@ fn a_runs_recorded_files_come_back_by_run_and_go_with_their_conversation() {
     history.delete_conversation(other).unwrap();
     assert_eq!(count(&history, "SELECT count(*) FROM execution_files"), 2);
     assert!(history
-        .record_execution_files(crate::ids::ExecutionId::new(), &plots)
+        .record_execution_files(ironclaw_protocol::ExecutionId::new(), &plots)
         .is_err());
 }
 

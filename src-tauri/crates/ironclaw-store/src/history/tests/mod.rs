@@ -17,12 +17,11 @@ use std::path::PathBuf;
 use tempfile::TempDir;
 
 use super::History;
-use crate::ids::{ConversationId, TurnId};
 use crate::model::{
-    ApprovalDecision, ApprovalPolicy, ApprovalRequest, DecidedBy, DecisionScope, Execution,
-    ExecutionOutcome, MessageRole, MessageStatus, NewMessage, NewToolCall, OutputExcerpt,
-    RiskLevel, Verdict,
+    ApprovalDecision, DecisionScope, Execution, ExecutionOutcome, MessageRole, MessageStatus,
+    NewApproval, NewMessage, NewToolCall, OutputExcerpt, Verdict,
 };
+use ironclaw_protocol::{ApprovalPolicy, ConversationId, DecidedBy, Language, RiskLevel, TurnId};
 
 /// A fresh history in its own folder (kept alive by the returned `TempDir`).
 fn temp_history() -> (TempDir, PathBuf, History) {
@@ -93,10 +92,10 @@ fn run_code_exchange(
         })
         .unwrap();
     let approval = history
-        .request_approval(&ApprovalRequest {
+        .request_approval(&NewApproval {
             conversation_id,
             tool_call_id: Some(call.id),
-            language: "python".to_owned(),
+            language: Language::Python,
             code: code.to_owned(),
             risk: RiskLevel::ReadOnly,
             reasons: vec!["prints only".to_owned()],
@@ -129,7 +128,9 @@ fn run_code_exchange(
             stdout,
         ))
         .unwrap();
-    history.end_turn(turn.id, super::TurnOutcome::Done).unwrap();
+    history
+        .end_turn(turn.id, ironclaw_protocol::TurnOutcome::Done)
+        .unwrap();
     finished
 }
 

@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::*;
 use crate::audit::{verify, AuditKind, AuditLog};
-use crate::ids::ExecutionId;
+use ironclaw_protocol::ExecutionId;
 
 /// A run that started and whose end only the audit log recorded (the history's write failed).
 fn run_only_the_audit_finished(
@@ -15,10 +15,10 @@ fn run_only_the_audit_finished(
     conversation: ConversationId,
 ) -> ExecutionId {
     let approval = history
-        .request_approval(&ApprovalRequest {
+        .request_approval(&NewApproval {
             conversation_id: conversation,
             tool_call_id: None,
-            language: "python".to_owned(),
+            language: Language::Python,
             code: "print(7)".to_owned(),
             risk: RiskLevel::ReadOnly,
             reasons: vec![],
@@ -88,10 +88,10 @@ fn a_run_the_audit_log_lost_is_appended_to_it_and_a_run_in_neither_stays_interru
     let only_history = run_code_exchange(&history, c, "print(1)", "1").id;
     // Started, then the process died: no result anywhere.
     let approval = history
-        .request_approval(&ApprovalRequest {
+        .request_approval(&NewApproval {
             conversation_id: c,
             tool_call_id: None,
-            language: "python".to_owned(),
+            language: Language::Python,
             code: "print(2)".to_owned(),
             risk: RiskLevel::ReadOnly,
             reasons: vec![],

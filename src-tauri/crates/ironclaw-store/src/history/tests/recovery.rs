@@ -17,20 +17,20 @@ fn reopening_after_a_crash_marks_unfinished_work_interrupted_and_keeps_partial_t
         .update_message_content(reply.id, "The answer so f")
         .unwrap();
     let waiting = history
-        .request_approval(&ApprovalRequest {
+        .request_approval(&NewApproval {
             conversation_id: conversation,
             tool_call_id: None,
-            language: "python".to_owned(),
+            language: Language::Python,
             code: "print(2)".to_owned(),
             risk: RiskLevel::ReadOnly,
             reasons: vec![],
         })
         .unwrap();
     let running = history
-        .request_approval(&ApprovalRequest {
+        .request_approval(&NewApproval {
             conversation_id: conversation,
             tool_call_id: None,
-            language: "python".to_owned(),
+            language: Language::Python,
             code: "while True: pass".to_owned(),
             risk: RiskLevel::ReadOnly,
             reasons: vec![],
@@ -99,7 +99,7 @@ fn a_second_opener_leaves_the_first_ones_live_work_alone() {
         TurnStatus::Running
     );
     first
-        .end_turn(turn.id, crate::history::TurnOutcome::Done)
+        .end_turn(turn.id, ironclaw_protocol::TurnOutcome::Done)
         .unwrap();
     assert_eq!(second.get_turn(turn.id).unwrap().status, TurnStatus::Done);
 }

@@ -5,8 +5,8 @@ use rusqlite::params;
 
 use super::*;
 use crate::history::{HIGHLIGHT_END, HIGHLIGHT_START};
-use crate::ids::MessageId;
 use crate::time::Timestamp;
+use ironclaw_protocol::MessageId;
 
 #[test]
 fn search_finds_message_text_and_executed_code() {

@@ -80,22 +80,6 @@ macro_rules! typed_id {
             }
         }
 
-        impl rusqlite::ToSql for $name {
-            fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
-                Ok(rusqlite::types::ToSqlOutput::from(self.to_string()))
-            }
-        }
-
-        impl rusqlite::types::FromSql for $name {
-            fn column_result(
-                value: rusqlite::types::ValueRef<'_>,
-            ) -> rusqlite::types::FromSqlResult<Self> {
-                value
-                    .as_str()?
-                    .parse()
-                    .map_err(|e| rusqlite::types::FromSqlError::Other(Box::new(e)))
-            }
-        }
     };
 }
 
@@ -113,7 +97,7 @@ typed_id!(
 );
 typed_id!(
     /// IronClaw's id for a tool call. The model's own call id is a separate string
-    /// ([`crate::ToolCall::model_call_id`]) because its format belongs to the provider.
+    /// (the history's `ToolCall::model_call_id`) because its format belongs to the provider.
     ToolCallId
 );
 typed_id!(
@@ -126,6 +110,17 @@ typed_id!(
 );
 typed_id!(
     /// A "allow this again in this conversation" rule created by a session-scoped approval.
+    SessionRuleId
+);
+
+#[cfg(feature = "sqlite")]
+crate::sql_text!(
+    ConversationId,
+    TurnId,
+    MessageId,
+    ToolCallId,
+    ApprovalId,
+    ExecutionId,
     SessionRuleId
 );
 

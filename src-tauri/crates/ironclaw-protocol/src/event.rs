@@ -1,0 +1,169 @@
+//! Events out of a session: what every front end renders.
+
+use serde::Serialize;
+
+use crate::{
+    ApprovalId, ApprovalPolicy, CodeHash, ConversationId, DecidedBy, ExecutionId, HostDecision,
+    Language, MessageId, RiskLevel, RiskReason, TurnId,
+};
+
+/// What the person is asked to decide. `code` is exactly what will run if approved.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalRequest {
+    pub approval_id: ApprovalId,
+    pub code_hash: CodeHash,
+    pub language: Language,
+    pub code: String,
+    pub risk: RiskLevel,
+    pub reasons: Vec<RiskReason>,
+    /// Approving needs a second explicit confirmation.
+    pub destructive: bool,
+    /// What earlier runs left in the interpreter this code will run in (a live thread, a
+    /// shadowing function, a changed PATH...): it can change what the code does. Each entry
+    /// names the run that left it ("run #3 left: …"). Empty when nothing was found. Answer
+    /// with [`Op::FreshInterpreter`] to start a clean one first.
+    #[serde(default)]
+    pub altered_session: Vec<String>,
+}
+
+crate::text_enum!(
+    /// Which of a run's two output streams text came from.
+    OutputStream {
+        Stdout => "stdout",
+        Stderr => "stderr",
+    }
+);
+
+crate::text_enum!(
+    /// How a turn ended.
+    TurnOutcome {
+        /// The agent finished its reply.
+        Done => "done",
+        /// The person stopped it.
+        Cancelled => "cancelled",
+        /// A model or sandbox failure ended it.
+        Failed => "failed",
+    }
+);
+
+/// Events out of a session. On the wire: `{"type": "executionOutput", "executionId": …}`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum AgentEvent {
+    TurnStarted {
+        conversation_id: ConversationId,
+        turn_id: TurnId,
+    },
+    TextDelta {
+        message_id: MessageId,
+        text: String,
+    },
+    /// The complete assistant message (after its last delta).
+    AssistantMessage {
+        message_id: MessageId,
+        text: String,
+    },
+    ApprovalRequested(ApprovalRequest),
+    /// A pending approval was decided (by a person or, with `auto`, by policy or rule).
+    ApprovalResolved {
+        approval_id: ApprovalId,
+        approved: bool,
+        decided_by: DecidedBy,
+        user_edited: bool,
+        auto: bool,
+        reason: Option<String>,
+    },
+    /// A decision was refused (wrong hash, unknown or stale id, missing confirmation): nothing
+    /// ran, and the approval — if still pending — is still pending.
+    DecisionRejected {
+        approval_id: ApprovalId,
+        message: String,
+        still_pending: bool,
+    },
+    ExecutionStarted {
+        execution_id: ExecutionId,
+        /// The run's place in the conversation, from 1: "run #3" in warnings refers to it.
+        number: u32,
+        approval_id: ApprovalId,
+        language: Language,
+        code: String,
+    },
+    ExecutionOutput {
+        execution_id: ExecutionId,
+        stream: OutputStream,
+        text: String,
+    },
+    ExecutionResources {
+        execution_id: ExecutionId,
+        cpu_percent: f64,
+        memory_bytes: u64,
+        pids: u64,
+    },
+    ExecutionEnded {
+        execution_id: ExecutionId,
+        exit_code: i32,
+        duration_ms: f64,
+        timed_out: bool,
+        cancelled: bool,
+        oom_killed: bool,
+        peak_memory_bytes: u64,
+        truncated: bool,
+        log_file: Option<String>,
+        /// Why the run was stopped by (or ended over) its workspace quota, for people to read;
+        /// `None` when the quota was not passed.
+        quota_exceeded: Option<String>,
+    },
+    TurnEnded {
+        turn_id: TurnId,
+        status: TurnOutcome,
+        error: Option<String>,
+    },
+    PolicyChanged {
+        policy: ApprovalPolicy,
+        flagged: bool,
+    },
+    /// Something went wrong outside a turn, or a turn could not start.
+    Error {
+        message: String,
+    },
+    /// The person's message could not be saved (the disk holding the history is full, say), so
+    /// no turn started for it and none will: nothing waits for a `TurnEnded`. `text` is the
+    /// message, to offer it again once the cause is fixed.
+    MessageNotSaved {
+        text: String,
+        message: String,
+    },
+    /// Code in the sandbox tried to reach a host the network policy does not admit; it got
+    /// "blocked by IronClaw network policy". Unless `alreadyDenied`, answer with
+    /// [`Op::DecideHost`].
+    #[serde(rename_all = "camelCase")]
+    NetworkBlocked {
+        execution_id: ExecutionId,
+        /// `host:port`.
+        target: String,
+        reason: String,
+        /// The person already said no to this host in this conversation.
+        already_denied: bool,
+    },
+    /// The hosts one execution reached and was refused (allowlist mode only), shown with it.
+    #[serde(rename_all = "camelCase")]
+    ExecutionNetwork {
+        execution_id: ExecutionId,
+        allowed: Vec<String>,
+        denied: Vec<String>,
+    },
+    /// A [`Op::DecideHost`] was applied.
+    #[serde(rename_all = "camelCase")]
+    NetworkDecided {
+        target: String,
+        decision: HostDecision,
+        decided_by: DecidedBy,
+    },
+}

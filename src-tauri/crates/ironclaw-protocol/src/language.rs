@@ -1,0 +1,42 @@
+//! The interpreters IronClaw runs code in.
+
+crate::text_enum!(
+    /// The language of a snippet. Part of its [`crate::CodeHash`]: the same text means different
+    /// things to different interpreters.
+    Language {
+        /// Python 3, in the sandbox's persistent Python interpreter.
+        Python => "python" | "python3" | "py",
+        /// bash, in the sandbox's persistent shell.
+        Shell => "shell" | "bash" | "sh",
+    }
+);
+
+impl Language {
+    /// Reads the names models and people use for these languages (`python3`, `py`, `bash`,
+    /// `sh`, any case). What is stored and hashed is always [`Language::as_str`].
+    pub fn from_name(name: &str) -> Option<Self> {
+        name.trim().to_ascii_lowercase().parse().ok()
+    }
+}
+
+#[cfg(feature = "sqlite")]
+crate::sql_text!(Language);
+#[cfg(feature = "clap")]
+crate::words::value_enum!(Language);
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn common_names_read_as_the_two_languages() {
+        assert_eq!(Language::from_name("Bash"), Some(Language::Shell));
+        assert_eq!(Language::from_name("python3"), Some(Language::Python));
+        assert_eq!(Language::from_name("ruby"), None);
+        assert_eq!(
+            serde_json::to_string(&Language::Shell).unwrap(),
+            "\"shell\""
+        );
+    }
+}

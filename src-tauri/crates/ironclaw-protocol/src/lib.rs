@@ -1,0 +1,34 @@
+//! IronClaw's vocabulary: the words that cross between its crates, its front ends, its history
+//! and its audit log. Types only: no I/O, no async, nothing that can fail except parsing.
+//!
+//! - [`ids`]: one typed id per record kind.
+//! - [`CodeHash`]: what an approval is bound to; typed everywhere, hex only at the edges.
+//! - [`Language`], [`RiskLevel`], [`ApprovalPolicy`], [`DecidedBy`], [`HostDecision`]: closed
+//!   sets, each spelled one way (snake_case) in the history, on the wire, in the audit log and
+//!   on the command line; see [`words`].
+//! - [`Decision`], [`Op`]: what goes into a session.
+//! - [`AgentEvent`] and [`ApprovalRequest`]: what comes out of one.
+//!
+//! Field names and `type` tags on the wire are camelCase, the web UI's convention; the *values*
+//! of the closed sets are the snake_case words above.
+
+mod code_hash;
+mod event;
+pub mod ids;
+mod language;
+mod op;
+mod policy;
+mod risk;
+pub mod words;
+
+pub use code_hash::{CodeHash, ParseCodeHashError};
+pub use event::{AgentEvent, ApprovalRequest, OutputStream, TurnOutcome};
+pub use ids::{
+    ApprovalId, ConversationId, ExecutionId, MessageId, ParseIdError, SessionRuleId, ToolCallId,
+    TurnId,
+};
+pub use language::Language;
+pub use op::Op;
+pub use policy::{ApprovalPolicy, DecidedBy, Decision, HostDecision};
+pub use risk::{RiskLevel, RiskReason};
+pub use words::UnknownVariant;
