@@ -3,7 +3,8 @@
 //! input makes the approval dialog wait.
 #![no_main]
 
-use ironclaw_risk::{assess, Language};
+use ironclaw_protocol::{Language, RiskLevel};
+use ironclaw_risk::assess;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -11,7 +12,7 @@ fuzz_target!(|data: &[u8]| {
     for language in [Language::Python, Language::Shell] {
         let a = assess(language, &code);
         // Destructive always comes with a reason the dialog can show.
-        if a.level == ironclaw_risk::RiskLevel::Destructive {
+        if a.level == RiskLevel::Destructive {
             assert!(
                 !a.reasons.is_empty(),
                 "{language:?}: destructive without a reason"

@@ -196,25 +196,12 @@ export class App {
       case "executionEnded":
         if (this.workspace.visible) void this.workspace.refresh();
         break;
-      case "turnEnded":
-        if (this.queue.requests.length > 0) void this.reconcilePending();
+      case "approvalExpired":
+        this.queue.resolved(e.approvalId);
+        this.chat.setCardState(e.approvalId, "expired");
         break;
       default:
         break;
-    }
-  }
-
-  /** A turn ended with requests still queued: drop any the backend no longer holds. */
-  private async reconcilePending(): Promise<void> {
-    const id = this.currentId;
-    const all = await this.api.pendingApprovals().catch(() => null);
-    if (!all || id !== this.currentId) return;
-    const live = new Set(all.filter((p) => p.conversationId === id).map((p) => p.request.approvalId));
-    for (const r of [...this.queue.requests]) {
-      if (!live.has(r.approvalId)) {
-        this.queue.resolved(r.approvalId);
-        this.chat.setCardState(r.approvalId, "expired");
-      }
     }
   }
 

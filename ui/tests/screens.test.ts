@@ -98,16 +98,15 @@ describe("composer, cells, log viewer, rules", () => {
     expect(q("pending-badge").hidden).toBe(true);
   });
 
-  it("a turn that ends with its approval gone (cancelled) closes the dialog and marks the card expired", async () => {
+  it("an approval that expires (its turn was cancelled) closes the dialog and marks the card expired", async () => {
     const { api } = await startApp();
     q<HTMLTextAreaElement>("message-input").value = "total it";
     q<HTMLButtonElement>("send-button").click();
     await settle(40);
     const id = q("approval-dialog").dataset["approvalId"]!;
-    // The backend drops the request without an approvalResolved (e.g. the turn was cancelled).
     const conv = api.convs.get("conv-sales")!;
     conv.pending = [];
-    api.emit("conv-sales", { type: "turnEnded", turnId: "t", status: "cancelled", error: null });
+    api.emit("conv-sales", { type: "approvalExpired", approvalId: id, reason: "the turn was cancelled before a decision" });
     await settle(10);
     expect(all("approval-dialog")).toHaveLength(0);
     expect(root.querySelector(`.approval-card[data-approval-id="${id}"]`)?.getAttribute("data-state")).toBe("expired");

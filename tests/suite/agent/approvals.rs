@@ -1,8 +1,10 @@
 //! The approval gate: only a decision naming the pending approval's id *and* code hash runs
 //! code, and exactly the approved code runs.
 
-use ironclaw_protocol::{AgentEvent, ApprovalId, CodeHash, DecidedBy, Decision, RiskLevel};
-use ironclaw_store::{ApprovalStatus, DecisionScope};
+use ironclaw_protocol::{
+    AgentEvent, ApprovalId, CodeHash, DecidedBy, Decision, DecisionScope, RiskLevel,
+};
+use ironclaw_store::ApprovalStatus;
 use ironclaw_tests::agent::*;
 use pretty_assertions::assert_eq;
 

@@ -1,7 +1,7 @@
 //! Session approval policies: what runs without asking, and how that is shown.
 
+use ironclaw_protocol::DecisionScope;
 use ironclaw_protocol::{AgentEvent, ApprovalPolicy, DecidedBy, RiskLevel};
-use ironclaw_store::DecisionScope;
 use ironclaw_tests::agent::*;
 use pretty_assertions::assert_eq;
 

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use ironclaw_desktop::notify::Silent;
 use ironclaw_desktop::startup::StartupNoticeKind;
 use ironclaw_desktop::{Desktop, DesktopOptions, NullSink, Recovery, Startup};
-use ironclaw_store::{AuditKind, AuditLog};
+use ironclaw_protocol::{ApprovalPolicy, AuditRecord, ConversationId};
+use ironclaw_store::AuditLog;
 use ironclaw_tests::TestEnv;
 use pretty_assertions::assert_eq;
 
@@ -160,11 +161,12 @@ async fn the_core_starts_on_a_file_that_is_not_a_database() {
 fn audit_entries(env: &TestEnv, n: u64) -> PathBuf {
     let path = ironclaw_agent::state::audit_path(&env.paths);
     let (log, _) = AuditLog::open(&path).expect("audit log");
+    let conversations: Vec<ConversationId> = (0..3).map(|_| ConversationId::new()).collect();
     for i in 0..n {
-        log.append(
-            AuditKind::Decision,
-            &serde_json::json!({ "conversation_id": format!("c{}", i % 3), "approved": false }),
-        )
+        log.record(&AuditRecord::PolicyChanged {
+            conversation_id: conversations[i as usize % 3],
+            policy: ApprovalPolicy::AskAlways,
+        })
         .expect("append");
     }
     path
@@ -205,11 +207,7 @@ async fn a_tampered_audit_log_is_restarted_and_reported_to_the_app_once() {
     drop(ready(&env));
     let path = audit_entries(&env, 5);
     let body = std::fs::read_to_string(&path).expect("log");
-    std::fs::write(
-        &path,
-        body.replacen("\"approved\":false", "\"approved\":true", 1),
-    )
-    .expect("edit");
+    std::fs::write(&path, body.replacen("\"ask_always\"", "\"never_ask\"", 1)).expect("edit");
     assert!(
         ironclaw_store::verify(&path).is_err(),
         "the edit breaks the chain"

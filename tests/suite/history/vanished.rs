@@ -1,7 +1,8 @@
 //! A history that is gone (deleted, or cut to 0 bytes) while the audit log still lists its
 //! conversations: the CLI says so once, not on every command.
 
-use ironclaw_store::{AuditKind, AuditLog};
+use ironclaw_protocol::{ApprovalPolicy, AuditRecord, ConversationId};
+use ironclaw_store::AuditLog;
 use ironclaw_tests::TestEnv;
 
 use super::{cli, text};
@@ -12,11 +13,12 @@ const NOTICE: &str = "history is empty but the audit log lists 12 entries for 4 
 fn audit_with_twelve_entries(env: &TestEnv) {
     let path = ironclaw_agent::state::audit_path(&env.paths);
     let (log, _) = AuditLog::open(&path).expect("open the audit log");
+    let conversations: Vec<ConversationId> = (0..4).map(|_| ConversationId::new()).collect();
     for i in 0..12 {
-        log.append(
-            AuditKind::ExecRequested,
-            &serde_json::json!({ "conversation_id": format!("c{}", i % 4), "i": i }),
-        )
+        log.record(&AuditRecord::PolicyChanged {
+            conversation_id: conversations[i % 4],
+            policy: ApprovalPolicy::AskAlways,
+        })
         .expect("append");
     }
 }

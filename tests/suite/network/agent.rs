@@ -7,7 +7,6 @@ use std::net::IpAddr;
 use ironclaw_protocol::{AgentEvent, ApprovalPolicy, DecidedBy, HostDecision, Op};
 use ironclaw_sandbox::network::lab::Lab;
 use ironclaw_sandbox::network::Resolver;
-use ironclaw_store::AuditKind;
 use ironclaw_tests::agent::{asks_to_run, says, Agent, Wire};
 use ironclaw_tests::*;
 use pretty_assertions::assert_eq;
@@ -20,7 +19,7 @@ fn audit_targets(agent: &Agent, kind: &str) -> Vec<String> {
     agent
         .audit_entries()
         .into_iter()
-        .filter(|e| e.kind == AuditKind::Other(kind.into()))
+        .filter(|e| e.kind.as_str() == kind)
         .map(|e| e.data["target"].as_str().unwrap_or_default().to_string())
         .collect()
 }

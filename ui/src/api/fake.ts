@@ -342,6 +342,9 @@ export class FakeBackend implements Api {
     this.announcePending();
     const decided = await new Promise<{ decision: Decision } | null>((resolve) => c.waiters.set(req.approvalId, resolve));
     if (!decided) {
+      c.pending = c.pending.filter((p) => p.approvalId !== req.approvalId);
+      this.emit(id, { type: "approvalExpired", approvalId: req.approvalId, reason: "the turn was cancelled before a decision" });
+      this.announcePending();
       this.emit(id, { type: "turnEnded", turnId, status: "cancelled", error: null });
       return;
     }

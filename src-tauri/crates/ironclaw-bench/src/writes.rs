@@ -14,13 +14,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ironclaw_protocol::{
-    ApprovalPolicy, ConversationId, DecidedBy, Language, MessageId, RiskLevel,
+    ApprovalPolicy, AuditRecord, ConversationId, DecidedBy, DecisionRecord, DecisionScope,
+    ExecResultRecord, Language, MessageId, RiskLevel,
 };
 use ironclaw_store::{
-    ApprovalDecision, AuditKind, AuditLog, DecisionScope, ExecutionOutcome, History, MessageRole,
-    MessageStatus, NewApproval, NewMessage, NewToolCall, OutputExcerpt, Verdict,
+    ApprovalDecision, AuditLog, ExecutionOutcome, History, MessageRole, MessageStatus, NewApproval,
+    NewMessage, NewToolCall, OutputExcerpt, Verdict,
 };
-use serde_json::json;
 
 pub const HISTORY_COMMITS: usize = 8;
 pub const AUDIT_APPENDS: usize = 3;
@@ -78,26 +78,30 @@ impl Replay {
             risk: RiskLevel::ReadOnly,
             reasons: Vec::new(),
         })?;
-        self.audit.append(
-            AuditKind::ExecRequested,
-            &json!({"approval_id": approval.id, "conversation_id": self.conversation,
-                    "language": "python", "code_hash": approval.code_hash, "risk": RiskLevel::ReadOnly}),
-        )?;
+        self.audit.record(&AuditRecord::ExecRequested {
+            approval_id: approval.id,
+            conversation_id: self.conversation,
+            language: Language::Python,
+            code_hash: approval.code_hash,
+            risk: RiskLevel::ReadOnly,
+        })?;
         h.decide_approval(
             approval.id,
             &ApprovalDecision {
                 verdict: Verdict::Approve,
                 scope: DecisionScope::PolicyAuto,
                 decided_by: DecidedBy::Policy,
-                reason: Some("the session's policy is never-ask".into()),
+                reason: Some("the conversation's never_ask policy".into()),
                 edited_code: None,
             },
         )?;
-        self.audit.append(
-            AuditKind::Decision,
-            &json!({"approval_id": approval.id, "approved": true, "decided_by": DecidedBy::Policy,
-                    "scope": DecisionScope::PolicyAuto, "code_hash": approval.code_hash}),
-        )?;
+        self.audit
+            .record(&AuditRecord::Decision(DecisionRecord::automatic(
+                approval.id,
+                DecisionScope::PolicyAuto,
+                approval.code_hash,
+                "the conversation's never_ask policy",
+            )))?;
         let execution = h.start_execution(approval.id, None)?;
         h.finish_execution(
             execution.id,
@@ -116,12 +120,20 @@ impl Replay {
                 log_path: None,
             },
         )?;
-        self.audit.append(
-            AuditKind::ExecResult,
-            &json!({"approval_id": approval.id, "execution_id": execution.id, "exit_code": 0,
-                    "duration_ms": 1, "peak_memory_bytes": 8 << 20, "timed_out": false,
-                    "cancelled": false, "oom_killed": false}),
-        )?;
+        self.audit
+            .record(&AuditRecord::ExecResult(ExecResultRecord {
+                approval_id: approval.id,
+                execution_id: execution.id,
+                exit_code: Some(0),
+                duration_ms: Some(1),
+                peak_memory_bytes: Some(8 << 20),
+                timed_out: false,
+                cancelled: false,
+                oom_killed: false,
+                integrity: None,
+                reconciled_from: None,
+                ended_at: None,
+            }))?;
         let message = |role, content: &str, status| NewMessage {
             conversation_id: self.conversation,
             turn_id: None,

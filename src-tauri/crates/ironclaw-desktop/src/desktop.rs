@@ -8,12 +8,12 @@ use std::sync::{Arc, Mutex};
 use ironclaw_agent::SessionHandle;
 use ironclaw_llm::Provider;
 use ironclaw_protocol::{
-    ApprovalId, ApprovalPolicy, CodeHash, ConversationId, DecidedBy, Decision, ExecutionId,
-    HostDecision, Op, OutputStream,
+    ApprovalId, ApprovalPolicy, AuditRecord, CodeHash, ConversationId, DecidedBy, Decision,
+    ExecutionId, HostDecision, Op, OutputStream,
 };
 use ironclaw_sandbox::session::SessionName;
 use ironclaw_sandbox::Paths;
-use ironclaw_store::{Approval, AuditKind, AuditLog, History, SessionRule};
+use ironclaw_store::{Approval, AuditLog, History, SessionRule};
 
 use crate::conversations::{self, UNTITLED};
 use crate::doctor::{self, DoctorReport, ImageProgress};
@@ -382,10 +382,10 @@ impl Desktop {
         }
         // No session to tell: the history is where the next one reads it from.
         self.core.history.set_approval_policy(id, policy)?;
-        self.core.audit.append(
-            AuditKind::PolicyChanged,
-            &serde_json::json!({"conversation_id": id, "policy": policy.as_str()}),
-        )?;
+        self.core.audit.record(&AuditRecord::PolicyChanged {
+            conversation_id: id,
+            policy,
+        })?;
         Ok(())
     }
 

@@ -111,6 +111,7 @@ impl Core {
             AgentEvent::TurnStarted { .. } => self.set_busy(id, true),
             AgentEvent::ApprovalRequested(request) => self.approval_requested(id, request),
             AgentEvent::ApprovalResolved { approval_id, .. }
+            | AgentEvent::ApprovalExpired { approval_id, .. }
             | AgentEvent::DecisionRejected {
                 approval_id,
                 still_pending: false,
@@ -124,15 +125,8 @@ impl Core {
             } => self.execution_ended(id, *execution_id, *duration_ms, *exit_code),
             AgentEvent::AssistantMessage { .. } => self.conversation_updated(id),
             AgentEvent::TurnEnded { .. } => {
+                // What the turn still waited for arrived as `ApprovalExpired` before this.
                 self.set_busy(id, false);
-                // A cancelled or failed turn expires whatever it was waiting for.
-                let (gone, count) = self.pending.remove_conversation(id);
-                for approval in &gone {
-                    self.notifier.resolved(*approval);
-                }
-                if !gone.is_empty() {
-                    self.emit_pending_count(count);
-                }
                 self.conversation_updated(id);
             }
             _ => {}

@@ -80,6 +80,12 @@ pub enum AgentEvent {
         auto: bool,
         reason: Option<String>,
     },
+    /// A pending approval can no longer be decided (its turn was cancelled). Front ends drop
+    /// its dialog and notification.
+    ApprovalExpired {
+        approval_id: ApprovalId,
+        reason: String,
+    },
     /// A decision was refused (wrong hash, unknown or stale id, missing confirmation): nothing
     /// ran, and the approval — if still pending — is still pending.
     DecisionRejected {

@@ -8,10 +8,12 @@
 //!   on the command line; see [`words`].
 //! - [`Decision`], [`Op`]: what goes into a session.
 //! - [`AgentEvent`] and [`ApprovalRequest`]: what comes out of one.
+//! - [`AuditRecord`]: what the audit log records, one shape per kind.
 //!
 //! Field names and `type` tags on the wire are camelCase, the web UI's convention; the *values*
 //! of the closed sets are the snake_case words above.
 
+mod audit;
 mod code_hash;
 mod event;
 pub mod ids;
@@ -21,6 +23,7 @@ mod policy;
 mod risk;
 pub mod words;
 
+pub use audit::{AuditRecord, DecisionRecord, ExecResultRecord};
 pub use code_hash::{CodeHash, ParseCodeHashError};
 pub use event::{AgentEvent, ApprovalRequest, OutputStream, TurnOutcome};
 pub use ids::{
@@ -29,6 +32,6 @@ pub use ids::{
 };
 pub use language::Language;
 pub use op::Op;
-pub use policy::{ApprovalPolicy, DecidedBy, Decision, HostDecision};
+pub use policy::{ApprovalPolicy, DecidedBy, Decision, DecisionScope, HostDecision};
 pub use risk::{RiskLevel, RiskReason};
 pub use words::UnknownVariant;

@@ -57,8 +57,20 @@ crate::text_enum!(
     }
 );
 
+crate::text_enum!(
+    /// How far an approval reaches.
+    DecisionScope {
+        /// This request only.
+        Once => "once",
+        /// This request, and the same code again in this conversation (creates a session rule).
+        SessionRule => "session_rule",
+        /// Decided automatically by the conversation's policy or an existing session rule.
+        PolicyAuto => "policy_auto",
+    }
+);
+
 #[cfg(feature = "sqlite")]
-crate::sql_text!(ApprovalPolicy, DecidedBy);
+crate::sql_text!(ApprovalPolicy, DecidedBy, DecisionScope);
 #[cfg(feature = "clap")]
 crate::words::value_enum!(ApprovalPolicy);
 

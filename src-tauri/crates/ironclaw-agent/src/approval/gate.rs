@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use ironclaw_protocol::DecisionScope;
 use ironclaw_protocol::{
     ApprovalId, ApprovalPolicy, CodeHash, ConversationId, DecidedBy, Decision, Language,
 };
-use ironclaw_store::DecisionScope;
 
 /// What the gate needs to know about code it has not seen run: the risk classifier's view.
 pub trait Classifier: Send + Sync {

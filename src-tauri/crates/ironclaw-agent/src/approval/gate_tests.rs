@@ -8,7 +8,7 @@ fn s1() -> ConversationId {
     static S1: std::sync::LazyLock<ConversationId> = std::sync::LazyLock::new(ConversationId::new);
     *S1
 }
-use ironclaw_store::DecisionScope;
+use ironclaw_protocol::DecisionScope;
 use pretty_assertions::assert_eq;
 
 /// Read-only: code containing "print" only. Destructive: code containing "rm ".

@@ -1,9 +1,11 @@
 //! Decisions, policy and rules: the actor's side of the approval gate. Everything here is
 //! recorded — in the history and the audit log — including decisions that were refused.
 
-use ironclaw_protocol::{AgentEvent, ApprovalId, ApprovalPolicy, CodeHash, DecidedBy, Decision};
-use ironclaw_store::{ApprovalDecision, AuditKind, DecisionScope, Verdict};
-use serde_json::json;
+use ironclaw_protocol::{
+    AgentEvent, ApprovalId, ApprovalPolicy, AuditRecord, CodeHash, DecidedBy, Decision,
+    DecisionRecord, DecisionScope,
+};
+use ironclaw_store::{ApprovalDecision, Verdict};
 
 use super::Inner;
 use crate::approval::{GateError, Resolution};
@@ -30,14 +32,12 @@ pub(super) fn apply(
         Ok(r) => r,
         Err(e) => {
             let still_pending = !matches!(e, GateError::UnknownApproval(_));
-            audit(
-                inner,
-                AuditKind::Decision,
-                json!({
-                    "approval_id": approval_id, "rejected": true, "reason": e.to_string(),
-                    "presented_hash": presented, "decided_by": decided_by,
-                }),
-            );
+            inner.audit(AuditRecord::Decision(DecisionRecord::rejected(
+                approval_id,
+                decided_by,
+                *presented,
+                e.to_string(),
+            )));
             inner.emit(AgentEvent::DecisionRejected {
                 approval_id,
                 message: e.to_string(),
@@ -79,23 +79,22 @@ pub(super) fn apply(
             message: format!("could not record the decision in the history: {e}"),
         });
     }
-    audit(
-        inner,
-        AuditKind::Decision,
-        json!({
-            "approval_id": approval_id, "approved": approved, "decided_by": decided_by,
-            "scope": record.scope, "user_edited": edited, "reason": reason,
-            "code_hash": match &resolution { Resolution::Run(t) => Some(t.hash), Resolution::Denied { .. } => None },
-        }),
-    );
+    inner.audit(AuditRecord::Decision(match &resolution {
+        Resolution::Run(t) => {
+            DecisionRecord::approved(approval_id, decided_by, t.scope, t.hash, t.user_edited)
+        }
+        Resolution::Denied { reason, .. } => {
+            DecisionRecord::denied(approval_id, decided_by, reason.clone())
+        }
+    }));
     if let Resolution::Run(ticket) = &resolution {
         if ticket.scope == DecisionScope::SessionRule {
-            audit(
-                inner,
-                AuditKind::SessionRuleAdded,
-                json!({"conversation_id": inner.conversation, "approval_id": approval_id,
-                       "code_hash": ticket.hash, "language": ticket.language}),
-            );
+            inner.audit(AuditRecord::SessionRuleAdded {
+                conversation_id: inner.conversation,
+                approval_id,
+                code_hash: ticket.hash,
+                language: ticket.language,
+            });
         }
     }
     inner.emit(AgentEvent::ApprovalResolved {
@@ -129,11 +128,10 @@ pub(super) fn set_policy(inner: &Inner, policy: ApprovalPolicy) {
             message: format!("could not save the approval policy: {e}"),
         });
     }
-    audit(
-        inner,
-        AuditKind::PolicyChanged,
-        json!({"conversation_id": inner.conversation, "policy": policy.as_str()}),
-    );
+    inner.audit(AuditRecord::PolicyChanged {
+        conversation_id: inner.conversation,
+        policy,
+    });
     inner.emit(AgentEvent::PolicyChanged {
         policy,
         flagged: policy.is_flagged(),
@@ -160,36 +158,43 @@ pub(super) fn revoke_rule(inner: &Inner, hash: &CodeHash) {
             let _ = inner.deps.history.revoke_session_rule(rule.id);
         }
     }
-    audit(
-        inner,
-        AuditKind::SessionRuleRevoked,
-        json!({"conversation_id": inner.conversation, "code_hash": hash, "was_active": removed}),
-    );
+    inner.audit(AuditRecord::SessionRuleRevoked {
+        conversation_id: inner.conversation,
+        code_hash: *hash,
+        was_active: removed,
+    });
 }
 
-/// Appends to the audit log; a failure is shown, never swallowed, and remembered so the turn
-/// runs no code until the log can be written again (see [`Inner::unaudited`]).
-pub(super) fn audit(inner: &Inner, kind: AuditKind, data: serde_json::Value) {
-    if let Err(message) = try_audit(inner, kind, data) {
-        inner.emit(AgentEvent::Error { message });
-    }
-}
+/// Why approvals still pending when a turn is cancelled can no longer be approved.
+const EXPIRED: &str = "the turn was cancelled before a decision";
 
-/// [`audit`] for callers that stop on a failure themselves: the error is returned, not shown.
-pub(super) fn try_audit(
-    inner: &Inner,
-    kind: AuditKind,
-    data: serde_json::Value,
-) -> Result<(), String> {
-    match inner.deps.audit.append(kind, &data) {
-        Ok(_) => Ok(()),
-        Err(e) => {
-            tracing::debug!(error = %e, "audit append failed");
-            let message = format!("could not write the audit log: {e}");
-            if let Ok(mut unaudited) = inner.unaudited.lock() {
-                *unaudited = Some(message.clone());
-            }
-            Err(message)
+/// Cancelled turn: pending approvals can no longer be decided; the history and the audit log
+/// say so, and so does an event, so no front end has to sweep or poll for it.
+pub(super) fn expire_pending(inner: &Inner) {
+    let expired = inner
+        .gate
+        .lock()
+        .map(|mut g| g.expire_all())
+        .unwrap_or_default();
+    for approval_id in expired {
+        let decision = ApprovalDecision {
+            verdict: Verdict::Deny,
+            scope: DecisionScope::Once,
+            decided_by: DecidedBy::Policy,
+            reason: Some(EXPIRED.into()),
+            edited_code: None,
+        };
+        let _ = inner.deps.history.decide_approval(approval_id, &decision);
+        inner.audit(AuditRecord::Decision(DecisionRecord::expired(
+            approval_id,
+            EXPIRED,
+        )));
+        if let Ok(mut w) = inner.waiters.lock() {
+            w.remove(&approval_id);
         }
+        inner.emit(AgentEvent::ApprovalExpired {
+            approval_id,
+            reason: EXPIRED.into(),
+        });
     }
 }

@@ -7,6 +7,7 @@ mod decide;
 mod network;
 mod orphan;
 mod run_code;
+mod step;
 mod transcript;
 mod turn;
 
@@ -14,7 +15,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use ironclaw_llm::Provider;
-use ironclaw_protocol::{AgentEvent, ApprovalId, ConversationId, Language, Op};
+use ironclaw_protocol::{AgentEvent, ApprovalId, AuditRecord, ConversationId, Language, Op};
 use ironclaw_sandbox::protocol::Alteration;
 use ironclaw_sandbox::session::SessionName;
 use ironclaw_sandbox::{Sandbox, SessionOptions};
@@ -108,6 +109,30 @@ impl Inner {
     pub fn emit(&self, event: AgentEvent) {
         // A front end that went away does not stop the work: history still records it.
         let _ = self.events.send(event);
+    }
+
+    /// Appends to the audit log; a failure is shown, never swallowed, and remembered so the
+    /// turn runs no code until the log can be written again (see [`Inner::unaudited`]).
+    pub(super) fn audit(&self, record: AuditRecord) {
+        if let Err(message) = self.try_audit(record) {
+            self.emit(AgentEvent::Error { message });
+        }
+    }
+
+    /// [`Inner::audit`] for callers that stop on a failure themselves: the error is returned,
+    /// not shown.
+    pub(super) fn try_audit(&self, record: AuditRecord) -> Result<(), String> {
+        match self.deps.audit.record(&record) {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                tracing::debug!(error = %e, kind = record.kind(), "audit append failed");
+                let message = format!("could not write the audit log: {e}");
+                if let Ok(mut unaudited) = self.unaudited.lock() {
+                    *unaudited = Some(message.clone());
+                }
+                Err(message)
+            }
+        }
     }
 }
 
@@ -227,7 +252,7 @@ async fn actor(inner: Arc<Inner>, mut ops: mpsc::UnboundedReceiver<Op>) {
                         }
                         // At once, in the actor: a decision that arrives after the cancel but
                         // before the turn notices it must find nothing left to approve.
-                        run_code::expire_pending(&inner);
+                        decide::expire_pending(&inner);
                     }
                     Op::SetPolicy { policy } => decide::set_policy(&inner, policy),
                     Op::RevokeRule { code_hash } => decide::revoke_rule(&inner, &code_hash),

@@ -6,14 +6,11 @@
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
-use ironclaw_protocol::{AgentEvent, DecidedBy, ExecutionId, HostDecision};
+use ironclaw_protocol::{AgentEvent, AuditRecord, DecidedBy, ExecutionId, HostDecision};
 use ironclaw_sandbox::network::{AllowScope, NetworkActivity, NetworkEvent};
-use ironclaw_store::AuditKind;
-use serde_json::json;
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
-use super::decide::audit;
 use super::Inner;
 
 /// Watches the proxy's decisions for one execution.
@@ -135,12 +132,13 @@ fn report(
             b.pending.insert(target.to_string());
         }
     }
-    audit(
-        inner,
-        AuditKind::Other("network_blocked".into()),
-        json!({"conversation_id": inner.conversation, "execution_id": execution_id,
-               "target": target, "reason": reason, "already_denied": already_denied}),
-    );
+    inner.audit(AuditRecord::NetworkBlocked {
+        conversation_id: inner.conversation,
+        execution_id,
+        target: target.to_string(),
+        reason: reason.to_string(),
+        already_denied,
+    });
     inner.emit(AgentEvent::NetworkBlocked {
         execution_id,
         target: target.to_string(),
@@ -200,12 +198,12 @@ pub(super) async fn decide(
         });
         return;
     }
-    audit(
-        &inner,
-        AuditKind::Other("network_decision".into()),
-        json!({"conversation_id": inner.conversation, "target": target,
-               "decision": decision, "decided_by": decided_by}),
-    );
+    inner.audit(AuditRecord::NetworkDecision {
+        conversation_id: inner.conversation,
+        target: target.clone(),
+        decision,
+        decided_by,
+    });
     inner.emit(AgentEvent::NetworkDecided {
         target,
         decision,

@@ -6,19 +6,17 @@ use std::sync::Arc;
 
 use ironclaw_llm::ToolCall;
 use ironclaw_protocol::{
-    AgentEvent, ApprovalRequest, DecidedBy, Language, OutputStream, ToolCallId, TurnId,
+    AgentEvent, ApprovalRequest, AuditRecord, DecidedBy, DecisionRecord, ExecResultRecord,
+    Language, OutputStream, ToolCallId, TurnId,
 };
 use ironclaw_sandbox::exec::{ExecEvent, ExecRequest, ExecResult};
 use ironclaw_sandbox::protocol::Alteration;
-use ironclaw_store::{
-    ApprovalDecision, AuditKind, ExecutionOutcome, NewApproval, OutputExcerpt, Verdict,
-};
+use ironclaw_store::{ApprovalDecision, ExecutionOutcome, NewApproval, OutputExcerpt, Verdict};
 use serde_json::json;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use super::decide::{audit, try_audit};
-use super::turn::StepError;
+use super::step::StepError;
 use super::Inner;
 use crate::approval::{Resolution, Ticket, Triage};
 use crate::tools;
@@ -54,15 +52,15 @@ pub(super) async fn handle(
                 .collect(),
         })
         .map_err(|e| StepError::Failed(format!("could not record the request: {e}")))?;
-    try_audit(
-        inner,
-        AuditKind::ExecRequested,
-        json!({
-            "approval_id": approval.id, "conversation_id": inner.conversation,
-            "language": language, "code_hash": approval.code_hash, "risk": assessment.level,
-        }),
-    )
-    .map_err(|e| StepError::Failed(format!("{e}. Nothing was asked or run")))?;
+    inner
+        .try_audit(AuditRecord::ExecRequested {
+            approval_id: approval.id,
+            conversation_id: inner.conversation,
+            language,
+            code_hash: approval.code_hash,
+            risk: assessment.level,
+        })
+        .map_err(|e| StepError::Failed(format!("{e}. Nothing was asked or run")))?;
 
     learn_leftovers(inner).await;
     let verdict = inner
@@ -149,12 +147,12 @@ fn record_auto(
             message: format!("could not record the automatic approval: {e}"),
         });
     }
-    audit(
-        inner,
-        AuditKind::Decision,
-        json!({"approval_id": approval_id, "approved": true, "decided_by": DecidedBy::Policy,
-               "scope": ticket.scope, "reason": reason, "code_hash": ticket.hash}),
-    );
+    inner.audit(AuditRecord::Decision(DecisionRecord::automatic(
+        *approval_id,
+        ticket.scope,
+        ticket.hash,
+        reason,
+    )));
     inner.emit(AgentEvent::ApprovalResolved {
         approval_id: *approval_id,
         approved: true,
@@ -241,14 +239,16 @@ async fn execute(
         .ran_before
         .swap(true, std::sync::atomic::Ordering::AcqRel);
     let mut precise_ms = 0.0;
-    let mut integrity = json!(null);
+    let mut integrity = None;
     if let Ok(r) = &result {
         if let Ok(mut numbers) = inner.run_numbers.lock() {
             numbers.insert(r.seq, execution.number);
         }
-        integrity = json!({"fresh_interpreter": fresh, "altered_before": r.altered_before,
+        integrity = Some(
+            json!({"fresh_interpreter": fresh, "altered_before": r.altered_before,
                            "altered_by_runs": runs_named(inner, &r.altered_before),
-                           "forged_completions": r.forged_completions});
+                           "forged_completions": r.forged_completions}),
+        );
         remember_alterations(inner, language, &r.altered_after);
     }
     let mut quota_exceeded = None;
@@ -288,14 +288,19 @@ async fn execute(
         tracing::debug!(error = %e, execution_id = %execution.id, "the run's result could not be recorded in the history");
         unrecorded.push(format!("the history: {e}"));
     }
-    if let Err(e) = try_audit(
-        inner,
-        AuditKind::ExecResult,
-        json!({"approval_id": approval_id, "execution_id": execution.id, "exit_code": outcome.exit_code,
-               "duration_ms": outcome.duration_ms, "peak_memory_bytes": outcome.peak_memory_bytes,
-               "timed_out": outcome.timed_out, "cancelled": outcome.cancelled, "oom_killed": outcome.oom_killed,
-               "integrity": integrity}),
-    ) {
+    if let Err(e) = inner.try_audit(AuditRecord::ExecResult(ExecResultRecord {
+        approval_id: *approval_id,
+        execution_id: execution.id,
+        exit_code: outcome.exit_code,
+        duration_ms: Some(outcome.duration_ms),
+        peak_memory_bytes: outcome.peak_memory_bytes,
+        timed_out: outcome.timed_out,
+        cancelled: outcome.cancelled,
+        oom_killed: outcome.oom_killed,
+        integrity,
+        reconciled_from: None,
+        ended_at: None,
+    })) {
         unrecorded.push(format!("the audit log: {e}"));
     }
     inner.emit(AgentEvent::ExecutionEnded {
@@ -529,34 +534,6 @@ fn denied_note(reason: Option<&str>) -> String {
     }
     note.push_str(" Do not request the same code again. Change your approach, or ask the user how to proceed.");
     note
-}
-
-/// Cancelled turn: pending approvals can no longer be decided, and the history says so.
-pub(super) fn expire_pending(inner: &Inner) {
-    let expired = inner
-        .gate
-        .lock()
-        .map(|mut g| g.expire_all())
-        .unwrap_or_default();
-    for id in expired {
-        let decision = ApprovalDecision {
-            verdict: Verdict::Deny,
-            scope: ironclaw_store::DecisionScope::Once,
-            decided_by: DecidedBy::Policy,
-            reason: Some("the turn was cancelled before a decision".into()),
-            edited_code: None,
-        };
-        let _ = inner.deps.history.decide_approval(id, &decision);
-        audit(
-            inner,
-            AuditKind::Decision,
-            json!({"approval_id": id, "approved": false, "decided_by": DecidedBy::Policy,
-                   "reason": "the turn was cancelled before a decision", "expired": true}),
-        );
-        if let Ok(mut w) = inner.waiters.lock() {
-            w.remove(&id);
-        }
-    }
 }
 
 fn clip(s: &str, max: usize) -> String {

@@ -11,7 +11,8 @@ use ironclaw_store::{MessageRole, MessageStatus, NewMessage, NewToolCall};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use super::{run_code, Inner};
+use super::step::StepError;
+use super::{decide, run_code, Inner};
 use crate::prompt::system_prompt;
 use crate::tools;
 use ironclaw_protocol::{AgentEvent, TurnOutcome};
@@ -45,9 +46,8 @@ pub(super) async fn run(inner: Arc<Inner>, user_text: String, cancel: Cancellati
             (TurnOutcome::Failed, Some(message))
         }
     };
-    if matches!(status, TurnOutcome::Cancelled) {
-        run_code::expire_pending(&inner);
-    }
+    // A turn that ended for any reason can no longer run what it was waiting for.
+    decide::expire_pending(&inner);
     if let Err(e) = inner.deps.history.end_turn(turn.id, status) {
         // The turn is over either way; the front end hears it failed to be recorded (the next
         // start marks it interrupted), in the one message that ends it.
@@ -63,18 +63,6 @@ pub(super) async fn run(inner: Arc<Inner>, user_text: String, cancel: Cancellati
         status,
         error,
     });
-}
-
-pub(super) enum StepError {
-    Cancelled,
-    Failed(String),
-    /// The code ran, but recording what happened failed: the turn stops, and the model still
-    /// gets the real result (so it never asks to run the same thing again as if it had not).
-    AfterRun {
-        content: String,
-        is_error: bool,
-        message: String,
-    },
 }
 
 async fn steps(

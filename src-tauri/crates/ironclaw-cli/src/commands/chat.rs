@@ -417,6 +417,7 @@ fn render(event: AgentEvent) {
             );
         }
         AgentEvent::DecisionRejected { message, .. } => eprintln!("decision refused: {message}"),
+        AgentEvent::ApprovalExpired { reason, .. } => eprintln!("approval expired: {reason}"),
         AgentEvent::PolicyChanged { policy, flagged } => {
             eprintln!(
                 "policy: {}{}",
@@ -448,7 +449,7 @@ fn render(event: AgentEvent) {
         }
         AgentEvent::NetworkDecided {
             target, decision, ..
-        } => eprintln!("network: {}: {decision:?}", inert(&target)),
+        } => eprintln!("network: {}: {decision}", inert(&target)),
         AgentEvent::ExecutionNetwork {
             allowed, denied, ..
         } => {

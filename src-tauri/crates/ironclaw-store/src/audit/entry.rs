@@ -38,6 +38,10 @@ pub enum AuditKind {
     /// chain broken, or not ending where its anchor said). Records which file the old log was
     /// kept as and how far it could be trusted: see [`super::ChainRestart`].
     ChainRestarted,
+    /// Code was refused a host by the network policy.
+    NetworkBlocked,
+    /// A person answered about a refused host.
+    NetworkDecision,
     /// A kind this build does not know.
     Other(String),
 }
@@ -56,11 +60,13 @@ impl AuditKind {
             Self::LogRepaired => "log_repaired",
             Self::AnchorMismatch => "anchor_mismatch",
             Self::ChainRestarted => "chain_restarted",
+            Self::NetworkBlocked => "network_blocked",
+            Self::NetworkDecision => "network_decision",
             Self::Other(name) => name,
         }
     }
 
-    fn from_name(name: &str) -> Self {
+    pub(crate) fn from_name(name: &str) -> Self {
         match name {
             "exec_requested" => Self::ExecRequested,
             "decision" => Self::Decision,
@@ -72,6 +78,8 @@ impl AuditKind {
             "log_repaired" => Self::LogRepaired,
             "anchor_mismatch" => Self::AnchorMismatch,
             "chain_restarted" => Self::ChainRestarted,
+            "network_blocked" => Self::NetworkBlocked,
+            "network_decision" => Self::NetworkDecision,
             other => Self::Other(other.to_owned()),
         }
     }
@@ -113,6 +121,12 @@ pub struct AuditEntry {
 }
 
 impl AuditEntry {
+    /// What the entry records, typed; `None` for the log's own housekeeping kinds and kinds a
+    /// newer IronClaw wrote.
+    pub fn record(&self) -> Option<ironclaw_protocol::AuditRecord> {
+        ironclaw_protocol::AuditRecord::read(self.kind.as_str(), &self.data)
+    }
+
     /// A sealed entry: `hash` is computed from the other fields.
     pub(crate) fn seal(
         seq: u64,

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
 use fs4::FileExt;
+use ironclaw_protocol::AuditRecord;
 use serde::Serialize;
 
 use super::anchor::{Anchor, AnchorCheck, AnchorStore};
@@ -106,8 +107,14 @@ impl AuditLog {
         Ok((log, torn))
     }
 
-    /// Appends one entry and flushes it to disk before returning it.
-    pub fn append<T: Serialize + ?Sized>(
+    /// Records what happened: one typed entry, flushed to disk before it returns.
+    pub fn record(&self, record: &AuditRecord) -> Result<AuditEntry, AuditError> {
+        self.append(AuditKind::from_name(record.kind()), &record.data())
+    }
+
+    /// Appends one entry and flushes it to disk before returning it. Outside the store,
+    /// entries are written as [`AuditRecord`]s.
+    pub(crate) fn append<T: Serialize + ?Sized>(
         &self,
         kind: AuditKind,
         data: &T,

@@ -7,11 +7,10 @@ use super::rows::{self, APPROVAL_COLUMNS, SESSION_RULE_COLUMNS};
 use super::History;
 use crate::error::{Result, StoreError};
 use crate::model::{
-    Approval, ApprovalDecision, ApprovalStatus, DecisionScope, NewApproval, RuleKind, SessionRule,
-    Verdict,
+    Approval, ApprovalDecision, ApprovalStatus, NewApproval, RuleKind, SessionRule, Verdict,
 };
 use crate::time::Timestamp;
-use ironclaw_protocol::{ApprovalId, CodeHash, ConversationId, SessionRuleId};
+use ironclaw_protocol::{ApprovalId, CodeHash, ConversationId, DecisionScope, SessionRuleId};
 
 impl History {
     /// Records that the agent wants to run `request.code`; the approval starts `Pending`.

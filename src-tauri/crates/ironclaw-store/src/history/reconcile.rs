@@ -22,15 +22,14 @@ use std::path::Path;
 
 use rusqlite::params;
 use serde::Serialize;
-use serde_json::{json, Value};
 
 use super::rows::{self, signed, EXECUTION_COLUMNS};
 use super::History;
-use crate::audit::{verify, AuditEntry, AuditKind, AuditLog};
+use crate::audit::{verify, AuditEntry, AuditLog};
 use crate::error::Result;
 use crate::model::Execution;
 use crate::time::Timestamp;
-use ironclaw_protocol::ExecutionId;
+use ironclaw_protocol::{AuditRecord, ExecResultRecord, ExecutionId};
 
 /// What one reconciliation changed or found. Empty when the two records agreed.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -90,7 +89,7 @@ impl std::fmt::Display for ReconcileReport {
 /// How a run was compared; stored in `executions.reconciled`.
 enum Mark {
     Matches,
-    FromAudit(Box<AuditEntry>),
+    FromAudit(Box<(Timestamp, ExecResultRecord)>),
     ToAudit,
     Disagrees,
     Unknown,
@@ -127,15 +126,15 @@ impl History {
         for run in runs {
             let mark = match (results.remove(&run.id), run.interrupted) {
                 (Some(entry), true) => Mark::FromAudit(Box::new(entry)),
-                (Some(entry), false) => {
-                    if entry.data["exit_code"].as_i64() == run.exit_code {
+                (Some((_, result)), false) => {
+                    if result.exit_code == run.exit_code {
                         Mark::Matches
                     } else {
                         Mark::Disagrees
                     }
                 }
                 (None, true) => Mark::Unknown,
-                (None, false) => match audit.append(AuditKind::ExecResult, &from_history(&run)) {
+                (None, false) => match audit.record(&from_history(&run)) {
                     Ok(_) => Mark::ToAudit,
                     Err(e) => {
                         report.audit_unusable = Some(format!("appending to it failed: {e}"));
@@ -153,7 +152,7 @@ impl History {
                     Mark::Disagrees => "disagrees",
                     Mark::Unknown => "unknown",
                     Mark::FromAudit(entry) => {
-                        let d = &entry.data;
+                        let (ended_at, d) = entry.as_ref();
                         tx.execute(
                             "UPDATE executions SET interrupted = 0, ended_at = ?2, exit_code = ?3,
                                  duration_ms = ?4, peak_memory_bytes = ?5, timed_out = ?6,
@@ -161,13 +160,13 @@ impl History {
                              WHERE id = ?1 AND interrupted = 1",
                             params![
                                 id,
-                                entry.ts,
-                                d["exit_code"].as_i64(),
-                                d["duration_ms"].as_u64().map(signed),
-                                d["peak_memory_bytes"].as_u64().map(signed),
-                                d["timed_out"].as_bool().unwrap_or(false),
-                                d["cancelled"].as_bool().unwrap_or(false),
-                                d["oom_killed"].as_bool().unwrap_or(false),
+                                ended_at,
+                                d.exit_code,
+                                d.duration_ms.map(signed),
+                                d.peak_memory_bytes.map(signed),
+                                d.timed_out,
+                                d.cancelled,
+                                d.oom_killed,
                             ],
                         )?;
                         "from_audit"
@@ -195,8 +194,11 @@ impl History {
     }
 }
 
-/// The audit log's `exec_result` entries by run, from a log whose chain verifies.
-fn exec_results(path: &Path) -> std::result::Result<HashMap<ExecutionId, AuditEntry>, String> {
+/// The audit log's `exec_result` entries by run, with when each was written, from a log whose
+/// chain verifies.
+fn exec_results(
+    path: &Path,
+) -> std::result::Result<HashMap<ExecutionId, (Timestamp, ExecResultRecord)>, String> {
     if !path.exists() {
         return Ok(HashMap::new());
     }
@@ -209,26 +211,26 @@ fn exec_results(path: &Path) -> std::result::Result<HashMap<ExecutionId, AuditEn
         let Ok(entry) = serde_json::from_str::<AuditEntry>(&line) else {
             continue;
         };
-        if entry.kind != AuditKind::ExecResult {
-            continue;
-        }
-        let id = entry.data["execution_id"]
-            .as_str()
-            .and_then(|s| s.parse::<ExecutionId>().ok());
-        if let Some(id) = id {
-            results.insert(id, entry);
+        if let Some(AuditRecord::ExecResult(result)) = entry.record() {
+            results.insert(result.execution_id, (entry.ts, result));
         }
     }
     Ok(results)
 }
 
 /// An `exec_result` entry for a run only the history recorded.
-fn from_history(run: &Execution) -> Value {
-    json!({
-        "approval_id": run.approval_id, "execution_id": run.id, "exit_code": run.exit_code,
-        "duration_ms": run.duration_ms, "peak_memory_bytes": run.peak_memory_bytes,
-        "timed_out": run.timed_out, "cancelled": run.cancelled, "oom_killed": run.oom_killed,
-        "reconciled_from": "history",
-        "ended_at": run.ended_at.unwrap_or_else(Timestamp::now),
+fn from_history(run: &Execution) -> AuditRecord {
+    AuditRecord::ExecResult(ExecResultRecord {
+        approval_id: run.approval_id,
+        execution_id: run.id,
+        exit_code: run.exit_code,
+        duration_ms: run.duration_ms,
+        peak_memory_bytes: run.peak_memory_bytes,
+        timed_out: run.timed_out,
+        cancelled: run.cancelled,
+        oom_killed: run.oom_killed,
+        integrity: None,
+        reconciled_from: Some("history".into()),
+        ended_at: Some(run.ended_at.unwrap_or_else(Timestamp::now).0),
     })
 }

@@ -61,18 +61,6 @@ text_enum!(
 );
 
 text_enum!(
-    /// How far an approval reaches.
-    DecisionScope {
-        /// This request only.
-        Once => "once",
-        /// This request, and the same code again in this conversation (creates a session rule).
-        SessionRule => "session_rule",
-        /// Decided automatically by the conversation's policy or an existing session rule.
-        PolicyAuto => "policy_auto",
-    }
-);
-
-text_enum!(
     /// What a session rule matches.
     RuleKind {
         /// Exactly this code (its `CodeHash`).
@@ -97,7 +85,6 @@ sql_text!(
     MessageRole,
     MessageStatus,
     ApprovalStatus,
-    DecisionScope,
     RuleKind,
     Verdict
 );

@@ -3,9 +3,7 @@
 mod enums;
 mod records;
 
-pub use enums::{
-    ApprovalStatus, DecisionScope, MessageRole, MessageStatus, RuleKind, TurnStatus, Verdict,
-};
+pub use enums::{ApprovalStatus, MessageRole, MessageStatus, RuleKind, TurnStatus, Verdict};
 pub use records::{
     Approval, ApprovalDecision, ApprovalEntry, Conversation, ConversationSummary, Execution,
     ExecutionOutcome, FullConversation, Message, MessageEntry, NewApproval, NewMessage,

@@ -2,13 +2,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::enums::{
-    ApprovalStatus, DecisionScope, MessageRole, MessageStatus, RuleKind, TurnStatus, Verdict,
-};
+use super::enums::{ApprovalStatus, MessageRole, MessageStatus, RuleKind, TurnStatus, Verdict};
 use crate::time::Timestamp;
 use ironclaw_protocol::{
-    ApprovalId, ApprovalPolicy, CodeHash, ConversationId, DecidedBy, ExecutionId, Language,
-    MessageId, RiskLevel, SessionRuleId, ToolCallId, TurnId,
+    ApprovalId, ApprovalPolicy, CodeHash, ConversationId, DecidedBy, DecisionScope, ExecutionId,
+    Language, MessageId, RiskLevel, SessionRuleId, ToolCallId, TurnId,
 };
 
 /// A chat thread.

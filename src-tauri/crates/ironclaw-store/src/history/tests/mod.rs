@@ -18,10 +18,12 @@ use tempfile::TempDir;
 
 use super::History;
 use crate::model::{
-    ApprovalDecision, DecisionScope, Execution, ExecutionOutcome, MessageRole, MessageStatus,
-    NewApproval, NewMessage, NewToolCall, OutputExcerpt, Verdict,
+    ApprovalDecision, Execution, ExecutionOutcome, MessageRole, MessageStatus, NewApproval,
+    NewMessage, NewToolCall, OutputExcerpt, Verdict,
 };
-use ironclaw_protocol::{ApprovalPolicy, ConversationId, DecidedBy, Language, RiskLevel, TurnId};
+use ironclaw_protocol::{
+    ApprovalPolicy, ConversationId, DecidedBy, DecisionScope, Language, RiskLevel, TurnId,
+};
 
 /// A fresh history in its own folder (kept alive by the returned `TempDir`).
 fn temp_history() -> (TempDir, PathBuf, History) {
