@@ -57,6 +57,8 @@ pub struct Agent {
     /// Every event received so far, in order (printed when a wait fails).
     pub seen: Vec<AgentEvent>,
     pub deps: Deps,
+    /// The sandbox the session's runtime uses.
+    pub sandbox: Arc<ironclaw_sandbox::Sandbox>,
     pub conversation: ConversationId,
     /// What opening the history found unfinished.
     pub recovery: RecoveryReport,
@@ -95,8 +97,12 @@ impl Agent {
         // The same installation's sandbox: same folders, same instance label, so the env's
         // label cleanup removes this session's container too.
         let sandbox = Arc::new(env.second_client().await);
-        let (deps, recovery, _reconciled) =
-            ironclaw_agent::state::open(sandbox, provider(wire, &base_url)).expect("open state");
+        let (deps, recovery, _reconciled) = ironclaw_agent::state::open(ironclaw_agent::Runtime {
+            sandbox: sandbox.clone(),
+            provider: provider(wire, &base_url),
+            model: MODEL.into(),
+        })
+        .expect("open state");
         let conversation = match conversation {
             Ok(id) => id,
             Err(policy) => {
@@ -107,13 +113,14 @@ impl Agent {
             }
         };
         let (session, events) =
-            ironclaw_agent::start(deps.clone(), conversation, SessionConfig::new(MODEL))
+            ironclaw_agent::start(deps.clone(), conversation, SessionConfig::default())
                 .expect("start the session");
         Self {
             session,
             events,
             seen: Vec::new(),
             deps,
+            sandbox,
             conversation,
             recovery,
             server,
@@ -311,8 +318,7 @@ impl Agent {
 
     /// The host folder mounted at `/workspace` (the session must have run code).
     pub fn workspace(&self) -> PathBuf {
-        self.deps
-            .sandbox
+        self.sandbox
             .workspace(&self.session_name())
             .expect("the session has a workspace")
     }

@@ -27,7 +27,7 @@ async fn an_approval_cannot_be_decided_from_another_conversation_or_with_its_has
         .expect("second conversation")
         .id;
     let (b, mut b_events) =
-        ironclaw_agent::start(a.deps.clone(), b_conversation, SessionConfig::new(MODEL))
+        ironclaw_agent::start(a.deps.clone(), b_conversation, SessionConfig::default())
             .expect("second session");
     b.send(Op::Decide {
         approval_id: req.approval_id,

@@ -9,6 +9,7 @@ mod disk_full;
 mod flow;
 mod host_reader;
 mod host_reader_race;
+mod lazy;
 mod notifications;
 mod quit;
 mod shell_config;

@@ -40,7 +40,7 @@ async fn a_refused_host_is_reported_audited_and_can_be_allowed_only_when_it_was_
     );
     std::fs::write(env.paths.user_policy_file(), yaml).expect("write sandbox.yaml");
     let mut agent = Agent::start_with(env, Wire::OpenAi, ApprovalPolicy::NeverAsk).await;
-    agent.deps.sandbox.network().set_resolver(Resolver::fixed([(
+    agent.sandbox.network().set_resolver(Resolver::fixed([(
         "denied.example.internal".to_string(),
         vec![IpAddr::V4(web.ip)],
     )]));

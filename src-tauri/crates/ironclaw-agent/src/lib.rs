@@ -15,4 +15,4 @@ pub mod state;
 pub mod tools;
 
 pub use error::{Error, Result};
-pub use session::{start, Deps, SessionConfig, SessionHandle};
+pub use session::{start, Deps, ResolveRuntime, Resolving, Runtime, SessionConfig, SessionHandle};

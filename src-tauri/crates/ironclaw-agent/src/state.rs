@@ -5,11 +5,11 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use ironclaw_sandbox::{Paths, Sandbox};
+use ironclaw_sandbox::Paths;
 use ironclaw_store::{AuditLog, History, ReconcileReport, RecoveryReport};
 
 use crate::error::{Error, Result};
-use crate::session::Deps;
+use crate::session::{Deps, Runtime};
 
 pub fn history_path(paths: &Paths) -> PathBuf {
     paths.data_dir.join("history.sqlite3")
@@ -102,21 +102,18 @@ pub fn reconcile(
         })
 }
 
-/// Everything a session needs, with what the start recovered and reconciled.
-pub fn open(
-    sandbox: Arc<Sandbox>,
-    provider: Arc<dyn ironclaw_llm::Provider>,
-) -> Result<(Deps, RecoveryReport, ReconcileReport)> {
-    let paths = sandbox.paths().clone();
+/// Everything a session needs, with what the start recovered and reconciled, for a front end
+/// that already has its sandbox and model (the CLI, the tests).
+pub fn open(runtime: Runtime) -> Result<(Deps, RecoveryReport, ReconcileReport)> {
+    let paths = runtime.sandbox.paths().clone();
     let (history, report) = open_history(&paths)?;
     let (audit, _torn) = open_audit_noting(&paths, &history)?;
     let reconciled = reconcile(&history, &audit, &report);
     Ok((
         Deps {
-            sandbox,
             history: Arc::new(history),
             audit: Arc::new(audit),
-            provider,
+            runtime: Arc::new(runtime),
         },
         report,
         reconciled,

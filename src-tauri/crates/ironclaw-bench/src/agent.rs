@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context};
 use futures_util::StreamExt;
-use ironclaw_agent::{Deps, SessionConfig, SessionHandle};
+use ironclaw_agent::{Deps, Runtime, SessionConfig, SessionHandle};
 use ironclaw_llm::testing::{Reply, ScriptedCall, ScriptedServer};
 use ironclaw_llm::{
     CancellationToken, ChatRequest, Message, OpenAiCompatible, Provider, ToolCall, TurnAccumulator,
@@ -118,14 +118,18 @@ async fn measure(sandbox: &Arc<Sandbox>, plan: Plan) -> anyhow::Result<Samples> 
             .context("cannot start the scripted model server")?;
         let provider: Arc<dyn Provider> =
             Arc::new(OpenAiCompatible::new(&format!("{base}/v1"), None)?);
+        let runtime = Runtime {
+            sandbox: Arc::clone(sandbox),
+            provider: Arc::clone(&provider),
+            model: MODEL.into(),
+        };
         let deps = match &shared {
             Some((deps, _)) => Deps {
-                provider: Arc::clone(&provider),
+                runtime: Arc::new(runtime),
                 ..deps.clone()
             },
             None => {
-                let (deps, _, _) =
-                    ironclaw_agent::state::open(Arc::clone(sandbox), Arc::clone(&provider))?;
+                let (deps, _, _) = ironclaw_agent::state::open(runtime)?;
                 let replay = Replay::new(
                     Arc::clone(&deps.history),
                     &sandbox.paths().data_dir.join("bench-replay-audit.log"),
@@ -142,7 +146,7 @@ async fn measure(sandbox: &Arc<Sandbox>, plan: Plan) -> anyhow::Result<Samples> 
             .create_conversation("bench: agent overhead", ApprovalPolicy::NeverAsk)?
             .id;
         let (session, events) =
-            ironclaw_agent::start(deps.clone(), conversation, SessionConfig::new(MODEL))?;
+            ironclaw_agent::start(deps.clone(), conversation, SessionConfig::default())?;
         let mut bench = Bench {
             session,
             events,

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 use ironclaw_agent::SessionHandle;
 use ironclaw_llm::Provider;
 use ironclaw_protocol::{
-    ApprovalId, ApprovalPolicy, AuditRecord, CodeHash, ConversationId, DecidedBy, Decision,
-    ExecutionId, HostDecision, Op, OutputStream,
+    ApprovalId, ApprovalPolicy, CodeHash, ConversationId, DecidedBy, Decision, ExecutionId,
+    HostDecision, Op, OutputStream,
 };
 use ironclaw_sandbox::session::SessionName;
 use ironclaw_sandbox::Paths;
@@ -375,17 +375,14 @@ impl Desktop {
         Ok(())
     }
 
+    /// Through the conversation's session, live or not (starting one needs only the history),
+    /// so there is one way to change a policy and one audit entry for it.
     pub async fn set_policy(&self, id: ConversationId, policy: ApprovalPolicy) -> Result<()> {
-        if let Some(session) = self.core.live_session(id).await {
-            session.send(Op::SetPolicy { policy })?;
-            return Ok(());
-        }
-        // No session to tell: the history is where the next one reads it from.
-        self.core.history.set_approval_policy(id, policy)?;
-        self.core.audit.record(&AuditRecord::PolicyChanged {
-            conversation_id: id,
-            policy,
-        })?;
+        self.core
+            .session(id)
+            .await?
+            .apply(Op::SetPolicy { policy })
+            .await?;
         Ok(())
     }
 
@@ -415,16 +412,15 @@ impl Desktop {
             .collect())
     }
 
+    /// Through the conversation's session, live or not, which revokes it in the gate and the
+    /// history and audits it once; returns when that is done, so a list right after no longer
+    /// shows the rule.
     pub async fn revoke_rule(&self, id: ConversationId, hash: CodeHash) -> Result<()> {
-        // The history first, so a list right after no longer shows it; then the live gate.
-        for (rule, approval) in self.rules(id)? {
-            if approval.code_hash == hash {
-                self.core.history.revoke_session_rule(rule.id)?;
-            }
-        }
-        if let Some(session) = self.core.live_session(id).await {
-            session.send(Op::RevokeRule { code_hash: hash })?;
-        }
+        self.core
+            .session(id)
+            .await?
+            .apply(Op::RevokeRule { code_hash: hash })
+            .await?;
         Ok(())
     }
 

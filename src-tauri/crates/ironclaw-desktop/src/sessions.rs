@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use ironclaw_agent::{Deps, SessionConfig, SessionHandle};
+use ironclaw_agent::{Deps, ResolveRuntime, Resolving, SessionConfig, SessionHandle};
 use ironclaw_llm::Provider;
 use ironclaw_protocol::{
     AgentEvent, ApprovalId, ApprovalRequest, CodeHash, ConversationId, DecidedBy, Decision,
@@ -28,6 +28,29 @@ pub(crate) struct Runtime {
     pub sandbox: Arc<Sandbox>,
     pub provider: Arc<dyn Provider>,
     pub model: String,
+}
+
+/// Finds the sandbox and model for a session's first turn. Weak: a session must not keep a
+/// closed app's core alive.
+struct Resolver {
+    core: std::sync::Weak<Core>,
+    conversation: ConversationId,
+}
+
+impl ResolveRuntime for Resolver {
+    fn resolve(&self) -> Resolving<'_> {
+        Box::pin(async move {
+            let core = self.core.upgrade().ok_or("IronClaw is shutting down")?;
+            let rt = core.runtime().await.map_err(|e| e.to_string())?;
+            // From its first turn on, the conversation's sandbox is this app's to stop at quit.
+            core.started_session(self.conversation);
+            Ok(ironclaw_agent::Runtime {
+                sandbox: rt.sandbox,
+                provider: rt.provider,
+                model: rt.model,
+            })
+        })
+    }
 }
 
 impl Core {
@@ -72,14 +95,17 @@ impl Core {
             return Ok(handle.clone());
         }
         self.history.get_conversation(id)?;
-        let rt = self.runtime().await?;
+        // Only the history and the audit log: Docker and the model are found by the first turn,
+        // so a decision, a policy or a rule never waits for them.
         let deps = Deps {
-            sandbox: rt.sandbox.clone(),
             history: self.history.clone(),
             audit: self.audit.clone(),
-            provider: rt.provider.clone(),
+            runtime: Arc::new(Resolver {
+                core: Arc::downgrade(self),
+                conversation: id,
+            }),
         };
-        let mut config = SessionConfig::new(rt.model.clone());
+        let mut config = SessionConfig::default();
         config.profile = self
             .settings
             .defaults()
@@ -88,7 +114,6 @@ impl Core {
         let _ = self.runtime.set(tokio::runtime::Handle::current());
         let (handle, events) = ironclaw_agent::start(deps, id, config)?;
         sessions.insert(id, handle.clone());
-        self.started_session(id);
         tokio::spawn(pump(self.clone(), id, events));
         Ok(handle)
     }

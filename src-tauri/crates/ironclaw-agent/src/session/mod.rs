@@ -7,6 +7,7 @@ mod decide;
 mod network;
 mod orphan;
 mod run_code;
+mod runtime;
 mod step;
 mod transcript;
 mod turn;
@@ -14,11 +15,10 @@ mod turn;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
-use ironclaw_llm::Provider;
 use ironclaw_protocol::{AgentEvent, ApprovalId, AuditRecord, ConversationId, Language, Op};
 use ironclaw_sandbox::protocol::Alteration;
 use ironclaw_sandbox::session::SessionName;
-use ironclaw_sandbox::{Sandbox, SessionOptions};
+use ironclaw_sandbox::SessionOptions;
 use ironclaw_store::{AuditLog, History, MessageRole, MessageStatus, NewMessage};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
@@ -27,18 +27,19 @@ use crate::approval::{Gate, Resolution};
 use crate::error::{Error, Result};
 use crate::risk::RiskClassifier;
 
+pub use runtime::{ResolveRuntime, Resolving, Runtime};
+
 /// What a session needs from the rest of the app. Shared by every session.
 #[derive(Clone)]
 pub struct Deps {
-    pub sandbox: Arc<Sandbox>,
     pub history: Arc<History>,
     pub audit: Arc<AuditLog>,
-    pub provider: Arc<dyn Provider>,
+    /// The sandbox and the model, found on the first turn that needs them.
+    pub runtime: Arc<dyn ResolveRuntime>,
 }
 
 #[derive(Debug, Clone)]
 pub struct SessionConfig {
-    pub model: String,
     /// Model calls per turn before the agent stops and says so.
     pub max_steps: usize,
     /// Sandbox profile for this conversation (`None`: the policy's default).
@@ -49,10 +50,9 @@ pub struct SessionConfig {
     pub output_to_model: usize,
 }
 
-impl SessionConfig {
-    pub fn new(model: impl Into<String>) -> Self {
+impl Default for SessionConfig {
+    fn default() -> Self {
         Self {
-            model: model.into(),
             max_steps: 20,
             profile: None,
             live_output_cap: 2 << 20,
@@ -64,13 +64,24 @@ impl SessionConfig {
 /// Handle to a running session. Dropping it (and every clone) ends the session.
 #[derive(Clone)]
 pub struct SessionHandle {
-    ops: mpsc::UnboundedSender<Op>,
+    ops: mpsc::UnboundedSender<(Op, Option<oneshot::Sender<()>>)>,
     pub conversation: ConversationId,
 }
 
 impl SessionHandle {
+    /// Queues `op`; what it does arrives as events.
     pub fn send(&self, op: Op) -> Result<()> {
-        self.ops.send(op).map_err(|_| Error::SessionClosed)
+        self.ops.send((op, None)).map_err(|_| Error::SessionClosed)
+    }
+
+    /// Queues `op` and returns once the session has handled it (for a policy or a rule: once
+    /// the history and the audit log say so), so a read right after sees the change.
+    pub async fn apply(&self, op: Op) -> Result<()> {
+        let (done, handled) = oneshot::channel();
+        self.ops
+            .send((op, Some(done)))
+            .map_err(|_| Error::SessionClosed)?;
+        handled.await.map_err(|_| Error::SessionClosed)
     }
 }
 
@@ -103,9 +114,18 @@ pub(crate) struct Inner {
     /// Why the last audit append of this turn failed, if one did: no code runs while what
     /// led to it is missing from the audit log.
     pub unaudited: Mutex<Option<String>>,
+    /// The sandbox and the model, once a turn needed them.
+    runtime: tokio::sync::OnceCell<Runtime>,
 }
 
 impl Inner {
+    /// The sandbox and the model, resolved on the first call.
+    pub(super) async fn runtime(&self) -> std::result::Result<&Runtime, String> {
+        self.runtime
+            .get_or_try_init(|| self.deps.runtime.resolve())
+            .await
+    }
+
     pub fn emit(&self, event: AgentEvent) {
         // A front end that went away does not stop the work: history still records it.
         let _ = self.events.send(event);
@@ -182,6 +202,7 @@ pub fn start(
         leftovers_learned: false.into(),
         fresh: Mutex::default(),
         unaudited: Mutex::default(),
+        runtime: tokio::sync::OnceCell::new(),
     });
     tokio::spawn(actor(inner, ops_rx));
     Ok((
@@ -198,7 +219,10 @@ struct Running {
     cancel: CancellationToken,
 }
 
-async fn actor(inner: Arc<Inner>, mut ops: mpsc::UnboundedReceiver<Op>) {
+async fn actor(
+    inner: Arc<Inner>,
+    mut ops: mpsc::UnboundedReceiver<(Op, Option<oneshot::Sender<()>>)>,
+) {
     let mut queue: VecDeque<String> = VecDeque::new();
     let mut running: Option<Running> = None;
     loop {
@@ -212,7 +236,7 @@ async fn actor(inner: Arc<Inner>, mut ops: mpsc::UnboundedReceiver<Op>) {
         };
         tokio::select! {
             op = ops.recv() => {
-                let Some(op) = op else { break };
+                let Some((op, done)) = op else { break };
                 match op {
                     Op::UserMessage { text } => {
                         // Recorded on arrival, so a queued message survives a crash.
@@ -260,6 +284,9 @@ async fn actor(inner: Arc<Inner>, mut ops: mpsc::UnboundedReceiver<Op>) {
                         // Off the actor: "always" writes a file; other ops need not wait.
                         tokio::spawn(network::decide(inner.clone(), target, decision, decided_by));
                     }
+                }
+                if let Some(done) = done {
+                    let _ = done.send(());
                 }
             }
             _ = finished => { running = None; }

@@ -21,8 +21,12 @@ pub(super) struct Watch {
 }
 
 /// Starts listening before the code runs, so no refusal is missed.
-pub(super) fn watch(inner: &Arc<Inner>, execution_id: ExecutionId) -> Watch {
-    let mut events = inner.deps.sandbox.network().subscribe();
+pub(super) fn watch(
+    inner: &Arc<Inner>,
+    sandbox: &ironclaw_sandbox::Sandbox,
+    execution_id: ExecutionId,
+) -> Watch {
+    let mut events = sandbox.network().subscribe();
     let done = CancellationToken::new();
     let reported = Arc::new(Mutex::new(BTreeSet::new()));
     let task = {
@@ -168,7 +172,19 @@ pub(super) async fn decide(
         return;
     }
     let session = &inner.sandbox_session;
-    let network = inner.deps.sandbox.as_ref();
+    // A refused host is only ever reported by a run, so the runtime is there by now.
+    let network = match inner.runtime().await {
+        Ok(rt) => rt.sandbox.clone(),
+        Err(e) => {
+            if let Ok(mut b) = inner.blocked_hosts.lock() {
+                b.pending.insert(target.clone());
+            }
+            inner.emit(AgentEvent::Error {
+                message: format!("could not allow {target}: {e}"),
+            });
+            return;
+        }
+    };
     let applied = match decision {
         HostDecision::AllowOnce => network.allow_host(session, &target, AllowScope::Once).await,
         HostDecision::AllowForSession => {

@@ -15,12 +15,12 @@ use super::Inner;
 /// Runs `request`, ending an orphaned run that holds the session first if there is one.
 pub(super) async fn exec(
     inner: &Inner,
+    sandbox: &ironclaw_sandbox::Sandbox,
     own: ExecutionId,
     request: &ExecRequest,
     on_event: &mut (dyn FnMut(ExecEvent) + Send),
     cancel: &CancellationToken,
 ) -> ironclaw_sandbox::Result<ExecResult> {
-    let sandbox = &inner.deps.sandbox;
     let session = &inner.sandbox_session;
     let options = &inner.sandbox_options;
     let first = sandbox

@@ -231,8 +231,22 @@ async fn execute(
         .and_then(|id| inner.fresh.lock().ok().map(|mut f| f.remove(&id)))
         .unwrap_or(false);
     let request = ExecRequest::new(language, ticket.code.clone()).fresh_interpreter(fresh);
-    let watch = super::network::watch(inner, execution_id);
-    let result = super::orphan::exec(inner, execution_id, &request, &mut on_event, cancel).await;
+    let sandbox = inner
+        .runtime()
+        .await
+        .map_err(StepError::Failed)?
+        .sandbox
+        .clone();
+    let watch = super::network::watch(inner, &sandbox, execution_id);
+    let result = super::orphan::exec(
+        inner,
+        &sandbox,
+        execution_id,
+        &request,
+        &mut on_event,
+        cancel,
+    )
+    .await;
     let activity = result.as_ref().ok().and_then(|r| r.network.as_ref());
     watch.finish(inner, execution_id, activity).await;
     let ran_before = inner
@@ -495,7 +509,14 @@ async fn learn_leftovers(inner: &Inner) {
     if inner.leftovers_learned.load(Ordering::Acquire) {
         return;
     }
-    match inner.deps.sandbox.leftovers(&inner.sandbox_session).await {
+    let sandbox = match inner.runtime().await {
+        Ok(rt) => rt.sandbox.clone(),
+        Err(e) => {
+            tracing::warn!(error = %e, "no sandbox to ask what earlier runs left");
+            return;
+        }
+    };
+    match sandbox.leftovers(&inner.sandbox_session).await {
         Ok(leftovers) => {
             inner.leftovers_learned.store(true, Ordering::Release);
             for (language, altered) in leftovers {

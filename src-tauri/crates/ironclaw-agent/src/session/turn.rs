@@ -70,8 +70,8 @@ async fn steps(
     turn_id: ironclaw_protocol::TurnId,
     cancel: &CancellationToken,
 ) -> Result<(), StepError> {
-    let (profile_name, profile) = inner
-        .deps
+    let rt = inner.runtime().await.map_err(StepError::Failed)?;
+    let (profile_name, profile) = rt
         .sandbox
         .policy()
         .profile(inner.config.profile.as_deref())
@@ -79,15 +79,15 @@ async fn steps(
     let system = system_prompt(profile_name, profile);
     for step in 0..inner.config.max_steps {
         let request = ChatRequest {
-            model: inner.config.model.clone(),
+            model: rt.model.clone(),
             system: system.clone(),
             messages: inner.transcript.lock().await.clone(),
             tools: tools::specs(),
             max_tokens: None,
             temperature: None,
         };
-        let span = tracing::info_span!("llm.generate", provider = inner.deps.provider.id(), model = %request.model, step);
-        let answer = generate(inner, turn_id, &request, cancel)
+        let span = tracing::info_span!("llm.generate", provider = rt.provider.id(), model = %request.model, step);
+        let answer = generate(inner, rt.provider.as_ref(), turn_id, &request, cancel)
             .instrument(span)
             .await?;
         inner.transcript.lock().await.push(Message::Assistant {
@@ -179,6 +179,7 @@ struct Answer {
 /// Streams one model answer into events and the history (checkpointed while it streams).
 async fn generate(
     inner: &Inner,
+    provider: &dyn ironclaw_llm::Provider,
     turn_id: ironclaw_protocol::TurnId,
     request: &ChatRequest,
     cancel: &CancellationToken,
@@ -195,12 +196,7 @@ async fn generate(
         })
         .map_err(|e| StepError::Failed(format!("could not save the answer: {e}")))?;
     let mut acc = TurnAccumulator::default();
-    let mut stream = match inner
-        .deps
-        .provider
-        .stream(request, cancel.child_token())
-        .await
-    {
+    let mut stream = match provider.stream(request, cancel.child_token()).await {
         Ok(s) => s,
         Err(e) => {
             let _ = inner.deps.history.interrupt_message(message.id, "");

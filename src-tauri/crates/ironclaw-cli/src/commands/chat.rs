@@ -113,8 +113,12 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
         printer.show(p)
     })
     .await?;
-    let (deps, report, reconciled) =
-        ironclaw_agent::state::open(Arc::new(sandbox), Arc::from(resolved.provider))?;
+    let sandbox = Arc::new(sandbox);
+    let (deps, report, reconciled) = ironclaw_agent::state::open(ironclaw_agent::Runtime {
+        sandbox: sandbox.clone(),
+        provider: Arc::from(resolved.provider),
+        model: resolved.model.clone(),
+    })?;
     // A tampered audit log was kept aside and a new chain started: said before anything is
     // appended to the new one.
     super::history::print_notices(&deps.history);
@@ -138,9 +142,9 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
     };
     if let Some(choice) = &args.network {
         let name = ironclaw_sandbox::session::SessionName::new(conversation.to_string())?;
-        super::apply_network(&deps.sandbox, &name, choice).await?;
+        super::apply_network(&sandbox, &name, choice).await?;
     }
-    let mut session_config = SessionConfig::new(resolved.model.clone());
+    let mut session_config = SessionConfig::default();
     session_config.max_steps = args.max_steps;
     session_config.profile = args.profile.clone();
     let (session, mut events) = ironclaw_agent::start(deps.clone(), conversation, session_config)?;
