@@ -105,12 +105,14 @@ impl Core {
                 conversation: id,
             }),
         };
-        let mut config = SessionConfig::default();
-        config.profile = self
-            .settings
-            .defaults()
-            .ok()
-            .and_then(|s| s.default_profile);
+        let config = SessionConfig {
+            profile: self
+                .settings
+                .defaults()
+                .ok()
+                .and_then(|s| s.default_profile),
+            ..SessionConfig::default()
+        };
         let _ = self.runtime.set(tokio::runtime::Handle::current());
         let (handle, events) = ironclaw_agent::start(deps, id, config)?;
         sessions.insert(id, handle.clone());

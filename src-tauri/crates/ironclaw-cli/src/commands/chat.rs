@@ -144,9 +144,11 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
         let name = ironclaw_sandbox::session::SessionName::new(conversation.to_string())?;
         super::apply_network(&sandbox, &name, choice).await?;
     }
-    let mut session_config = SessionConfig::default();
-    session_config.max_steps = args.max_steps;
-    session_config.profile = args.profile.clone();
+    let session_config = SessionConfig {
+        max_steps: args.max_steps,
+        profile: args.profile.clone(),
+        ..SessionConfig::default()
+    };
     let (session, mut events) = ironclaw_agent::start(deps.clone(), conversation, session_config)?;
     if let (Some(policy), Some(_)) = (args.policy, &args.conversation) {
         session.send(Op::SetPolicy { policy })?;
