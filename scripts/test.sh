@@ -16,6 +16,8 @@ quietly fmt cargo fmt --all --check
 quietly typecheck npm run typecheck
 quietly vitest npm test
 quietly ui-build npm run build
+# The bundle the app embeds carries none of the in-browser fake backend (ui/src/api/fake*.ts).
+quietly ui-no-fake npm run check:dist
 quietly clippy cargo clippy --locked --workspace --all-targets "${APP_FEATURES[@]}" -- -D warnings
 # Every binary the tests start, in one build with the workspace's features: the scripted model
 # server (`ironclaw-llm/testing` is on for the workspace) and the CLI, which the suite is told

@@ -1,6 +1,7 @@
 // The flood check in WebKitGTK (the engine the Tauri app uses on Linux), driven through
 // WebKitWebDriver + MiniBrowser. Run under a display: `xvfb-run -a node ui/bench/flood-webkit.mjs [URL]`
-// (with `vite preview` running). Prints measurements; asserts nothing about time.
+// (with `npm run build:fake && npm run preview:fake` running). Prints measurements; asserts
+// nothing about time.
 
 import { spawn } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";

@@ -1,6 +1,7 @@
 // Feeds 100 MB of output into one execution cell in a real browser (headless Chromium against
-// `vite preview`, fake backend) and prints how long the main thread stalled at worst and how
-// much text stayed rendered. Usage: node --experimental-websocket ui/bench/flood.mjs [URL]
+// `npm run preview:fake`, the build with the fake backend) and prints how long the main thread
+// stalled at worst and how much text stayed rendered.
+// Usage: node --experimental-websocket ui/bench/flood.mjs [URL]
 // Prints measurements; asserts nothing about time.
 
 import { spawn } from "node:child_process";

@@ -1,5 +1,5 @@
 import "./styles.css";
-import { connect, inTauri } from "./api";
+import { connect, driveScenario, type Api } from "./api";
 import { App } from "./app";
 import { recoveryScreen } from "./views/recovery";
 import { loadHighlighter } from "./lib/highlight";
@@ -12,7 +12,14 @@ applyPrefs(currentPrefs());
 async function boot(): Promise<void> {
   const root = document.getElementById("app");
   if (!root) return;
-  const api = await connect();
+  let api: Api;
+  try {
+    api = await connect();
+  } catch (e) {
+    root.textContent = `IronClaw could not start: ${e instanceof Error ? e.message : String(e)}`;
+    document.body.dataset["ready"] = "true";
+    return;
+  }
   // A damaged history: the recovery screen first; the app starts once a way out has worked.
   let recovered: string | null = null;
   const state = await api.startupState().catch(() => ({ historyDamage: null }));
@@ -39,10 +46,7 @@ async function boot(): Promise<void> {
   if (said.length > 0) app.chat.banner(said.join(" · "), "Dismiss", () => {});
   document.body.dataset["ready"] = "true";
   performance.mark("ironclaw-ready"); // for startup measurements (ms since navigation start)
-  if (!inTauri()) {
-    const scenario = new URLSearchParams(location.search).get("scenario");
-    if (scenario) void import("./api/fake-demo").then((m) => m.drive(scenario));
-  }
+  void driveScenario();
   void api.appReady().catch(() => {});
   // Warm the highlighter after first paint so the first code block doesn't wait for it.
   setTimeout(() => void loadHighlighter().catch(() => {}), 300);

@@ -1,5 +1,6 @@
-// Browser preview only: `?scenario=settings|workspace|log` opens that screen after start, so
-// headless screenshots can show every screen against the fake backend.
+// Builds with the fake backend only (`npm run dev`, `npm run build:fake`):
+// `?scenario=settings|workspace|log` opens that screen after start, so headless screenshots can
+// show every screen against the fake.
 
 function click(testid: string): void {
   document.querySelector<HTMLElement>(`[data-testid="${testid}"]`)?.click();

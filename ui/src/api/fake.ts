@@ -1,14 +1,15 @@
-// An in-browser stand-in for the Tauri backend, used only when the page is not inside the app
-// (vite preview, headless screenshots) and by the Vitest screen tests. It simulates what the
-// real core does — streamed text, approvals bound to id + hash, streamed output with resource
-// samples, a destructive request that needs confirmation — so every screen can be driven.
+// An in-browser stand-in for the Tauri backend, used by the Vitest screen tests and, outside the
+// app, by the builds that carry it (`npm run dev`, `npm run build:fake`; never the production
+// bundle, see `connect()` in index.ts). It simulates what the real core does — streamed text,
+// approvals bound to id + hash, streamed output with resource samples, a destructive request
+// that needs confirmation — so every screen can be driven. The turn itself is in fake-turn.ts,
+// fixed answers about the machine in fake-answers.ts, what the model says in fake-script.ts.
 
 import type { RecoveryOutcome } from "../bindings/RecoveryOutcome";
 import type { StartupNotice } from "../bindings/StartupNotice";
 import type { StartupState } from "../bindings/StartupState";
 import type { AgentEvent } from "../bindings/AgentEvent";
 import type { ApprovalPolicy } from "../bindings/ApprovalPolicy";
-import type { ApprovalRequest } from "../bindings/ApprovalRequest";
 import type { ConversationSummary } from "../bindings/ConversationSummary";
 import type { ConversationView } from "../bindings/ConversationView";
 import type { Decision } from "../bindings/Decision";
@@ -18,7 +19,6 @@ import type { ExecutionFilesEvent } from "../bindings/ExecutionFilesEvent";
 import type { FolderOpening } from "../bindings/FolderOpening";
 import type { RunImage } from "../bindings/RunImage";
 import type { FocusApprovalEvent } from "../bindings/FocusApprovalEvent";
-import type { HistoryItem } from "../bindings/HistoryItem";
 import type { ImageProgress } from "../bindings/ImageProgress";
 import type { LogChunk } from "../bindings/LogChunk";
 import type { OutputStream } from "../bindings/OutputStream";
@@ -30,8 +30,10 @@ import type { SessionRuleView } from "../bindings/SessionRuleView";
 import type { Settings } from "../bindings/Settings";
 import type { WorkspaceEntry } from "../bindings/WorkspaceEntry";
 import type { Api, ExportFormat, Unlisten } from "./types";
+import { DAMAGED, FRESH_HISTORY, HISTORY_MISSING, IMAGE_DONE, IMAGE_START, PROFILES, doctorReport, folderOpening, imageImportStep, logText, providerCheck, recovered } from "./fake-answers";
 import { runFlood, runLive, type Runner } from "./fake-runs";
-import { SEED_CONVERSATIONS, chartSvg, requestFor, replyFor } from "./fake-script";
+import { SEED_CONVERSATIONS, chartSvg, requestFor } from "./fake-script";
+import { newId, runTurn, streamText, type Conv, type TurnHost } from "./fake-turn";
 
 export interface FakeOptions {
   /** Delay of each simulated step; 0 runs steps on the next macrotask. */
@@ -43,26 +45,12 @@ export interface FakeOptions {
   scenario?: string;
 }
 
-export interface Conv {
-  summary: ConversationSummary;
-  items: HistoryItem[];
-  pending: ApprovalRequest[];
-  policy: ApprovalPolicy;
-  rules: SessionRuleView[];
-  files: WorkspaceEntry[];
-  waiters: Map<string, (d: { decision: Decision } | null) => void>;
-  cancelled: boolean;
-}
-
 type Listeners = {
   pending: Set<(e: PendingApprovalsEvent) => void>;
   focus: Set<(e: FocusApprovalEvent) => void>;
   files: Set<(e: ExecutionFilesEvent) => void>;
   updated: Set<(e: ConversationSummary) => void>;
 };
-
-let counter = 0;
-const newId = (p: string) => `${p}-${Date.now().toString(36)}-${(++counter).toString(36)}`;
 
 export class FakeBackend implements Api {
   /** Every call, in order, for tests to inspect. */
@@ -77,9 +65,19 @@ export class FakeBackend implements Api {
   private dockerUp: boolean;
   private logs = new Map<string, string>();
   private liveStarted = false;
+  /** What a turn (fake-turn.ts) needs from the backend. */
+  private readonly host: TurnHost;
 
   constructor(opts: FakeOptions = {}) {
     this.latency = opts.latencyMs ?? 0;
+    this.host = {
+      latency: this.latency,
+      emit: (id, e) => this.emit(id, e),
+      tick: (ms) => this.tick(ms),
+      announcePending: () => this.announcePending(),
+      filesChanged: (e) => this.emitExecutionFiles(e),
+      keepLog: (executionId, text) => void this.logs.set(executionId, text),
+    };
     this.scenario = opts.scenario ?? "";
     const firstRun = this.scenario === "doctor" || this.scenario === "noimage";
     this.imageReady = !firstRun;
@@ -126,7 +124,7 @@ export class FakeBackend implements Api {
 
   /** What the scripted runs in fake-runs.ts need from the backend. */
   private runner(id: string): Runner {
-    return { emit: (e) => this.emit(id, e), tick: (ms) => this.tick(ms), streamText: (text) => this.streamText(id, this.conv(id), text), conversationId: id };
+    return { emit: (e) => this.emit(id, e), tick: (ms) => this.tick(ms), streamText: (text) => streamText(this.host, id, this.conv(id), text), conversationId: id };
   }
 
   /** Sends an event as the backend would (only the open conversation has a channel). */
@@ -159,41 +157,22 @@ export class FakeBackend implements Api {
   async doctor(): Promise<DoctorReport> {
     this.log("doctor");
     await this.tick();
-    const tag = "ironclaw-sandbox:3f9c2e1a";
-    return {
-      docker: this.dockerUp
-        ? { state: "ok", message: "Docker 20.10.24 (API 1.41) at unix:///var/run/docker.sock", fix: null }
-        : {
-            state: "notRunning",
-            message: "The Docker engine does not answer at unix:///var/run/docker.sock.",
-            fix: "Start it: `sudo systemctl start docker` (or open Docker Desktop), then press Check again.",
-          },
-      image: this.imageReady
-        ? { state: "ready", tag, message: "The sandbox image is ready." }
-        : this.dockerUp
-          ? { state: "missing", tag, message: "The sandbox image is not built yet." }
-          : { state: "unknown", tag, message: "Docker must run before the image can be checked." },
-      model: {
-        configured: this.settings.provider !== null,
-        ollamaModels: this.scenario === "nomodel" ? [] : ["qwen2.5-coder:7b", "llama3.1:8b"],
-        keyringAvailable: true,
-        keyringMessage: "Keys are stored in the Secret Service keyring.",
-      },
-      dataDir: "/home/you/.local/share/ironclaw",
-      ready: this.dockerUp && this.imageReady,
-    };
+    return doctorReport({
+      dockerUp: this.dockerUp, imageReady: this.imageReady,
+      configured: this.settings.provider !== null, noOllamaModels: this.scenario === "nomodel",
+    });
   }
 
   async prepareImage(onProgress: (p: ImageProgress) => void): Promise<void> {
     this.log("prepareImage");
-    onProgress({ phase: "debootstrap", message: "Building a minimal Debian root file system", fraction: null, done: false });
+    onProgress({ ...IMAGE_START });
     for (let i = 0; i <= 20; i++) {
       await this.tick(Math.max(this.latency, 60));
-      onProgress({ phase: "import", message: `Importing into Docker — ${i * 5} MB of 99 MB`, fraction: i / 20, done: false });
+      onProgress(imageImportStep(i, 20));
     }
     this.imageReady = true;
     this.dockerUp = true;
-    onProgress({ phase: "done", message: "Ready: ironclaw-sandbox:3f9c2e1a", fraction: 1, done: true });
+    onProgress({ ...IMAGE_DONE });
   }
 
   async getSettings(): Promise<Settings> {
@@ -215,20 +194,12 @@ export class FakeBackend implements Api {
   async checkProvider(): Promise<ProviderCheck> {
     this.log("checkProvider");
     await this.tick();
-    const p = this.settings.provider;
-    if (!p) return { ok: false, model: null, message: "No provider is configured." };
-    const model = p.model ?? "qwen2.5-coder:7b";
-    const url = p.baseUrl ?? (p.kind === "ollama" ? "http://127.0.0.1:11434/v1" : "http://localhost:8000/v1");
-    return { ok: true, model, message: `Connected: the server at ${url} answers and offers 1 model. IronClaw will use “${model}”.` };
+    return providerCheck(this.settings.provider);
   }
 
   async listProfiles(): Promise<ProfileInfo[]> {
     this.log("listProfiles");
-    return [
-      { name: "default", description: "Everyday analysis", memoryBytes: 512 * 1024 ** 2, cpus: 1, pids: 128, timeoutMs: 120_000, network: "none", isDefault: true },
-      { name: "heavy", description: "Bigger data sets", memoryBytes: 2 * 1024 ** 3, cpus: 2, pids: 256, timeoutMs: 600_000, network: "none", isDefault: false },
-      { name: "locked", description: "Tight limits for untrusted tasks", memoryBytes: 128 * 1024 ** 2, cpus: 0.5, pids: 32, timeoutMs: 30_000, network: "none", isDefault: false },
-    ];
+    return structuredClone([...PROFILES]);
   }
 
   // --- conversations -----------------------------------------------------------------------
@@ -310,89 +281,7 @@ export class FakeBackend implements Api {
     }
     c.summary.updatedAt = Date.now();
     for (const fn of this.listeners.updated) fn({ ...c.summary });
-    void this.runTurn(id, c, text);
-  }
-
-  private async streamText(id: string, c: Conv, text: string): Promise<void> {
-    const messageId = newId("msg");
-    const words = text.split(/(?<=\s)/);
-    for (let i = 0; i < words.length; i += 3) {
-      await this.tick(this.latency ? 25 : 0);
-      this.emit(id, { type: "textDelta", messageId, text: words.slice(i, i + 3).join("") });
-    }
-    this.emit(id, { type: "assistantMessage", messageId, text });
-    c.items.push({ type: "assistant", id: messageId, text, status: "complete", at: Date.now() });
-  }
-
-  private async runTurn(id: string, c: Conv, text: string): Promise<void> {
-    const turnId = newId("turn");
-    c.cancelled = false;
-    this.emit(id, { type: "turnStarted", conversationId: id, turnId });
-    await this.tick();
-    const reply = replyFor(text);
-    await this.streamText(id, c, reply.before);
-    if (!reply.request || c.cancelled) {
-      this.emit(id, { type: "turnEnded", turnId, status: c.cancelled ? "cancelled" : "done", error: null });
-      return;
-    }
-    const req = requestFor(text);
-    c.pending.push(req);
-    c.items.push({ type: "approval", request: req, state: "pending", decidedBy: null, reason: null, userEdited: false });
-    this.emit(id, { type: "approvalRequested", ...req });
-    this.announcePending();
-    const decided = await new Promise<{ decision: Decision } | null>((resolve) => c.waiters.set(req.approvalId, resolve));
-    if (!decided) {
-      c.pending = c.pending.filter((p) => p.approvalId !== req.approvalId);
-      this.emit(id, { type: "approvalExpired", approvalId: req.approvalId, reason: "the turn was cancelled before a decision" });
-      this.announcePending();
-      this.emit(id, { type: "turnEnded", turnId, status: "cancelled", error: null });
-      return;
-    }
-    const { decision } = decided;
-    if (decision.type === "deny") {
-      await this.streamText(id, c, "Understood — I won't run that. Tell me what you'd like instead.");
-      this.emit(id, { type: "turnEnded", turnId, status: "done", error: null });
-      return;
-    }
-    const code = decision.type === "editAndApprove" ? decision.code : req.code;
-    await this.execute(id, c, req, code, reply.outputLines);
-    if (!c.cancelled) await this.streamText(id, c, reply.after);
-    this.emit(id, { type: "turnEnded", turnId, status: c.cancelled ? "cancelled" : "done", error: null });
-  }
-
-  private async execute(id: string, c: Conv, req: ApprovalRequest, code: string, lines: number): Promise<void> {
-    const executionId = newId("exec");
-    const number = c.items.filter((i) => i.type === "execution").length + 1;
-    this.emit(id, { type: "executionStarted", executionId, number, approvalId: req.approvalId, language: req.language, code });
-    const started = Date.now();
-    let stdout = "";
-    for (let i = 1; i <= lines && !c.cancelled; i++) {
-      const line = `row ${i}: region=${["north", "south", "east", "west"][i % 4]} total=${(i * 137.5).toFixed(2)}\n`;
-      stdout += line;
-      this.emit(id, { type: "executionOutput", executionId, stream: "stdout", text: line });
-      if (i % 10 === 0) {
-        this.emit(id, {
-          type: "executionResources", executionId,
-          cpuPercent: 35 + ((i * 7) % 50), memoryBytes: (40 + ((i * 3) % 60)) * 1024 * 1024, pids: 3,
-        });
-        await this.tick(this.latency ? 40 : 0);
-      }
-    }
-    const warn = "warning: 3 rows had an empty 'region' and were skipped\n";
-    this.emit(id, { type: "executionOutput", executionId, stream: "stderr", text: warn });
-    this.logs.set(executionId, stdout + warn);
-    const durationMs = Math.max(Date.now() - started, 412);
-    const ended = {
-      executionId, exitCode: c.cancelled ? 137 : 0, durationMs, timedOut: false, cancelled: c.cancelled,
-      oomKilled: false, peakMemoryBytes: 98 * 1024 * 1024, truncated: false, logFile: `logs/${executionId}.log`,
-    };
-    this.emit(id, { type: "executionEnded", ...ended, quotaExceeded: null });
-    c.items.push({ type: "execution", number, approvalId: req.approvalId, language: req.language, code, stdout, stderr: warn, interrupted: false, ...ended, images: c.cancelled ? [] : ["chart.svg"] });
-    if (!c.cancelled) {
-      const file: WorkspaceEntry = { path: "chart.svg", size: 2048, modifiedMs: Date.now(), kind: "image", changedByLastRun: true };
-      c.files = [file, ...c.files.filter((f) => f.path !== file.path).map((f) => ({ ...f, changedByLastRun: false }))];
-      this.emitExecutionFiles({ conversationId: id, executionId, files: [file] });
-    }
+    void runTurn(this.host, id, c, text);
   }
 
   async decideHost(id: string, target: string, decision: HostDecision): Promise<void> {
@@ -493,21 +382,14 @@ export class FakeBackend implements Api {
 
   async readLog(executionId: string, stream: OutputStream, offset: number, length: number): Promise<LogChunk> {
     this.log("readLog", executionId, stream, offset, length);
-    const full = stream === "stderr" ? "warning: 3 rows skipped\n".repeat(40) : this.logs.get(executionId) ?? Array.from({ length: 4000 }, (_, i) => `row ${i + 1}: region=${["north", "south", "east", "west"][i % 4]} amount=${(i * 13.75).toFixed(2)}\n`).join("");
+    const full = logText(stream, this.logs.get(executionId));
     const text = full.slice(offset, offset + length);
     return { text, offset, nextOffset: offset + text.length, totalBytes: full.length };
   }
 
   async openWorkspaceFolder(id: string): Promise<FolderOpening> {
     this.log("openWorkspaceFolder", id);
-    const path = `/home/you/.local/share/ironclaw/workspaces/${id}`;
-    if (this.scenario !== "nofilemanager") return { path, opened: true };
-    return {
-      path,
-      opened: false,
-      problem: "No file manager opened this folder: the system has no application set up to open folders, or it failed to start. Copy the path below and open it in your file manager or a terminal.",
-      detail: 'Launcher "xdg-open" "' + path + '" failed with ExitStatus(unix_wait_status(768))',
-    };
+    return folderOpening(id, this.scenario !== "nofilemanager");
   }
 
   async openExternal(url: string): Promise<void> {
@@ -542,35 +424,28 @@ export class FakeBackend implements Api {
   async startupState(): Promise<StartupState> {
     this.log("startupState");
     if (this.scenario !== "damaged" || !this.damaged) return { historyDamage: null };
-    return {
-      historyDamage: {
-        path: "/home/me/.local/share/ironclaw/history.sqlite3",
-        problem: "database disk image is malformed",
-        backup: "/home/me/.local/share/ironclaw/history.sqlite3.corrupt-1795555000000",
-        notADatabase: false,
-      },
-    };
+    return structuredClone(DAMAGED);
   }
 
   async startFreshHistory(): Promise<RecoveryOutcome> {
     this.log("startFreshHistory");
     this.damaged = false;
     this.convs.clear();
-    return { backup: "/home/me/.local/share/ironclaw/history.sqlite3.corrupt-1795555000000", conversations: 0, messages: 0, executions: 0, incomplete: false, summary: "Started a fresh, empty history." };
+    return { ...FRESH_HISTORY };
   }
 
   async recoverHistory(): Promise<RecoveryOutcome> {
     this.log("recoverHistory");
     this.damaged = false;
     const n = this.convs.size;
-    return { backup: "/home/me/.local/share/ironclaw/history.sqlite3.corrupt-1795555000000", conversations: n, messages: n * 2, executions: 0, incomplete: true, summary: `Recovered ${n} conversations and ${n * 2} messages; some parts of the damaged file could not be read.` };
+    return recovered(n);
   }
 
   async startupNotices(): Promise<StartupNotice[]> {
     this.log("startupNotices");
     if (this.scenario !== "notices" || this.noticesShown) return [];
     this.noticesShown = true;
-    return [{ kind: "historyMissing", message: "history is empty but the audit log lists 72 entries for 9 conversations; the history may have been deleted or replaced" }];
+    return [{ ...HISTORY_MISSING }];
   }
 
   private subscribe<T>(set: Set<(e: T) => void>, fn: (e: T) => void): Promise<Unlisten> {
