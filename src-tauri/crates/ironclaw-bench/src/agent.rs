@@ -20,24 +20,25 @@
 //! writes are part of it on purpose; W replays them alone ([`super::writes`]) to show their
 //! share on this disk.
 
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+mod render;
+mod scripted;
 
-use anyhow::{anyhow, bail, Context};
-use futures_util::StreamExt;
-use ironclaw_agent::{Deps, Runtime, SessionConfig, SessionHandle};
-use ironclaw_llm::testing::{Reply, ScriptedCall, ScriptedServer};
-use ironclaw_llm::{
-    CancellationToken, ChatRequest, Message, OpenAiCompatible, Provider, ToolCall, TurnAccumulator,
-};
-use ironclaw_protocol::{AgentEvent, ApprovalPolicy, Op, OutputStream, TurnOutcome};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use ironclaw_agent::{Deps, Runtime, SessionConfig};
+use ironclaw_llm::testing::ScriptedServer;
+use ironclaw_llm::{OpenAiCompatible, Provider};
+use ironclaw_protocol::ApprovalPolicy;
 use ironclaw_sandbox::session::SessionName;
 use ironclaw_sandbox::Sandbox;
-use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::ironclaw;
-use super::report::{Outcome, Row, Section};
-use super::writes::{RawSync, Replay, AUDIT_APPENDS, HISTORY_COMMITS};
+use super::report::Outcome;
+use super::writes::{RawSync, Replay};
+use render::render;
+use scripted::Bench;
 
 pub const TARGET_MS: f64 = 5.0;
 const MODEL: &str = "scripted-model";
@@ -90,18 +91,6 @@ pub async fn section(sandbox: &Arc<Sandbox>, plan: Plan) -> Outcome {
 }
 
 const TITLE: &str = "Agent overhead per tool round trip";
-
-/// One live session and its scripted model.
-struct Bench {
-    session: SessionHandle,
-    events: UnboundedReceiver<AgentEvent>,
-    server: ScriptedServer,
-    provider: Arc<dyn Provider>,
-    /// What the agent's transcript holds so far, so the model-alone request has its size.
-    transcript: Vec<Message>,
-    system: String,
-    calls: usize,
-}
 
 async fn measure(sandbox: &Arc<Sandbox>, plan: Plan) -> anyhow::Result<Samples> {
     let (profile_name, profile) = sandbox.policy().profile(None)?;
@@ -220,159 +209,6 @@ fn order(round: usize) -> [usize; 4] {
     [r, (r + 1) % 4, (r + 2) % 4, (r + 3) % 4]
 }
 
-impl Bench {
-    fn tool_call_reply(&mut self) -> (Reply, ToolCall) {
-        self.calls += 1;
-        let id = format!("call_{}", self.calls);
-        let args = [r#"{"language": "python", "#, r#""code": "print(1+1)"}"#];
-        let call = ToolCall {
-            id: id.clone(),
-            name: "run_code".into(),
-            arguments: args.concat(),
-        };
-        let reply = Reply::tool_calls(vec![ScriptedCall::new(&id, "run_code", args)]);
-        (reply, call)
-    }
-
-    /// A: user message → `TurnEnded` of a turn with one `run_code` call.
-    async fn tool_turn(&mut self) -> anyhow::Result<Duration> {
-        let (reply, call) = self.tool_call_reply();
-        self.server.push_all([reply, Reply::text(ANSWER)]);
-        let (took, seen) = self.turn().await?;
-        if seen.auto_approved != 1 || seen.exit_codes != [0] || seen.stdout != "2\n" {
-            bail!(
-                "the run did not go as scripted: {} automatic approvals, exit codes {:?}, stdout {:?}",
-                seen.auto_approved,
-                seen.exit_codes,
-                seen.stdout
-            );
-        }
-        self.check_answer(&seen)?;
-        self.transcript.extend([
-            Message::user(PROMPT),
-            Message::assistant("", vec![call.clone()]),
-            Message::tool_result(call.id, RESULT_NOTE, false),
-            Message::assistant(ANSWER.concat(), Vec::new()),
-        ]);
-        Ok(took)
-    }
-
-    /// B: the same turn, answered without a tool call.
-    async fn text_turn(&mut self) -> anyhow::Result<Duration> {
-        self.server.push(Reply::text(ANSWER));
-        let (took, seen) = self.turn().await?;
-        if !seen.exit_codes.is_empty() {
-            bail!("a turn without a tool call ran code");
-        }
-        self.check_answer(&seen)?;
-        self.transcript.extend([
-            Message::user(PROMPT),
-            Message::assistant(ANSWER.concat(), Vec::new()),
-        ]);
-        Ok(took)
-    }
-
-    fn check_answer(&self, seen: &Seen) -> anyhow::Result<()> {
-        let left = self.server.remaining_replies();
-        if seen.answer != ANSWER.concat() || left != 0 {
-            bail!(
-                "the turn ended with answer {:?} and {left} scripted replies unused",
-                seen.answer
-            );
-        }
-        Ok(())
-    }
-
-    async fn turn(&mut self) -> anyhow::Result<(Duration, Seen)> {
-        let t = Instant::now();
-        self.session.send(Op::UserMessage {
-            text: PROMPT.into(),
-        })?;
-        let deadline = tokio::time::Instant::now() + GUARD;
-        let mut seen = Seen::default();
-        loop {
-            let event = tokio::time::timeout_at(deadline, self.events.recv())
-                .await
-                .map_err(|_| anyhow!("the turn did not end within {GUARD:?}"))?
-                .context("the agent session ended")?;
-            match event {
-                AgentEvent::TurnEnded { status, error, .. } => {
-                    let took = t.elapsed();
-                    return match status {
-                        TurnOutcome::Done => Ok((took, seen)),
-                        TurnOutcome::Cancelled | TurnOutcome::Failed => Err(anyhow!(
-                            "the turn ended {status:?}: {}",
-                            error.unwrap_or_default()
-                        )),
-                    };
-                }
-                AgentEvent::ApprovalRequested(r) => bail!(
-                    "the agent asked for approval of {:?} in a never-ask conversation",
-                    r.code
-                ),
-                AgentEvent::ApprovalResolved {
-                    approved: true,
-                    auto: true,
-                    ..
-                } => seen.auto_approved += 1,
-                AgentEvent::ExecutionOutput {
-                    stream: OutputStream::Stdout,
-                    text,
-                    ..
-                } => seen.stdout.push_str(&text),
-                AgentEvent::ExecutionEnded { exit_code, .. } => seen.exit_codes.push(exit_code),
-                AgentEvent::AssistantMessage { text, .. } => seen.answer = text,
-                AgentEvent::Error { message } => bail!("the agent reported: {message}"),
-                _ => {}
-            }
-        }
-    }
-
-    /// C: A's tool-call reply through the same provider, no agent: request out, SSE parsed,
-    /// the answer folded into a turn.
-    async fn model_alone(&mut self) -> anyhow::Result<Duration> {
-        let (reply, _) = self.tool_call_reply();
-        self.server.push(reply);
-        let mut messages = self.transcript.clone();
-        messages.push(Message::user(PROMPT));
-        let request = ChatRequest {
-            model: MODEL.into(),
-            system: self.system.clone(),
-            messages,
-            tools: ironclaw_agent::tools::specs(),
-            max_tokens: None,
-            temperature: None,
-        };
-        let t = Instant::now();
-        let mut stream = self
-            .provider
-            .stream(&request, CancellationToken::new())
-            .await?;
-        let mut acc = TurnAccumulator::new();
-        while let Some(event) = stream.next().await {
-            acc.push(&event?);
-        }
-        let took = t.elapsed();
-        let done = acc.is_done();
-        let turn = acc.finish();
-        if !done || turn.tool_calls.len() != 1 {
-            bail!(
-                "the scripted tool-call reply came back as {} tool calls (complete: {done})",
-                turn.tool_calls.len()
-            );
-        }
-        Ok(took)
-    }
-}
-
-#[derive(Default)]
-struct Seen {
-    auto_approved: usize,
-    stdout: String,
-    exit_codes: Vec<i32>,
-    answer: String,
-}
-
 /// D: the sandbox alone, on the agent's warm session.
 async fn bare_exec(sandbox: &Sandbox, session: &SessionName) -> anyhow::Result<Duration> {
     let rt = ironclaw::round_trips(sandbox, session, 0, 1)
@@ -386,114 +222,6 @@ fn count_lines(path: &std::path::Path) -> anyhow::Result<usize> {
         Ok(bytes) => Ok(bytes.iter().filter(|b| **b == b'\n').count()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
         Err(e) => Err(anyhow::Error::new(e).context(format!("cannot read {}", path.display()))),
-    }
-}
-
-fn p50(samples: &[Duration]) -> f64 {
-    super::stats::Summary::of(samples)
-        .map(|s| s.p50)
-        .unwrap_or(0.0)
-}
-
-fn render(s: Samples) -> Outcome {
-    let from_p50s = p50(&s.with_tool) - p50(&s.without_tool) - p50(&s.model) - p50(&s.exec);
-    let exec_p50 = p50(&s.exec);
-    let writes_p50 = p50(&s.writes);
-    let fdatasync_p50 = p50(&s.fdatasync);
-    let rest: Vec<f64> = s
-        .adds
-        .iter()
-        .zip(&s.writes)
-        .map(|(a, w)| a - w.as_secs_f64() * 1e3)
-        .collect();
-
-    let mut adds = Row::values(
-        "ironclaw_adds",
-        "**IronClaw adds per tool round trip** = A − B − C − D, per round (A–D below); durable history and audit writes included",
-        s.adds,
-    );
-    let met = adds.p50.map(|v| v < TARGET_MS);
-    adds.judge(format!("p50 < {TARGET_MS} ms"), met);
-    adds.ratio = adds.p50.filter(|_| exec_p50 > 0.0).map(|v| v / exec_p50);
-    adds.note = Some(format!("A−B−C−D of the p50s: {from_p50s:.2} ms"));
-    let total = adds.p50.unwrap_or(0.0);
-    let mut writes = Row::time(
-        "durable_writes",
-        format!(
-            "(W) of which durable writes: the {HISTORY_COMMITS} history commits (own transaction each; WAL, synchronous=NORMAL, or FULL with IRONCLAW_SYNC=full) and {AUDIT_APPENDS} audit appends (fdatasync each only with IRONCLAW_SYNC=full) of one tool round trip, replayed alone on the same files"
-        ),
-        Ok(s.writes),
-    );
-    if total > 0.0 {
-        writes.note = Some(format!(
-            "{:.0}% of what IronClaw adds (p50s)",
-            100.0 * writes_p50 / total
-        ));
-    }
-    let rows = vec![
-        adds,
-        writes,
-        Row::values(
-            "rest",
-            "of which the rest, A−B−C−D−W per round: decoding the call, approval gate, risk check, events, transcript, HTTP bookkeeping (a difference of five timings: noisy)",
-            rest,
-        ),
-        Row::time(
-            "turn_with_tool",
-            "(A) user message → `TurnEnded`, policy never-ask: model asks for `run_code` `print(1+1)`, the agent runs it, the model answers (2 model requests)",
-            Ok(s.with_tool),
-        ),
-        Row::time(
-            "turn_without_tool",
-            "(B) user message → `TurnEnded`, the model answers at once (1 model request); subtracted",
-            Ok(s.without_tool),
-        ),
-        Row::time(
-            "model_alone",
-            "(C) the scripted model alone: A's tool-call reply over loopback HTTP (SSE) through the same OpenAI-compatible provider, same request size, no agent; subtracted",
-            Ok(s.model),
-        ),
-        Row::time(
-            "bare_exec",
-            "(D) `Sandbox::exec` of `print(1+1)` on the agent's own warm session; subtracted",
-            Ok(s.exec),
-        ),
-        {
-            let mut f = Row::time(
-                "disk_fdatasync",
-                "(F) the disk alone: one 128-byte append + `fdatasync` in the data folder, no IronClaw code; not subtracted",
-                Ok(s.fdatasync),
-            );
-            f.note = Some(format!(
-                "a tool round trip waits for {} of these",
-                HISTORY_COMMITS + AUDIT_APPENDS
-            ));
-            f
-        },
-    ];
-    let mut notes = Vec::new();
-    if total > 0.0 && writes_p50 >= WRITES_DOMINATE * total {
-        notes.push(format!(
-            "Agent overhead: durable writes dominate. IronClaw adds {total:.2} ms per tool round trip (p50); replaying only its {HISTORY_COMMITS} SQLite commits and {AUDIT_APPENDS} audit-log appends (each synced to disk when IRONCLAW_SYNC=full) on the same files takes {writes_p50:.2} ms (W, p50; {}% of it). One bare fdatasync on this disk (F) takes {fdatasync_p50:.2} ms, and a round trip waits for {}: the figure follows the disk's sync latency.",
-            (100.0 * writes_p50 / total).round(),
-            HISTORY_COMMITS + AUDIT_APPENDS
-        ));
-    }
-    if (s.audit_per_round_trip - AUDIT_APPENDS as f64).abs() > 0.01 {
-        notes.push(format!(
-            "Agent overhead: the agent wrote {:.2} audit entries per tool round trip, but W replays {AUDIT_APPENDS}: bench/writes.rs no longer mirrors the agent.",
-            s.audit_per_round_trip
-        ));
-    }
-    Outcome {
-        section: Section {
-            key: "agent_round_trip",
-            title: TITLE.into(),
-            ratio_meaning: "what IronClaw adds ÷ the bare sandbox run (D), p50",
-            rows,
-        },
-        notes,
-        failure: None,
     }
 }
 

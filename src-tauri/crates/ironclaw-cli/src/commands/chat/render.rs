@@ -1,0 +1,117 @@
+//! How the session's events are shown: text and stdout on stdout, everything else on stderr,
+//! every string from the model or the sandbox made inert first.
+
+use std::io::Write;
+
+use ironclaw_protocol::{AgentEvent, OutputStream};
+
+use crate::terminal::inert;
+
+pub(super) fn render(event: AgentEvent) {
+    let mut out = std::io::stdout();
+    match event {
+        AgentEvent::TextDelta { text, .. } => {
+            let _ = out.write_all(inert(&text).as_bytes());
+            let _ = out.flush();
+        }
+        AgentEvent::ExecutionStarted {
+            language, number, ..
+        } => eprintln!("\n── run #{number} ({language}) ──"),
+        AgentEvent::ExecutionOutput { stream, text, .. } => match stream {
+            OutputStream::Stdout => {
+                let _ = out.write_all(inert(&text).as_bytes());
+                let _ = out.flush();
+            }
+            OutputStream::Stderr => eprint!("{}", inert(&text)),
+        },
+        AgentEvent::ExecutionEnded {
+            exit_code,
+            duration_ms,
+            timed_out,
+            oom_killed,
+            quota_exceeded,
+            ..
+        } => {
+            let mut line = format!("── exit {exit_code} · {:.0} ms", duration_ms);
+            if quota_exceeded.is_some() {
+                line.push_str(" · workspace quota");
+            }
+            if timed_out {
+                line.push_str(" · timed out");
+            }
+            if oom_killed {
+                line.push_str(" · out of memory");
+            }
+            eprintln!("{line} ──");
+        }
+        AgentEvent::ApprovalResolved {
+            approved,
+            auto: true,
+            reason,
+            ..
+        } => {
+            eprintln!(
+                "(auto-{}: {})",
+                if approved { "approved" } else { "denied" },
+                inert(&reason.unwrap_or_default())
+            );
+        }
+        AgentEvent::DecisionRejected { message, .. } => eprintln!("decision refused: {message}"),
+        AgentEvent::ApprovalExpired { reason, .. } => eprintln!("approval expired: {reason}"),
+        AgentEvent::PolicyChanged { policy, flagged } => {
+            eprintln!(
+                "policy: {}{}",
+                policy.as_str(),
+                if flagged {
+                    " (WARNING: code runs without asking)"
+                } else {
+                    ""
+                }
+            );
+        }
+        AgentEvent::Error { message } => eprintln!("error: {message}"),
+        AgentEvent::NetworkBlocked {
+            target,
+            reason,
+            already_denied,
+            ..
+        } => {
+            let target = inert(&target);
+            if already_denied {
+                eprintln!("network: {target} blocked again (you denied it)");
+            } else {
+                eprintln!(
+                    "network: {target} was blocked by IronClaw's network policy ({}). \
+                     Allow it with /allow {target} [once|conversation|always], or /deny {target}",
+                    inert(&reason)
+                );
+            }
+        }
+        AgentEvent::NetworkDecided {
+            target, decision, ..
+        } => eprintln!("network: {}: {decision}", inert(&target)),
+        AgentEvent::ExecutionNetwork {
+            allowed, denied, ..
+        } => {
+            let list = |hosts: &[String]| {
+                hosts
+                    .iter()
+                    .map(|h| inert(h))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            eprintln!(
+                "network: reached [{}], blocked [{}]",
+                list(&allowed),
+                list(&denied)
+            );
+        }
+        AgentEvent::TurnStarted { .. }
+        | AgentEvent::AssistantMessage { .. }
+        | AgentEvent::ApprovalResolved { .. }
+        | AgentEvent::ApprovalRequested(_)
+        | AgentEvent::MessageNotSaved { .. }
+        | AgentEvent::ExecutionResources { .. }
+        | AgentEvent::TurnEnded { .. } => {}
+    }
+}
