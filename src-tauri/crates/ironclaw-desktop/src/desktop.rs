@@ -7,13 +7,10 @@ use std::sync::{Arc, Mutex};
 
 use ironclaw_agent::SessionHandle;
 use ironclaw_llm::Provider;
-use ironclaw_protocol::{
-    ApprovalId, ApprovalPolicy, CodeHash, ConversationId, DecidedBy, Decision, ExecutionId,
-    HostDecision, Op, OutputStream,
-};
+use ironclaw_protocol::{ApprovalId, ConversationId, ExecutionId, Op, OutputStream};
 use ironclaw_sandbox::session::SessionName;
 use ironclaw_sandbox::Paths;
-use ironclaw_store::{Approval, AuditLog, History, SessionRule};
+use ironclaw_store::{AuditLog, History};
 
 use crate::conversations::{self, UNTITLED};
 use crate::doctor::{self, DoctorReport, ImageProgress};
@@ -23,8 +20,8 @@ use crate::pending::Pending;
 use crate::settings::{self, SettingsStore};
 use crate::sink::{EventSink, Subscriber};
 use crate::types::{
-    ConversationSummary, ConversationView, FolderOpening, LogChunk, PendingApproval, ProfileInfo,
-    ProviderCheck, RunImage, SessionRuleView, Settings, WorkspaceEntry,
+    ConversationSummary, ConversationView, FolderOpening, LogChunk, ProfileInfo, ProviderCheck,
+    RunImage, Settings, WorkspaceEntry,
 };
 use crate::workspace::{self, RunWindow};
 use crate::{profiles, view};
@@ -317,119 +314,6 @@ impl Desktop {
         session.send(Op::UserMessage { text: text.into() })?;
         self.core.conversation_updated(id);
         Ok(())
-    }
-
-    /// The dialog's decision. The outcome arrives as `approvalResolved` or `decisionRejected`.
-    pub async fn decide(
-        &self,
-        id: ConversationId,
-        approval_id: ApprovalId,
-        code_hash: CodeHash,
-        decision: Decision,
-        confirmed: bool,
-    ) -> Result<()> {
-        let session = self.core.session(id).await?;
-        session.send(Op::Decide {
-            approval_id,
-            code_hash,
-            decision,
-            decided_by: DecidedBy::UserDialog,
-            confirmed,
-        })?;
-        Ok(())
-    }
-
-    /// Asks that the run a pending approval allows start in a fresh interpreter (sent just
-    /// before the approval itself; see `ApprovalRequest::altered_session`).
-    pub async fn fresh_interpreter(
-        &self,
-        id: ConversationId,
-        approval_id: ApprovalId,
-    ) -> Result<()> {
-        let session = self.core.session(id).await?;
-        session.send(Op::FreshInterpreter { approval_id })?;
-        Ok(())
-    }
-
-    /// Answers a host the network policy refused during one of this conversation's runs. The
-    /// session accepts it only for a host it actually refused and has not had answered.
-    pub async fn decide_host(
-        &self,
-        id: ConversationId,
-        target: String,
-        decision: HostDecision,
-    ) -> Result<()> {
-        let session = self.core.session(id).await?;
-        session.send(Op::DecideHost {
-            target,
-            decision,
-            decided_by: DecidedBy::UserDialog,
-        })?;
-        Ok(())
-    }
-
-    pub async fn cancel(&self, id: ConversationId) -> Result<()> {
-        if let Some(session) = self.core.live_session(id).await {
-            session.send(Op::Cancel)?;
-        }
-        Ok(())
-    }
-
-    /// Through the conversation's session, live or not (starting one needs only the history),
-    /// so there is one way to change a policy and one audit entry for it.
-    pub async fn set_policy(&self, id: ConversationId, policy: ApprovalPolicy) -> Result<()> {
-        self.core
-            .session(id)
-            .await?
-            .apply(Op::SetPolicy { policy })
-            .await?;
-        Ok(())
-    }
-
-    pub fn list_rules(&self, id: ConversationId) -> Result<Vec<SessionRuleView>> {
-        Ok(self
-            .rules(id)?
-            .into_iter()
-            .map(|(rule, approval)| SessionRuleView {
-                code_hash: approval.code_hash,
-                language: approval.language,
-                code: approval.code,
-                created_at: rule.created_at,
-            })
-            .collect())
-    }
-
-    /// The conversation's active rules with the approval each was made from.
-    fn rules(&self, id: ConversationId) -> Result<Vec<(SessionRule, Approval)>> {
-        let history = &self.core.history;
-        Ok(history
-            .list_session_rules(id, false)?
-            .into_iter()
-            .filter_map(|rule| {
-                let approval = history.get_approval(rule.approval_id?).ok()?;
-                Some((rule, approval))
-            })
-            .collect())
-    }
-
-    /// Through the conversation's session, live or not, which revokes it in the gate and the
-    /// history and audits it once; returns when that is done, so a list right after no longer
-    /// shows the rule.
-    pub async fn revoke_rule(&self, id: ConversationId, hash: CodeHash) -> Result<()> {
-        self.core
-            .session(id)
-            .await?
-            .apply(Op::RevokeRule { code_hash: hash })
-            .await?;
-        Ok(())
-    }
-
-    pub fn pending_approvals(&self) -> Vec<PendingApproval> {
-        self.core.pending.all()
-    }
-
-    pub fn pending_count(&self) -> u32 {
-        self.core.pending.count()
     }
 
     /// The window's focus (minimised counts as unfocused): notifications are only sent while

@@ -15,6 +15,7 @@
 
 pub mod bindings;
 pub mod conversations;
+mod decisions;
 pub mod desktop;
 pub mod doctor;
 pub mod error;

@@ -147,14 +147,10 @@ pub(super) fn revoke_rule(inner: &Inner, hash: &CodeHash) {
     let rules = inner
         .deps
         .history
-        .list_session_rules(inner.conversation, false)
+        .active_rules(inner.conversation)
         .unwrap_or_default();
-    for rule in rules {
-        let matches = rule
-            .approval_id
-            .and_then(|id| inner.deps.history.get_approval(id).ok())
-            .is_some_and(|a| a.code_hash == *hash);
-        if matches {
+    for (rule, approval) in rules {
+        if approval.code_hash == *hash {
             let _ = inner.deps.history.revoke_session_rule(rule.id);
         }
     }

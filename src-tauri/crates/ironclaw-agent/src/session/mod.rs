@@ -4,6 +4,7 @@
 //! carrying the right approval id and code hash (or the session's explicit policy/rules).
 
 mod decide;
+mod leftovers;
 mod network;
 mod orphan;
 mod run_code;
@@ -167,13 +168,8 @@ pub fn start(
     let classifier = Arc::new(RiskClassifier::default());
     let mut gate = Gate::new(conversation, record.approval_policy, classifier.clone());
     // Saved "always allow" rules survive restarts: the history is their source of truth.
-    for rule in deps.history.list_session_rules(conversation, false)? {
-        if let Some(a) = rule
-            .approval_id
-            .and_then(|id| deps.history.get_approval(id).ok())
-        {
-            gate.add_rule(a.language, &a.code);
-        }
+    for (_, a) in deps.history.active_rules(conversation)? {
+        gate.add_rule(a.language, &a.code);
     }
     let transcript = transcript::rebuild(&deps.history, conversation)?;
     let ran_before = transcript

@@ -136,6 +136,25 @@ impl History {
         self.read(|tx| list_rules(tx, conversation_id, include_revoked))
     }
 
+    /// The conversation's active "always allow" rules, oldest first, each with the approval it
+    /// was made from (its code, language and hash). A rule whose approval cannot be read is
+    /// left out: it could be neither shown nor matched.
+    pub fn active_rules(
+        &self,
+        conversation_id: ConversationId,
+    ) -> Result<Vec<(SessionRule, Approval)>> {
+        self.read(|tx| {
+            let rules = list_rules(tx, conversation_id, false)?;
+            Ok(rules
+                .into_iter()
+                .filter_map(|rule| {
+                    let approval = get_approval(tx, rule.approval_id?).ok()?;
+                    Some((rule, approval))
+                })
+                .collect())
+        })
+    }
+
     /// The live rule matching `pattern`, if any: what the agent checks before asking.
     pub fn find_session_rule(
         &self,

@@ -30,30 +30,22 @@ pub(super) fn slash(
             eprintln!("policy: {}", policy.as_str());
         }
         "rules" => {
-            let rules = deps.history.list_session_rules(conversation, false)?;
+            let rules = deps.history.active_rules(conversation)?;
             if rules.is_empty() {
                 eprintln!("no saved rules in this conversation");
             }
-            for rule in rules {
-                if let Some(a) = rule
-                    .approval_id
-                    .and_then(|id| deps.history.get_approval(id).ok())
-                {
-                    let first = a.code.lines().next().unwrap_or_default();
-                    eprintln!("{}  {}  {}", a.code_hash.short(), a.language, first);
-                }
+            for (_, a) in rules {
+                let first = a.code.lines().next().unwrap_or_default();
+                eprintln!("{}  {}  {}", a.code_hash.short(), a.language, first);
             }
         }
         "revoke" if !arg.is_empty() => {
             let prefix = arg.trim();
             let found = deps
                 .history
-                .list_session_rules(conversation, false)?
+                .active_rules(conversation)?
                 .into_iter()
-                .filter_map(|r| {
-                    r.approval_id
-                        .and_then(|id| deps.history.get_approval(id).ok())
-                })
+                .map(|(_, a)| a)
                 .find(|a| a.code_hash.starts_with(prefix));
             match found {
                 Some(a) => {
