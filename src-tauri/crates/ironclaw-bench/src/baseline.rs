@@ -14,7 +14,10 @@ use bollard::models::{ContainerCreateBody, HostConfig};
 use bollard::query_parameters::RemoveContainerOptionsBuilder;
 use bollard::Docker;
 use futures_util::StreamExt;
-use ironclaw_sandbox::container::LABEL_INSTANCE;
+use ironclaw_sandbox::container::{LABEL_INSTANCE, LABEL_SESSION};
+
+/// The session label of baseline containers: none is a session, but the sweep finds them by it.
+const BASELINE_SESSION: &str = "bench-baseline";
 use ironclaw_sandbox::docker::{Endpoint, EndpointKind};
 
 /// What one `docker exec` produced.
@@ -146,12 +149,12 @@ pub async fn run_rm_api(
         }),
         image: Some(image.to_string()),
         cmd: Some(vec!["true".to_string()]),
-        // Labelled like the bench's sandboxes, so the final sweep removes it if we are
-        // interrupted halfway.
-        labels: Some(HashMap::from([(
-            LABEL_INSTANCE.to_string(),
-            instance.to_string(),
-        )])),
+        // Labelled like the bench's sandboxes (both labels: the sweep lists by both), so the
+        // final sweep removes it if we are interrupted halfway or the engine refused to start it.
+        labels: Some(HashMap::from([
+            (LABEL_INSTANCE.to_string(), instance.to_string()),
+            (LABEL_SESSION.to_string(), BASELINE_SESSION.to_string()),
+        ])),
         ..Default::default()
     };
     let t = Instant::now();
@@ -278,11 +281,14 @@ impl DockerCli {
     /// One `docker run --rm IMAGE true`. Blocking.
     pub fn run_rm(&self, image: &str, instance: &str) -> anyhow::Result<Duration> {
         let label = format!("{LABEL_INSTANCE}={instance}");
+        let session = format!("{LABEL_SESSION}={BASELINE_SESSION}");
         let mut cmd = self.command();
-        cmd.args(["run", "--rm", "--label", &label, image, "true"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
+        cmd.args([
+            "run", "--rm", "--label", &label, "--label", &session, image, "true",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
         let t = Instant::now();
         let out = cmd.output().context("running docker run")?;
         let dt = t.elapsed();
