@@ -15,6 +15,7 @@
 
 mod audit;
 mod code_hash;
+pub mod config_limits;
 mod event;
 pub mod ids;
 mod language;
