@@ -12,7 +12,6 @@ use std::time::Duration;
 
 use bollard::query_parameters::KillContainerOptionsBuilder;
 use bollard::Docker;
-use bytes::Bytes;
 use tracing::Instrument;
 
 use super::capture::Capture;
@@ -71,46 +70,29 @@ pub(super) fn note(timeout: Duration) -> String {
 }
 
 /// The result of a run whose container was frozen past its timeout and killed for it: a
-/// timeout, with what it printed before the freeze and the interpreter lost.
+/// timeout (the supervisor's exit code for one, 124), with what it printed before the freeze
+/// and the interpreter lost.
 pub(super) fn timed_out(
     ctx: &ExecContext<'_>,
     request: &ExecRequest,
+    seq: u32,
     out: Capture,
-    mut err: Capture,
+    err: Capture,
     began: std::time::Instant,
     on_event: &mut (dyn FnMut(ExecEvent) + Send),
 ) -> ExecResult {
-    let note = note(ctx.timeout);
-    err.push(note.as_bytes());
-    on_event(ExecEvent::Stderr(Bytes::from(note.into_bytes())));
     ExecResult {
-        session: ctx.session.to_string(),
-        // The caller fills in the run's number.
-        seq: 0,
-        language: request.language,
-        // The supervisor's own exit code for a timeout.
-        exit_code: 124,
-        truncated: out.truncated() || err.truncated(),
-        stdout_bytes: out.total(),
-        stderr_bytes: err.total(),
-        stdout: out.render(None),
-        stderr: err.render(None),
-        duration_ms: began.elapsed().as_secs_f64() * 1e3,
         timed_out: true,
-        cancelled: false,
-        oom_killed: false,
-        peak_memory_bytes: 0,
-        log_file: None,
-        stderr_log_file: None,
-        log_error: None,
-        interpreter_restarted: false,
-        interpreter_lost: true,
-        container_started: ctx.container_started,
-        stray_processes_killed: Vec::new(),
-        forged_completions: 0,
-        altered_before: Vec::new(),
-        altered_after: Vec::new(),
-        network: None,
-        quota_exceeded: None,
+        ..super::ended_by_stop(
+            ctx,
+            request,
+            seq,
+            out,
+            err,
+            began,
+            note(ctx.timeout),
+            124,
+            on_event,
+        )
     }
 }

@@ -214,7 +214,7 @@ pub(crate) async fn run(
                     if let Some(m) = quota.as_deref_mut().filter(|m| m.stopping()) {
                         // The quota watch killed the container: wait for its verdict.
                         if let Ok(Some(exceeded)) = tokio::time::timeout(QUOTA_VERDICT_WAIT, m.ended()).await {
-                            return Ok(ExecResult { seq, ..stopped_for_quota(&ctx, request, out, err, began, exceeded, on_event) });
+                            return Ok(stopped_for_quota(&ctx, request, seq, out, err, began, exceeded, on_event));
                         }
                     }
                     return Err(Error::ContainerGone {
@@ -243,13 +243,13 @@ pub(crate) async fn run(
                 }
                 if paused_sightings >= frozen::SIGHTINGS {
                     frozen::end(ctx.docker, ctx.container_id).await;
-                    return Ok(ExecResult { seq, ..frozen::timed_out(&ctx, request, out, err, began, on_event) });
+                    return Ok(frozen::timed_out(&ctx, request, seq, out, err, began, on_event));
                 }
                 frozen_check.as_mut().reset(tokio::time::Instant::now() + frozen::EVERY);
             }
             exceeded = watch_ended(quota.as_deref_mut()), if quota.as_ref().is_some_and(|m| m.watching()) => {
                 if let Some(exceeded) = exceeded {
-                    return Ok(ExecResult { seq, ..stopped_for_quota(&ctx, request, out, err, began, exceeded, on_event) });
+                    return Ok(stopped_for_quota(&ctx, request, seq, out, err, began, exceeded, on_event));
                 }
             }
             _ = tick.tick() => {
@@ -330,26 +330,28 @@ async fn watch_ended(
     }
 }
 
-/// The result of a run the quota watch killed: what it printed until then, and why it stopped.
-fn stopped_for_quota(
+/// A run whose container was stopped under it (killed for its quota, frozen past its
+/// timeout): what it printed before, `note` appended to its stderr (and streamed), its exit
+/// code the supervisor's for that end, and the interpreter lost.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn ended_by_stop(
     ctx: &ExecContext<'_>,
     request: &ExecRequest,
+    seq: u32,
     out: Capture,
     mut err: Capture,
     began: std::time::Instant,
-    exceeded: crate::quota::QuotaExceeded,
+    note: String,
+    exit_code: i32,
     on_event: &mut (dyn FnMut(ExecEvent) + Send),
 ) -> ExecResult {
-    let note = format!("\n{}\n", exceeded.message);
     err.push(note.as_bytes());
     on_event(ExecEvent::Stderr(Bytes::from(note.into_bytes())));
     ExecResult {
         session: ctx.session.to_string(),
-        // The caller fills in the run's number.
-        seq: 0,
+        seq,
         language: request.language,
-        // What a shell reports for a process killed by SIGKILL.
-        exit_code: 137,
+        exit_code,
         truncated: out.truncated() || err.truncated(),
         stdout_bytes: out.total(),
         stderr_bytes: err.total(),
@@ -372,7 +374,26 @@ fn stopped_for_quota(
         altered_before: Vec::new(),
         altered_after: Vec::new(),
         network: None,
+        quota_exceeded: None,
+    }
+}
+
+/// Killed for passing the workspace quota: exit code 137, what a shell reports for SIGKILL.
+#[allow(clippy::too_many_arguments)]
+fn stopped_for_quota(
+    ctx: &ExecContext<'_>,
+    request: &ExecRequest,
+    seq: u32,
+    out: Capture,
+    err: Capture,
+    began: std::time::Instant,
+    exceeded: crate::quota::QuotaExceeded,
+    on_event: &mut (dyn FnMut(ExecEvent) + Send),
+) -> ExecResult {
+    let note = format!("\n{}\n", exceeded.message);
+    ExecResult {
         quota_exceeded: Some(exceeded),
+        ..ended_by_stop(ctx, request, seq, out, err, began, note, 137, on_event)
     }
 }
 
