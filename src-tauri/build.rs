@@ -1,46 +1,63 @@
-//! Declares the app's own commands so each gets an `allow-<command>` permission, granted one by
-//! one in `capabilities/default.json`: the webview can call exactly these and nothing else.
+//! Reads the app's commands (every `#[tauri::command]` in `src/commands.rs` and
+//! `src/commands/`) and derives the rest from them, so a command is written once:
+//!
+//! - each gets an `allow-<command>` permission (`tauri-build`'s app manifest);
+//! - `capabilities/default.json` grants exactly those to the main window;
+//! - `$OUT_DIR/handler.rs` is the `generate_handler!` list `main.rs` registers;
+//! - `ui/src/api/commands.ts` holds their typed TypeScript wrappers.
+//!
+//! The two committed files are rewritten only when they change.
 
-const COMMANDS: &[&str] = &[
-    "doctor",
-    "prepare_image",
-    "get_settings",
-    "save_settings",
-    "set_api_key",
-    "check_provider",
-    "list_profiles",
-    "list_conversations",
-    "create_conversation",
-    "rename_conversation",
-    "delete_conversation",
-    "export_conversation",
-    "open_conversation",
-    "send_message",
-    "decide",
-    "decide_host",
-    "cancel",
-    "set_policy",
-    "list_rules",
-    "revoke_rule",
-    "list_workspace",
-    "read_workspace_image",
-    "read_run_image",
-    "read_log",
-    "open_workspace_folder",
-    "open_external",
-    "pending_approvals",
-    "running_sandboxes",
-    "app_ready",
-    "startup_state",
-    "start_fresh_history",
-    "recover_history",
-    "startup_notices",
-];
+use std::path::PathBuf;
+
+use ironclaw_ipcgen::{write_if_changed, Generated};
 
 fn main() {
+    if let Err(e) = generate() {
+        panic!("build.rs: {e}");
+    }
+}
+
+fn generate() -> Result<(), Box<dyn std::error::Error>> {
+    let app = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR")?);
+    println!("cargo:rerun-if-changed=src/commands.rs");
+    println!("cargo:rerun-if-changed=src/commands");
+    let generated = Generated::from_app(&app)?;
+
+    let bindings = app.join("../ui/src/bindings");
+    let missing: Vec<String> = generated
+        .binding_types()
+        .into_iter()
+        .filter(|t| !bindings.join(format!("{t}.ts")).exists())
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!(
+            "commands use {} with no TypeScript binding in ui/src/bindings: derive ts_rs::TS, \
+             add it to ironclaw-desktop's bindings.rs and run \
+             `cargo test -p ironclaw-desktop --features ts export_bindings`",
+            missing.join(", ")
+        )
+        .into());
+    }
+
+    for (path, contents) in generated.committed_files() {
+        write_if_changed(&app.join(path), &contents)?;
+    }
+    let out = PathBuf::from(std::env::var("OUT_DIR")?);
+    write_if_changed(&out.join("handler.rs"), &generated.handler())?;
+
+    // tauri-build keeps the names for the whole build.
+    let names: &'static [&'static str] = Box::leak(
+        generated
+            .names()
+            .into_iter()
+            .map(|n| &*Box::leak(n.into_boxed_str()))
+            .collect::<Vec<&'static str>>()
+            .into_boxed_slice(),
+    );
     tauri_build::try_build(
         tauri_build::Attributes::new()
-            .app_manifest(tauri_build::AppManifest::new().commands(COMMANDS)),
-    )
-    .unwrap_or_else(|e| panic!("tauri build script: {e}"));
+            .app_manifest(tauri_build::AppManifest::new().commands(names)),
+    )?;
+    Ok(())
 }

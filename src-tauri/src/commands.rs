@@ -1,5 +1,8 @@
-//! The commands the web UI may call (each granted in `capabilities/default.json`). Each one
-//! turns its arguments into one `Desktop` call and errors into the message the UI shows.
+//! The commands the web UI may call. This file and `commands/` are the one list of them:
+//! `build.rs` reads every `#[tauri::command]` here and generates the handler list `main.rs`
+//! registers, the capability that grants them and the TypeScript the UI calls them through
+//! (`ui/src/api/commands.ts`, with these doc comments). Each command turns its arguments into
+//! one `Desktop` call and a failure into a [`CommandError`] (`{ kind, message }`).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -9,10 +12,10 @@ use ironclaw_desktop::types::{
     ConversationSummary, ConversationView, FolderOpening, LogChunk, PendingApproval, ProfileInfo,
     ProviderCheck, RunImage, SessionRuleView, Settings, WorkspaceEntry,
 };
-use ironclaw_desktop::{validate_external_url, Desktop, DesktopError};
+use ironclaw_desktop::{validate_external_url, CommandError, Desktop, ErrorKind};
 use ironclaw_protocol::{
     AgentEvent, ApprovalId, ApprovalPolicy, CodeHash, ConversationId, Decision, ExecutionId,
-    HostDecision, OutputStream,
+    ExportFormat, HostDecision, OutputStream,
 };
 use tauri::ipc::Channel;
 use tauri::{AppHandle, State};
@@ -20,16 +23,9 @@ use tauri_plugin_opener::OpenerExt;
 
 use crate::Started;
 
-mod recovery;
-// A glob, so the hidden items `#[tauri::command]` generates beside each command come along
-// (`generate_handler!` needs them); the shell-config test reads `commands::NAME` in main.rs.
-pub use recovery::*;
+pub mod recovery;
 
-type Res<T> = Result<T, String>;
-
-fn msg(e: DesktopError) -> String {
-    e.to_string()
-}
+type Res<T> = Result<T, CommandError>;
 
 #[tauri::command]
 pub async fn doctor(desktop: State<'_, Desktop>) -> Res<DoctorReport> {
@@ -48,22 +44,29 @@ pub async fn prepare_image(
         .prepare_image(&mut forward)
         .await
         .map(|_| ())
-        .map_err(msg)
+        .map_err(CommandError::from)
 }
 
 #[tauri::command]
 pub fn get_settings(desktop: State<'_, Desktop>) -> Res<Settings> {
-    desktop.get_settings().map_err(msg)
+    desktop.get_settings().map_err(CommandError::from)
 }
 
 #[tauri::command]
 pub async fn save_settings(desktop: State<'_, Desktop>, settings: Settings) -> Res<Settings> {
-    desktop.save_settings(&settings).await.map_err(msg)
+    desktop
+        .save_settings(&settings)
+        .await
+        .map_err(CommandError::from)
 }
 
+/// The key goes straight to the OS keyring; callers must not keep it afterwards.
 #[tauri::command]
 pub async fn set_api_key(desktop: State<'_, Desktop>, provider: String, key: String) -> Res<()> {
-    desktop.set_api_key(&provider, &key).await.map_err(msg)
+    desktop
+        .set_api_key(&provider, &key)
+        .await
+        .map_err(CommandError::from)
 }
 
 #[tauri::command]
@@ -82,12 +85,14 @@ pub fn list_conversations(
     desktop: State<'_, Desktop>,
     query: Option<String>,
 ) -> Res<Vec<ConversationSummary>> {
-    desktop.list_conversations(query.as_deref()).map_err(msg)
+    desktop
+        .list_conversations(query.as_deref())
+        .map_err(CommandError::from)
 }
 
 #[tauri::command]
 pub fn create_conversation(desktop: State<'_, Desktop>) -> Res<ConversationSummary> {
-    desktop.create_conversation().map_err(msg)
+    desktop.create_conversation().map_err(CommandError::from)
 }
 
 #[tauri::command]
@@ -96,34 +101,44 @@ pub fn rename_conversation(
     id: ConversationId,
     title: String,
 ) -> Res<()> {
-    desktop.rename_conversation(id, &title).map_err(msg)
+    desktop
+        .rename_conversation(id, &title)
+        .map_err(CommandError::from)
 }
 
 #[tauri::command]
 pub async fn delete_conversation(desktop: State<'_, Desktop>, id: ConversationId) -> Res<()> {
-    desktop.delete_conversation(id).await.map_err(msg)
+    desktop
+        .delete_conversation(id)
+        .await
+        .map_err(CommandError::from)
 }
 
+/// Writes the conversation to the app's exports folder; resolves to the file's path.
 #[tauri::command]
 pub fn export_conversation(
     desktop: State<'_, Desktop>,
     id: ConversationId,
-    format: String,
+    format: ExportFormat,
 ) -> Res<String> {
-    let path = desktop.export_conversation(id, &format).map_err(msg)?;
+    let path = desktop.export_conversation(id, format)?;
     Ok(path.display().to_string())
 }
 
+/// Live events for this conversation go to `onEvent` until another conversation is opened.
 #[tauri::command]
 pub async fn open_conversation(
     desktop: State<'_, Desktop>,
     id: ConversationId,
-    events: Channel<AgentEvent>,
+    on_event: Channel<AgentEvent>,
 ) -> Res<ConversationView> {
     let subscriber = Arc::new(move |e: &AgentEvent| {
-        let _ = events.send(e.clone());
+        let _ = on_event.send(e.clone());
     });
-    desktop.open_conversation(id, subscriber).await.map_err(msg)
+    desktop
+        .open_conversation(id, subscriber)
+        .await
+        .map_err(CommandError::from)
 }
 
 #[tauri::command]
@@ -132,9 +147,13 @@ pub async fn send_message(
     id: ConversationId,
     text: String,
 ) -> Res<()> {
-    desktop.send_message(id, &text).await.map_err(msg)
+    desktop
+        .send_message(id, &text)
+        .await
+        .map_err(CommandError::from)
 }
 
+/// `fresh_interpreter`: restart the interpreter the code runs in first (see `alteredSession`).
 #[tauri::command]
 pub async fn decide(
     desktop: State<'_, Desktop>,
@@ -149,14 +168,15 @@ pub async fn decide(
         desktop
             .fresh_interpreter(id, approval_id)
             .await
-            .map_err(msg)?;
+            .map_err(CommandError::from)?;
     }
     desktop
         .decide(id, approval_id, code_hash, decision, confirmed)
         .await
-        .map_err(msg)
+        .map_err(CommandError::from)
 }
 
+/// Answers a host the network policy refused; only a refused, unanswered host is accepted.
 #[tauri::command]
 pub async fn decide_host(
     desktop: State<'_, Desktop>,
@@ -164,12 +184,15 @@ pub async fn decide_host(
     target: String,
     decision: HostDecision,
 ) -> Res<()> {
-    desktop.decide_host(id, target, decision).await.map_err(msg)
+    desktop
+        .decide_host(id, target, decision)
+        .await
+        .map_err(CommandError::from)
 }
 
 #[tauri::command]
 pub async fn cancel(desktop: State<'_, Desktop>, id: ConversationId) -> Res<()> {
-    desktop.cancel(id).await.map_err(msg)
+    desktop.cancel(id).await.map_err(CommandError::from)
 }
 
 #[tauri::command]
@@ -178,12 +201,15 @@ pub async fn set_policy(
     id: ConversationId,
     policy: ApprovalPolicy,
 ) -> Res<()> {
-    desktop.set_policy(id, policy).await.map_err(msg)
+    desktop
+        .set_policy(id, policy)
+        .await
+        .map_err(CommandError::from)
 }
 
 #[tauri::command]
 pub fn list_rules(desktop: State<'_, Desktop>, id: ConversationId) -> Res<Vec<SessionRuleView>> {
-    desktop.list_rules(id).map_err(msg)
+    desktop.list_rules(id).map_err(CommandError::from)
 }
 
 #[tauri::command]
@@ -192,7 +218,10 @@ pub async fn revoke_rule(
     id: ConversationId,
     code_hash: CodeHash,
 ) -> Res<()> {
-    desktop.revoke_rule(id, code_hash).await.map_err(msg)
+    desktop
+        .revoke_rule(id, code_hash)
+        .await
+        .map_err(CommandError::from)
 }
 
 /// Runs a core call that touches the workspace (which the sandboxed code controls) or parses
@@ -205,10 +234,16 @@ async fn off_ui_thread<T: Send + 'static>(
     let desktop = desktop.clone();
     tauri::async_runtime::spawn_blocking(move || call(&desktop))
         .await
-        .map_err(|e| format!("the file operation stopped unexpectedly: {e}"))?
-        .map_err(msg)
+        .map_err(|e| {
+            CommandError::new(
+                ErrorKind::Internal,
+                format!("the file operation stopped unexpectedly: {e}"),
+            )
+        })?
+        .map_err(CommandError::from)
 }
 
+/// An image a run recorded, for a reopened conversation; `gone` when it was deleted since.
 #[tauri::command]
 pub async fn read_run_image(
     desktop: State<'_, Desktop>,
@@ -249,6 +284,7 @@ pub async fn read_log(
     .await
 }
 
+/// Never rejects for a missing file manager: the result says what failed and names the path.
 #[tauri::command]
 pub async fn open_workspace_folder(
     app: AppHandle,
@@ -262,15 +298,18 @@ pub async fn open_workspace_folder(
                 .open_path(dir.to_string_lossy(), None::<&str>)
                 .map_err(|e| e.to_string())
         })
-        .map_err(msg)
+        .map_err(CommandError::from)
 }
 
 #[tauri::command]
 pub fn open_external(app: AppHandle, url: String) -> Res<()> {
-    let url = validate_external_url(&url).map_err(msg)?;
-    app.opener()
-        .open_url(&url, None::<&str>)
-        .map_err(|e| format!("could not open {url}: {e}"))
+    let url = validate_external_url(&url)?;
+    app.opener().open_url(&url, None::<&str>).map_err(|e| {
+        CommandError::new(
+            ErrorKind::Io,
+            format!("could not open {url}: {e}; copy the link into a browser instead"),
+        )
+    })
 }
 
 #[tauri::command]
@@ -278,10 +317,14 @@ pub fn pending_approvals(desktop: State<'_, Desktop>) -> Vec<PendingApproval> {
     desktop.pending_approvals()
 }
 
-/// Settings' "Sandboxes running now: N (stopped when you quit)".
+/// How many of the app's sandbox containers run now (all are stopped when the app quits), for
+/// Settings' "Sandboxes running now: N".
 #[tauri::command]
 pub async fn running_sandboxes(desktop: State<'_, Desktop>) -> Res<u32> {
-    desktop.running_sandboxes().await.map_err(msg)
+    desktop
+        .running_sandboxes()
+        .await
+        .map_err(CommandError::from)
 }
 
 /// The front end's first screen is interactive: log (and, for the startup benchmark, print)

@@ -82,41 +82,8 @@ fn run(started: Instant) -> Result<(), Box<dyn std::error::Error>> {
                 _ => {}
             }
         })
-        .invoke_handler(tauri::generate_handler![
-            commands::doctor,
-            commands::prepare_image,
-            commands::get_settings,
-            commands::save_settings,
-            commands::set_api_key,
-            commands::check_provider,
-            commands::list_profiles,
-            commands::list_conversations,
-            commands::create_conversation,
-            commands::rename_conversation,
-            commands::delete_conversation,
-            commands::export_conversation,
-            commands::open_conversation,
-            commands::send_message,
-            commands::decide,
-            commands::decide_host,
-            commands::cancel,
-            commands::set_policy,
-            commands::list_rules,
-            commands::revoke_rule,
-            commands::list_workspace,
-            commands::read_workspace_image,
-            commands::read_run_image,
-            commands::read_log,
-            commands::open_workspace_folder,
-            commands::open_external,
-            commands::pending_approvals,
-            commands::running_sandboxes,
-            commands::app_ready,
-            commands::startup_state,
-            commands::start_fresh_history,
-            commands::recover_history,
-            commands::startup_notices,
-        ])
+        // Every `#[tauri::command]` in `commands/`, listed by build.rs.
+        .invoke_handler(include!(concat!(env!("OUT_DIR"), "/handler.rs")))
         .build(tauri::generate_context!())?
         .run(quit::on_run_event);
     Ok(())

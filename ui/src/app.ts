@@ -7,7 +7,7 @@ import type { ApprovalRequest } from "./bindings/ApprovalRequest";
 import type { Decision } from "./bindings/Decision";
 import type { DoctorReport } from "./bindings/DoctorReport";
 import type { Api } from "./api";
-import { errorText } from "./api";
+import { errorKind, errorText } from "./api";
 import { h } from "./lib/dom";
 import { needsDoctor } from "./lib/readiness";
 import { currentPrefs, stepZoom, updatePrefs } from "./lib/prefs";
@@ -20,6 +20,12 @@ import { LogViewer } from "./views/logviewer";
 import { openSettings } from "./views/settings";
 import { Sidebar } from "./views/sidebar";
 import { WorkspacePanel } from "./views/workspace";
+
+interface ToastAction {
+  label: string;
+  testid: string;
+  run: () => void;
+}
 
 const DOCTOR_WAIT_MS = 400;
 
@@ -50,14 +56,15 @@ export class App {
     });
     this.chat = new ChatView({
       send: (text) => this.send(text),
+      fixFor: (e) => this.fixFor(e),
       stop: () => void this.cancel(),
       openLog: (id) => void new LogViewer(api, id, () => this.chat.focusInput()).open(),
-      openExternal: (url) => void api.openExternal(url).catch((e) => this.toast(errorText(e))),
+      openExternal: (url) => void api.openExternal(url).catch((e) => this.failed(e)),
       reviewApproval: (id) => this.queue.open(id || undefined),
       toggleWorkspace: () => this.workspace.toggle(),
       decideHost: (target, decision) => {
         if (!this.currentId) return;
-        void this.api.decideHost(this.currentId, target, decision).catch((e) => this.toast(errorText(e)));
+        void this.api.decideHost(this.currentId, target, decision).catch((e) => this.failed(e));
       },
     });
     this.queue = new ApprovalQueue((req, decision, confirmed, fresh) => this.decide(req, decision, confirmed, fresh), {
@@ -175,7 +182,7 @@ export class App {
       this.workspace.setConversation(id);
       if (!this.queue.openId) this.chat.focusInput();
     } catch (e) {
-      this.toast(`Could not open the conversation: ${errorText(e)}`);
+      this.failed(e, "Could not open the conversation");
     }
   }
 
@@ -221,7 +228,7 @@ export class App {
     try {
       await this.api.cancel(this.currentId);
     } catch (e) {
-      this.toast(errorText(e));
+      this.failed(e);
     }
   }
 
@@ -300,7 +307,7 @@ export class App {
       this.root.append(screen);
       screen.querySelector<HTMLElement>("select, input")?.focus();
     } catch (e) {
-      this.toast(`Could not open settings: ${errorText(e)}`);
+      this.failed(e, "Could not open settings");
     }
   }
 
@@ -356,7 +363,30 @@ export class App {
     this.overlay = null;
   }
 
-  toast(message: string, action?: { label: string; testid: string; run: () => void }): void {
+  /** Where a failed command points, by its kind: the system check for Docker and the image,
+   * Settings for the model, the conversation again for an agent that stopped. */
+  fixFor(e: unknown): ToastAction | undefined {
+    switch (errorKind(e)) {
+      case "docker":
+      case "image":
+        return { label: "Open system check", testid: "fix-doctor", run: () => void this.showDoctor() };
+      case "model":
+        return { label: "Model settings", testid: "fix-settings", run: () => void this.showSettings() };
+      case "session_closed": {
+        const id = this.currentId;
+        return id ? { label: "Reopen", testid: "fix-reopen", run: () => void this.open(id) } : undefined;
+      }
+      default:
+        return undefined;
+    }
+  }
+
+  /** A failed command as a toast: what failed, the core's words, and the fix when there is one. */
+  failed(e: unknown, what?: string): void {
+    this.toast(what ? `${what}: ${errorText(e)}` : errorText(e), this.fixFor(e));
+  }
+
+  toast(message: string, action?: ToastAction): void {
     const btn = action ? h("button", { testid: action.testid, className: "btn-link", type: "button" }, action.label) : null;
     const t = h("div", { testid: "toast", className: "toast" }, h("span", {}, message), btn);
     btn?.addEventListener("click", () => {

@@ -29,6 +29,29 @@ async function send(text: string): Promise<void> {
 }
 
 describe("whole screens against the fake backend", () => {
+  it("a failed command's kind offers its fix: Docker down opens the system check", async () => {
+    const { api } = await startApp();
+    // A kind with nothing to fix is only told...
+    api.cancel = () => Promise.reject({ kind: "invalid_input", message: "nothing to stop" });
+    q<HTMLButtonElement>("stop-button").click();
+    await settle(20);
+    const toast = all("toast").pop()!;
+    expect(toast.textContent).toContain("nothing to stop");
+    expect(toast.querySelector("button")).toBeNull();
+
+    // ...one with a fix offers it.
+    api.sendMessage = () => Promise.reject({ kind: "docker", message: "Docker is not running: start it" });
+    await send("hello");
+    const banner = q("chat-banner");
+    expect(banner.textContent).toContain("Docker is not running: start it");
+    const doctor = vi.spyOn(api, "doctor");
+    banner.querySelector("button")!.click();
+    await settle(40);
+    expect(doctor).toHaveBeenCalled();
+    expect(q("doctor-screen")).toBeTruthy();
+
+  });
+
   it("opens the most recent conversation with its history", async () => {
     await startApp();
     expect(q("sidebar")).toBeTruthy();

@@ -3,11 +3,14 @@
 //! fails with Tauri's "state not managed" instead of touching a history that is not open.
 
 use ironclaw_desktop::startup::StartupState;
-use ironclaw_desktop::{Desktop, DesktopError, Recovery, RecoveryOutcome, StartupNotice};
+use ironclaw_desktop::{
+    CommandError, Desktop, DesktopError, ErrorKind, Recovery, RecoveryOutcome, StartupNotice,
+};
 use tauri::{AppHandle, Manager, State};
 
 use super::Res;
 
+/// Whether the history is damaged (then only the recovery commands work until one succeeds).
 #[tauri::command]
 pub fn startup_state(app: AppHandle) -> StartupState {
     let waiting = app.try_state::<Desktop>().is_none();
@@ -26,17 +29,28 @@ async fn replace(
     way_out: fn(&Recovery) -> Result<(Desktop, RecoveryOutcome), DesktopError>,
 ) -> Res<RecoveryOutcome> {
     if app.try_state::<Desktop>().is_some() {
-        return Err("the history is already open; nothing to recover".to_owned());
+        return Err(CommandError::new(
+            ErrorKind::InvalidInput,
+            "the history is already open; nothing to recover",
+        ));
     }
     let handle = app.clone();
     let (desktop, outcome) = tauri::async_runtime::spawn_blocking(move || {
-        let recovery = handle
-            .try_state::<Recovery>()
-            .ok_or_else(|| "the history is not damaged; nothing to recover".to_owned())?;
-        way_out(&recovery).map_err(|e| e.to_string())
+        let recovery = handle.try_state::<Recovery>().ok_or_else(|| {
+            CommandError::new(
+                ErrorKind::InvalidInput,
+                "the history is not damaged; nothing to recover",
+            )
+        })?;
+        way_out(&recovery).map_err(CommandError::from)
     })
     .await
-    .map_err(|e| format!("the recovery stopped unexpectedly: {e}"))??;
+    .map_err(|e| {
+        CommandError::new(
+            ErrorKind::Internal,
+            format!("the recovery stopped unexpectedly: {e}"),
+        )
+    })??;
     app.manage(desktop);
     Ok(outcome)
 }
@@ -51,8 +65,8 @@ pub async fn recover_history(app: AppHandle) -> Res<RecoveryOutcome> {
     replace(app, Recovery::recover).await
 }
 
-/// What was found wrong at start that the app has not shown yet; each is returned once.
+/// What was found wrong at start that the app has not shown yet; each notice comes once.
 #[tauri::command]
 pub fn startup_notices(desktop: State<'_, Desktop>) -> Res<Vec<StartupNotice>> {
-    desktop.take_notices().map_err(|e| e.to_string())
+    Ok(desktop.take_notices()?)
 }

@@ -2,7 +2,7 @@
 
 use ironclaw_desktop::types::{ApprovalState, HistoryItem};
 use ironclaw_desktop::AppEvent;
-use ironclaw_protocol::{AgentEvent, DecidedBy, Decision, RiskLevel, TurnOutcome};
+use ironclaw_protocol::{AgentEvent, DecidedBy, Decision, ExportFormat, RiskLevel, TurnOutcome};
 use ironclaw_tests::agent::{asks_to_run, says};
 use pretty_assertions::assert_eq;
 
@@ -122,7 +122,7 @@ async fn an_approved_run_streams_output_and_is_in_the_history_after_a_restart() 
     );
     let md = app
         .desktop
-        .export_conversation(app.conversation, "markdown")
+        .export_conversation(app.conversation, ExportFormat::Markdown)
         .expect("export");
     let text = std::fs::read_to_string(&md).expect("read the export");
     assert!(text.contains(code) && text.contains("It is 42."), "{text}");

@@ -1,6 +1,7 @@
 //! The Tauri shell's security configuration, checked as files: the webview may call exactly
-//! the app's own commands (each declared in build.rs, registered in main.rs and granted in the
-//! capability), plus listening to events; and the CSP forbids remote code and eval.
+//! the app's own commands (read from `src/commands/` by build.rs, which generates the handler
+//! list, the capability and the TypeScript), plus listening to events; and the CSP forbids
+//! remote code and eval.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -15,33 +16,25 @@ fn shell_file(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// The quoted names in `text` between `start` and the next `end`.
-fn quoted_between(text: &str, start: &str, end: &str) -> BTreeSet<String> {
-    let from = text.find(start).unwrap_or_else(|| panic!("no {start:?}")) + start.len();
-    let body = &text[from..from + text[from..].find(end).expect("end")];
-    body.split('"')
-        .skip(1)
-        .step_by(2)
-        .map(str::to_owned)
-        .collect()
-}
-
 #[test]
 fn the_webview_may_call_exactly_the_apps_own_commands() {
-    let declared = quoted_between(
-        &shell_file("build.rs"),
-        "const COMMANDS: &[&str] = &[",
-        "];",
+    let app = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../src-tauri");
+    let generated = ironclaw_ipcgen::Generated::from_app(&app).expect("the commands parse");
+    let names = generated.names();
+    assert!(
+        names.len() > 20 && names.iter().any(|n| n == "decide"),
+        "the app's commands were read: {names:?}"
     );
-    let main = shell_file("src/main.rs");
-    let from = main.find("generate_handler![").expect("generate_handler!");
-    let registered: BTreeSet<String> = main[from..from + main[from..].find("])").expect("end")]
-        .split("commands::")
-        .skip(1)
-        .map(|s| s.split(',').next().unwrap_or("").trim().to_owned())
-        .collect();
-    assert_eq!(declared, registered, "build.rs and main.rs disagree");
 
+    // Registered from the generated list, never by hand.
+    let main = shell_file("src/main.rs");
+    assert!(main.contains(r#".invoke_handler(include!(concat!(env!("OUT_DIR"), "/handler.rs")))"#));
+    assert!(
+        !main.contains("generate_handler!["),
+        "main.rs lists commands by hand"
+    );
+
+    // Granted: exactly the commands, plus listening to events.
     let capability: Value =
         serde_json::from_str(&shell_file("capabilities/default.json")).expect("capability JSON");
     let granted: BTreeSet<String> = capability["permissions"]
@@ -50,13 +43,23 @@ fn the_webview_may_call_exactly_the_apps_own_commands() {
         .iter()
         .map(|p| p.as_str().expect("plain permission names").to_owned())
         .collect();
-    let mut expected: BTreeSet<String> = declared
+    let mut expected: BTreeSet<String> = names
         .iter()
         .map(|c| format!("allow-{}", c.replace('_', "-")))
         .collect();
     expected.insert("core:event:allow-listen".into());
     expected.insert("core:event:allow-unlisten".into());
     assert_eq!(granted, expected);
+    assert_eq!(capability["windows"], serde_json::json!(["main"]));
+
+    // The committed capability and TypeScript are what the commands imply today.
+    for (path, contents) in generated.committed_files() {
+        assert_eq!(
+            shell_file(path),
+            contents,
+            "{path} is stale: build the app (or run `cargo test -p ironclaw-ipcgen`) and commit it"
+        );
+    }
 }
 
 #[test]

@@ -29,6 +29,8 @@ import type { ProviderCheck } from "../bindings/ProviderCheck";
 import type { SessionRuleView } from "../bindings/SessionRuleView";
 import type { Settings } from "../bindings/Settings";
 import type { WorkspaceEntry } from "../bindings/WorkspaceEntry";
+import type { CommandError } from "../bindings/CommandError";
+import type { ErrorKind } from "../bindings/ErrorKind";
 import type { Api, ExportFormat, Unlisten } from "./types";
 import { DAMAGED, FRESH_HISTORY, HISTORY_MISSING, IMAGE_DONE, IMAGE_START, PROFILES, doctorReport, folderOpening, imageImportStep, logText, providerCheck, recovered } from "./fake-answers";
 import { runFlood, runLive, type Runner } from "./fake-runs";
@@ -43,6 +45,11 @@ export interface FakeOptions {
    * Ollama), "approval", "destructive", "live", "flood".
    */
   scenario?: string;
+}
+
+/** What the real backend rejects with. */
+function fail(kind: ErrorKind, message: string): CommandError {
+  return { kind, message };
 }
 
 type Listeners = {
@@ -118,7 +125,7 @@ export class FakeBackend implements Api {
 
   private conv(id: string): Conv {
     const c = this.convs.get(id);
-    if (!c) throw `Conversation ${id} does not exist any more — pick another one in the sidebar.`;
+    if (!c) throw fail("history", `Conversation ${id} does not exist any more — pick another one in the sidebar.`);
     return c;
   }
 
@@ -364,7 +371,7 @@ export class FakeBackend implements Api {
 
   async readWorkspaceImage(id: string, path: string): Promise<string> {
     this.log("readWorkspaceImage", id, path);
-    if (path.includes("..")) throw "That path leaves the workspace.";
+    if (path.includes("..")) throw fail("invalid_input", "That path leaves the workspace.");
     return `data:image/svg+xml;base64,${btoa(chartSvg())}`;
   }
 
@@ -373,11 +380,11 @@ export class FakeBackend implements Api {
     for (const c of this.convs.values()) {
       const run = c.items.find((i) => i.type === "execution" && i.executionId === executionId);
       if (!run || run.type !== "execution") continue;
-      if (!run.images.includes(path)) throw `refused to open "${path}": it is not an image this run wrote`;
+      if (!run.images.includes(path)) throw fail("invalid_input", `refused to open "${path}": it is not an image this run wrote`);
       if (!c.files.some((f) => f.path === path)) return { state: "gone" };
       return { state: "shown", dataUrl: `data:image/svg+xml;base64,${btoa(chartSvg())}` };
     }
-    throw `no execution ${executionId}`;
+    throw fail("history", `no execution ${executionId}`);
   }
 
   async readLog(executionId: string, stream: OutputStream, offset: number, length: number): Promise<LogChunk> {

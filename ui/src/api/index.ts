@@ -2,7 +2,7 @@ import { tauriApi } from "./tauri";
 import type { Api } from "./types";
 
 export type { Api, ExportFormat, Unlisten } from "./types";
-export { errorText } from "./types";
+export { errorKind, errorText } from "./types";
 
 /** Inside the Tauri webview; anywhere else (a browser, preview) only a fake backend can answer. */
 export function inTauri(): boolean {

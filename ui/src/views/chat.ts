@@ -17,6 +17,8 @@ import { ExecutionCell } from "./cell";
 
 export interface ChatActions {
   send(text: string): Promise<void>;
+  /** What a failed send's error points to, offered as a banner button. */
+  fixFor(e: unknown): { label: string; run: () => void } | undefined;
   stop(): void;
   openLog(executionId: string): void;
   openExternal(url: string): void;
@@ -106,6 +108,8 @@ export class ChatView {
       await this.actions.send(text);
     } catch (e) {
       this.notice(errorText(e), true);
+      const fix = this.actions.fixFor(e);
+      if (fix) this.banner(errorText(e), fix.label, fix.run);
     }
   }
 

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use ironclaw_protocol::ExportFormat;
 
 #[derive(Parser)]
 #[command(
@@ -100,9 +101,8 @@ enum HistoryCommand {
     },
     Export {
         id: String,
-        /// md or json
-        #[arg(long, default_value = "md")]
-        format: String,
+        #[arg(long, value_enum, default_value_t = ExportFormat::Markdown)]
+        format: ExportFormat,
     },
     Rm {
         id: String,
@@ -182,7 +182,7 @@ fn main() -> ExitCode {
                 HistoryCommand::Ls { json } => commands::history::ls(json),
                 HistoryCommand::Show { id } => commands::history::show(&id),
                 HistoryCommand::Search { text, limit } => commands::history::search(&text, limit),
-                HistoryCommand::Export { id, format } => commands::history::export(&id, &format),
+                HistoryCommand::Export { id, format } => commands::history::export(&id, format),
                 HistoryCommand::Rm { id, purge } => commands::history::delete(&id, purge).await,
                 HistoryCommand::Recover => commands::history::recover(),
                 HistoryCommand::Reset => commands::history::reset(),

@@ -39,6 +39,8 @@ pub fn export(dir: &std::path::Path) -> Result<(), ts_rs::ExportError> {
     crate::startup::HistoryDamage::export_all(&cfg)?;
     crate::startup::RecoveryOutcome::export_all(&cfg)?;
     crate::startup::StartupNotice::export_all(&cfg)?;
+    crate::CommandError::export_all(&cfg)?;
+    ironclaw_protocol::ExportFormat::export_all(&cfg)?;
     Ok(())
 }
 

@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use ironclaw_protocol::ConversationId;
+use ironclaw_protocol::{ConversationId, ExportFormat};
 use ironclaw_store::History;
 
 use crate::error::{DesktopError, Result};
@@ -97,18 +97,14 @@ pub fn title_from(text: &str) -> String {
 }
 
 /// Writes the export into `dir` and returns its path.
-pub fn export(history: &History, dir: &Path, id: ConversationId, format: &str) -> Result<PathBuf> {
-    let (text, ext) = match format {
-        "markdown" | "md" => (history.export_markdown(id)?, "md"),
-        "json" => (history.export_json(id)?, "json"),
-        other => {
-            return Err(DesktopError::invalid(
-                "export format",
-                other,
-                "use markdown or json",
-            ))
-        }
-    };
+pub fn export(
+    history: &History,
+    dir: &Path,
+    id: ConversationId,
+    format: ExportFormat,
+) -> Result<PathBuf> {
+    let text = history.export(id, format)?;
+    let ext = format.extension();
     let title = history.get_conversation(id)?.title;
     let slug: String = title
         .chars()

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use ironclaw_agent::SessionHandle;
 use ironclaw_llm::Provider;
-use ironclaw_protocol::{ApprovalId, ConversationId, ExecutionId, Op, OutputStream};
+use ironclaw_protocol::{ApprovalId, ConversationId, ExecutionId, ExportFormat, Op, OutputStream};
 use ironclaw_sandbox::session::SessionName;
 use ironclaw_sandbox::Paths;
 use ironclaw_store::{AuditLog, History};
@@ -261,7 +261,7 @@ impl Desktop {
         Ok(())
     }
 
-    pub fn export_conversation(&self, id: ConversationId, format: &str) -> Result<PathBuf> {
+    pub fn export_conversation(&self, id: ConversationId, format: ExportFormat) -> Result<PathBuf> {
         let dir = self.core.paths.data_dir.join("exports");
         conversations::export(&self.core.history, &dir, id, format)
     }

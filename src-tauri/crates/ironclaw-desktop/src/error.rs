@@ -1,5 +1,5 @@
 //! One error type for the app core. Every message ends up in front of a person (the Tauri
-//! layer passes it on as the rejected `invoke`'s string), so each says what to do next.
+//! layer passes it on as a [`crate::CommandError`]'s message), so each says what to do next.
 
 use std::path::PathBuf;
 

@@ -14,6 +14,7 @@
 //!   `ui/src/bindings/`, see [`bindings`]).
 
 pub mod bindings;
+mod command_error;
 pub mod conversations;
 mod decisions;
 pub mod desktop;
@@ -33,6 +34,7 @@ pub mod types;
 pub mod view;
 pub mod workspace;
 
+pub use command_error::{CommandError, ErrorKind};
 pub use desktop::{validate_external_url, Desktop, DesktopOptions};
 pub use error::{DesktopError, Result};
 pub use sink::{AppEvent, EventSink, NullSink, Subscriber};

@@ -9,6 +9,7 @@
 //! - [`Decision`], [`Op`]: what goes into a session.
 //! - [`AgentEvent`] and [`ApprovalRequest`]: what comes out of one.
 //! - [`AuditRecord`]: what the audit log records, one shape per kind.
+//! - [`ExportFormat`]: the forms a conversation is exported in.
 //!
 //! Field names and `type` tags on the wire are camelCase, the web UI's convention; the *values*
 //! of the closed sets are the snake_case words above.
@@ -17,6 +18,7 @@ mod audit;
 mod code_hash;
 pub mod config_limits;
 mod event;
+mod export_format;
 pub mod ids;
 mod language;
 mod op;
@@ -27,6 +29,7 @@ pub mod words;
 pub use audit::{AuditRecord, DecisionRecord, ExecResultRecord};
 pub use code_hash::{CodeHash, ParseCodeHashError};
 pub use event::{AgentEvent, ApprovalRequest, OutputStream, TurnOutcome};
+pub use export_format::ExportFormat;
 pub use ids::{
     ApprovalId, ConversationId, ExecutionId, MessageId, ParseIdError, SessionRuleId, ToolCallId,
     TurnId,

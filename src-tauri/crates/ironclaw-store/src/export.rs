@@ -8,9 +8,17 @@ use crate::model::{
     Approval, ApprovalEntry, Execution, FullConversation, MessageEntry, MessageRole, MessageStatus,
     OutputExcerpt, ToolCallEntry,
 };
-use ironclaw_protocol::ConversationId;
+use ironclaw_protocol::{ConversationId, ExportFormat};
 
 impl History {
+    /// The conversation in `format`.
+    pub fn export(&self, id: ConversationId, format: ExportFormat) -> Result<String> {
+        match format {
+            ExportFormat::Markdown => self.export_markdown(id),
+            ExportFormat::Json => self.export_json(id),
+        }
+    }
+
     /// The conversation as Markdown: messages, tool calls, the code that was proposed (with its
     /// language), each approval decision, and what each run printed.
     pub fn export_markdown(&self, id: ConversationId) -> Result<String> {

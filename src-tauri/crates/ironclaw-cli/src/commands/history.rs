@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use ironclaw_protocol::ConversationId;
+use ironclaw_protocol::{ConversationId, ExportFormat};
 use ironclaw_sandbox::Paths;
 use ironclaw_store::{History, NoticeAudience, StoreError};
 
@@ -89,13 +89,15 @@ pub fn search(text: &str, limit: usize) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn export(id: &str, format: &str) -> anyhow::Result<ExitCode> {
+pub fn export(id: &str, format: ExportFormat) -> anyhow::Result<ExitCode> {
     let history = open_history()?;
     let id = conversation_id(id)?;
-    match format {
-        "md" | "markdown" => print!("{}", history.export_markdown(id)?),
-        "json" => println!("{}", history.export_json(id)?),
-        other => anyhow::bail!("unknown format {other:?}: use md or json"),
+    let text = history.export(id, format)?;
+    // The Markdown ends in its own newline; JSON does not.
+    if text.ends_with('\n') {
+        print!("{text}");
+    } else {
+        println!("{text}");
     }
     Ok(ExitCode::SUCCESS)
 }
