@@ -269,6 +269,8 @@ pub struct Output {
     pub stderr: Vec<u8>,
     /// `(container_started, interpreter_restarted)` from the `Started` event.
     pub started: Option<(bool, bool)>,
+    /// The hosts the network policy refused, from `NetworkBlocked` events, in order.
+    pub refusals: Vec<ironclaw_sandbox::network::Refusal>,
 }
 
 /// Runs code, streaming events into `on_event`; the library's own error is returned as is.
@@ -309,6 +311,7 @@ pub async fn try_exec_on(
     let mut stdout = Vec::new();
     let mut stderr = Vec::new();
     let mut started = None;
+    let mut refusals = Vec::new();
     let mut on_event = |e: ExecEvent| match e {
         ExecEvent::Stdout(b) => stdout.extend_from_slice(&b),
         ExecEvent::Stderr(b) => stderr.extend_from_slice(&b),
@@ -317,6 +320,7 @@ pub async fn try_exec_on(
             interpreter_restarted,
         } => started = Some((container_started, interpreter_restarted)),
         ExecEvent::Resources(_) => {}
+        ExecEvent::NetworkBlocked(r) => refusals.push(r),
     };
     let options = SessionOptions::default();
     let session_name = name(session);
@@ -329,6 +333,7 @@ pub async fn try_exec_on(
         stdout,
         stderr,
         started,
+        refusals,
     })
 }
 

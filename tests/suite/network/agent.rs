@@ -46,13 +46,23 @@ async fn a_refused_host_is_reported_audited_and_can_be_allowed_only_when_it_was_
     )]));
     let code = format!("curl -sS http://{TARGET}/index.html");
 
-    agent.push_all([asks_to_run("c1", "shell", &code), says("blocked")]);
+    // Refused twice, then still running for a while: the person hears of the host once, and
+    // while the code runs (before its later output), not after it.
+    let first = format!("{code}; {code}; sleep 2; echo after-the-refusal");
+    agent.push_all([asks_to_run("c1", "shell", &first), says("blocked")]);
     agent.send("fetch it");
-    let blocked = agent
-        .next_event_matching("NetworkBlocked", |e| {
-            matches!(e, AgentEvent::NetworkBlocked { .. })
-        })
-        .await;
+    let events = agent.collect_until_turn_end().await;
+    let blocked: Vec<(usize, &AgentEvent)> = events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| matches!(e, AgentEvent::NetworkBlocked { .. }))
+        .collect();
+    assert_eq!(
+        blocked.len(),
+        1,
+        "one question per host per run: {events:?}"
+    );
+    let (at, blocked) = blocked[0];
     let AgentEvent::NetworkBlocked {
         target,
         already_denied,
@@ -61,8 +71,17 @@ async fn a_refused_host_is_reported_audited_and_can_be_allowed_only_when_it_was_
     else {
         unreachable!()
     };
-    assert_eq!((target.as_str(), already_denied), (TARGET, false));
-    agent.turn_done().await;
+    assert_eq!((target.as_str(), *already_denied), (TARGET, false));
+    let later_output = events
+        .iter()
+        .position(|e| {
+            matches!(e, AgentEvent::ExecutionOutput { text, .. } if text.contains("after-the-refusal"))
+        })
+        .expect("the run went on after the refusal");
+    assert!(
+        at < later_output,
+        "reported live, not after the run: {events:?}"
+    );
     let note = agent.tool_results_in(1).join("\n");
     assert!(
         note.contains(&format!("network policy blocked: {TARGET}")),

@@ -194,6 +194,7 @@ impl Sandbox {
                 budget,
             )
         });
+        let (epoch, mut refusals) = self.egress.begin_exec(name.as_str());
         let ctx = exec::ExecContext {
             docker: &self.docker,
             container_id: &container_id,
@@ -204,8 +205,8 @@ impl Sandbox {
             container_started: started,
             workspace: &record.workspace,
             quota: monitor.as_mut(),
+            refusals: &mut refusals,
         };
-        let epoch = self.egress.begin_exec(name.as_str());
         let mut result = exec::run(ctx, request, on_event, cancel).await;
         if let Some(m) = monitor.as_mut() {
             m.finish().await;
@@ -224,6 +225,10 @@ impl Sandbox {
             }
         }
         let activity = self.egress.end_exec(name.as_str(), epoch);
+        // The proxy records before it answers: what the run was refused is all queued now.
+        while let Ok(refusal) = refusals.try_recv() {
+            on_event(ExecEvent::NetworkBlocked(refusal));
+        }
         if let (Ok(r), NetworkMode::Allowlist) = (&mut result, mode) {
             // A client may show only "403" (curl's CONNECT error does): say it plainly too.
             for denied in &activity.denied {

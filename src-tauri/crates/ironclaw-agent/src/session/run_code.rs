@@ -201,6 +201,7 @@ async fn execute(
     let mut live_budget = inner.config.live_output_cap;
     let events = inner.events.clone();
     let execution_id = execution.id;
+    let session = inner.clone();
     let mut on_event = move |event: ExecEvent| {
         let (stream, data) = match event {
             ExecEvent::Stdout(d) => (OutputStream::Stdout, d),
@@ -212,6 +213,10 @@ async fn execute(
                     memory_bytes: s.memory_bytes,
                     pids: s.pids,
                 });
+                return;
+            }
+            ExecEvent::NetworkBlocked(refusal) => {
+                super::network::blocked(&session, execution_id, refusal);
                 return;
             }
             ExecEvent::Started { .. } => return,
@@ -239,7 +244,6 @@ async fn execute(
         .map_err(StepError::Failed)?
         .sandbox
         .clone();
-    let watch = super::network::watch(inner, &sandbox, execution_id);
     let result = super::orphan::exec(
         inner,
         &sandbox,
@@ -250,7 +254,7 @@ async fn execute(
     )
     .await;
     let activity = result.as_ref().ok().and_then(|r| r.network.as_ref());
-    watch.finish(inner, execution_id, activity).await;
+    super::network::summary(inner, execution_id, activity);
     let ran_before = inner
         .ran_before
         .swap(true, std::sync::atomic::Ordering::AcqRel);

@@ -96,6 +96,8 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
                 tracing::info!("sandbox container started; interpreter state begins fresh");
                 Ok(())
             }
+            // The sandbox ends the run's stderr with an "[IronClaw] blocked" line for each.
+            ExecEvent::NetworkBlocked(_) => Ok(()),
             ExecEvent::Started { .. } | ExecEvent::Resources(_) => Ok(()),
         };
     };

@@ -64,6 +64,9 @@ pub enum ExecEvent {
     Stdout(Bytes),
     Stderr(Bytes),
     Resources(ResourceSample),
+    /// The network policy refused a host this code tried to reach (allowlist mode; each host
+    /// once per execution). The code got "blocked by IronClaw network policy".
+    NetworkBlocked(crate::network::Refusal),
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -127,6 +130,8 @@ pub(crate) struct ExecContext<'a> {
     pub workspace: &'a std::path::Path,
     /// The workspace quota's watch over this run (`None`: not watched, the bench's baseline).
     pub quota: Option<&'a mut crate::quota::Monitor>,
+    /// The proxy's refusals for this execution, passed on as they happen.
+    pub refusals: &'a mut tokio::sync::mpsc::UnboundedReceiver<crate::network::Refusal>,
 }
 
 /// How long past its own timeout we trust the supervisor to report before we intervene.
@@ -223,6 +228,7 @@ pub(crate) async fn run(
                     });
                 }
             },
+            Some(refusal) = ctx.refusals.recv() => on_event(ExecEvent::NetworkBlocked(refusal)),
             _ = cancel.cancelled(), if !cancel_sent => {
                 cancel_sent = true;
                 ctx.conn.send(&Request::Cancel { seq }).await?;

@@ -19,7 +19,7 @@
 //!
 //! [`Egress`] owns all of it for one [`crate::Sandbox`]: it starts the networks, relay and proxy
 //! for the first session that needs them, stops proxy and relay after the last, keeps the live
-//! allowlist, and hands out per-execution [`NetworkActivity`] and [`NetworkEvent`]s.
+//! allowlist, and hands out per-execution [`NetworkActivity`] and [`Refusal`]s.
 
 mod attachment;
 /// Measuring the allowlist path against a direct connection (`ironclaw-bench`, tests).
@@ -46,7 +46,6 @@ use std::sync::{Arc, Mutex};
 use bollard::Docker;
 use serde::Serialize;
 use tokio::net::UnixListener;
-use tokio::sync::broadcast;
 use tracing::Instrument;
 
 pub use crate::allowlist::{Host, HostPattern, PortSpec, Rule};
@@ -57,7 +56,7 @@ use crate::paths::Paths;
 use crate::policy::{NetworkMode, NetworkPolicy};
 pub use attachment::Attachment;
 pub use choice::NetworkChoice;
-pub use state::{AllowScope, NetworkActivity, NetworkEvent, Resolver};
+pub use state::{AllowScope, NetworkActivity, Refusal, Resolver};
 
 /// The policy message for a refused `host:port`, as the 403 body carries it.
 pub fn blocked_message(target: &str) -> String {
@@ -137,12 +136,6 @@ impl Egress {
             run: tokio::sync::Mutex::default(),
             modes: Mutex::default(),
         }
-    }
-
-    /// Every proxy decision, as it happens: for the audit log, and to ask the user about a
-    /// denied host (answer with [`crate::Sandbox::allow_host`]).
-    pub fn subscribe(&self) -> broadcast::Receiver<NetworkEvent> {
-        self.state.subscribe()
     }
 
     /// Replaces how the proxy resolves names (tests use [`Resolver::fixed`]).
@@ -339,7 +332,10 @@ impl Egress {
         Ok(())
     }
 
-    pub(crate) fn begin_exec(&self, session: &str) -> u64 {
+    pub(crate) fn begin_exec(
+        &self,
+        session: &str,
+    ) -> (u64, tokio::sync::mpsc::UnboundedReceiver<Refusal>) {
         self.state.begin_exec(session)
     }
 

@@ -1,6 +1,6 @@
 //! What the proxy decides with and what it remembers: the allowlist (configured, "always",
 //! per session, "once"), which sandbox address belongs to which session, the hosts each
-//! session reached or was refused, and the event channel the agent listens on.
+//! session reached or was refused, and where the running execution hears of each refusal.
 //!
 //! Everything is behind plain mutexes held for microseconds: the proxy asks once per new
 //! connection, never per byte.
@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use tokio::sync::broadcast;
+use tokio::sync::mpsc;
 
 use crate::allowlist::{is_public, Host, HostPattern, Rule};
 
@@ -35,17 +35,14 @@ pub enum AllowScope {
     Always,
 }
 
-/// One proxy decision, for the audit log and for turning a denial into a question.
+/// A host the proxy refused while an execution ran, told to that execution once, as it
+/// happens ([`crate::exec::ExecEvent::NetworkBlocked`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct NetworkEvent {
-    pub session: String,
+pub struct Refusal {
     /// `host:port` as requested.
     pub target: String,
-    pub host: String,
-    pub port: u16,
-    pub allowed: bool,
-    /// Why it was refused, in words; `None` when allowed.
-    pub reason: Option<String>,
+    /// Why it was refused, in words.
+    pub reason: String,
     /// The user already answered "deny" for this host in this session: don't ask again.
     pub user_denied: bool,
 }
@@ -91,6 +88,8 @@ struct SessionState {
     epoch: u64,
     allowed: BTreeSet<String>,
     denied: BTreeSet<String>,
+    /// The running execution's ear: each new refusal goes here while it runs.
+    refusals: Option<mpsc::UnboundedSender<Refusal>>,
 }
 
 pub(crate) struct State {
@@ -98,7 +97,6 @@ pub(crate) struct State {
     sessions: Mutex<HashMap<String, SessionState>>,
     peers: Mutex<HashMap<IpAddr, (String, Option<Instant>)>>,
     resolver: RwLock<Resolver>,
-    events: broadcast::Sender<NetworkEvent>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -114,7 +112,6 @@ impl State {
             sessions: Mutex::default(),
             peers: Mutex::default(),
             resolver: RwLock::default(),
-            events: broadcast::channel(256).0,
         }
     }
 
@@ -142,10 +139,6 @@ impl State {
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .clone()
-    }
-
-    pub fn subscribe(&self) -> broadcast::Receiver<NetworkEvent> {
-        self.events.subscribe()
     }
 
     /// Whether any rule visible to `session` admits `host:port`.
@@ -199,14 +192,18 @@ impl State {
             .insert(key);
     }
 
-    /// Starts an execution's bookkeeping; returns its epoch for [`State::end_exec`].
-    pub fn begin_exec(&self, session: &str) -> u64 {
+    /// Starts an execution's bookkeeping; returns its epoch for [`State::end_exec`] and the
+    /// channel its refusals arrive on, each host once. The proxy records before it answers, so
+    /// after `end_exec` every refusal of the execution is in the channel.
+    pub fn begin_exec(&self, session: &str) -> (u64, mpsc::UnboundedReceiver<Refusal>) {
         let mut sessions = lock(&self.sessions);
         let s = sessions.entry(session.to_string()).or_default();
         s.epoch += 1;
         s.allowed.clear();
         s.denied.clear();
-        s.epoch
+        let (tx, rx) = mpsc::unbounded_channel();
+        s.refusals = Some(tx);
+        (s.epoch, rx)
     }
 
     /// What the execution reached; "once" grants made before it started expire now.
@@ -215,6 +212,7 @@ impl State {
         let s = sessions.entry(session.to_string()).or_default();
         s.grants
             .retain(|(_, once)| once.is_none_or(|granted| granted >= epoch));
+        s.refusals = None;
         NetworkActivity {
             allowed: std::mem::take(&mut s.allowed).into_iter().collect(),
             denied: std::mem::take(&mut s.denied).into_iter().collect(),
@@ -228,30 +226,28 @@ impl State {
 
     pub fn record(&self, session: &str, host: &Host, port: u16, denial: Option<String>) {
         let target = format!("{host}:{port}");
-        let host_text = host.to_string();
-        let user_denied = {
-            let mut sessions = lock(&self.sessions);
-            let s = sessions.entry(session.to_string()).or_default();
-            match denial {
-                None => s.allowed.insert(target.clone()),
-                Some(_) => s.denied.insert(target.clone()),
-            };
-            s.user_denied.contains(&host_text)
-        };
         match &denial {
             None => tracing::info!(session, %target, "network: allowed"),
             Some(reason) => tracing::info!(session, %target, reason, "network: denied"),
         }
-        // Nobody listening is fine: the decision is also in the execution's result.
-        let _ = self.events.send(NetworkEvent {
-            session: session.to_string(),
+        let mut sessions = lock(&self.sessions);
+        let s = sessions.entry(session.to_string()).or_default();
+        let Some(reason) = denial else {
+            s.allowed.insert(target);
+            return;
+        };
+        if !s.denied.insert(target.clone()) {
+            return;
+        }
+        let refusal = Refusal {
             target,
-            host: host_text,
-            port,
-            allowed: denial.is_none(),
-            reason: denial,
-            user_denied,
-        });
+            reason,
+            user_denied: s.user_denied.contains(&host.to_string()),
+        };
+        // No execution running (a process a run left behind, say): the log line is all.
+        if let Some(tx) = &s.refusals {
+            let _ = tx.send(refusal);
+        }
     }
 
     pub fn register_peer(&self, ip: IpAddr, session: &str) {
@@ -295,12 +291,12 @@ mod tests {
     fn once_grants_last_through_the_next_execution() {
         let state = State::new(vec![]);
         let h = host("once.example.internal");
-        let e1 = state.begin_exec("s");
+        let (e1, _) = state.begin_exec("s");
         // Granted while execution 1 runs (it was denied there): good for execution 2.
         state.grant("s", "once.example.internal".parse().unwrap(), true);
         state.end_exec("s", e1);
         assert!(state.admits("s", &h, 443));
-        let e2 = state.begin_exec("s");
+        let (e2, _) = state.begin_exec("s");
         assert!(state.admits("s", &h, 443));
         state.end_exec("s", e2);
         assert!(!state.admits("s", &h, 443));
@@ -309,7 +305,7 @@ mod tests {
     #[test]
     fn activity_is_per_execution() {
         let state = State::new(vec![]);
-        let e = state.begin_exec("s");
+        let (e, _) = state.begin_exec("s");
         state.record("s", &host("a.example.internal"), 443, None);
         state.record(
             "s",
@@ -326,7 +322,7 @@ mod tests {
         let act = state.end_exec("s", e);
         assert_eq!(act.allowed, vec!["a.example.internal:443"]);
         assert_eq!(act.denied, vec!["b.example.internal:80"]);
-        let e = state.begin_exec("s");
+        let (e, _) = state.begin_exec("s");
         assert_eq!(state.end_exec("s", e), NetworkActivity::default());
     }
 
@@ -348,18 +344,45 @@ mod tests {
     }
 
     #[test]
-    fn events_tell_whether_the_user_already_said_no() {
+    fn the_running_execution_hears_each_refusal_once_and_only_its_own_session() {
         let state = State::new(vec![]);
-        let mut rx = state.subscribe();
+        let (epoch, mut rx) = state.begin_exec("s");
+        let (_, mut other) = state.begin_exec("t");
         state.deny("s", "nope.example.internal:443");
-        state.record(
-            "s",
-            &host("nope.example.internal"),
-            443,
-            Some("not listed".into()),
+        for _ in 0..3 {
+            state.record(
+                "s",
+                &host("nope.example.internal"),
+                443,
+                Some("not listed".into()),
+            );
+        }
+        state.record("s", &host("fresh.example.internal"), 80, Some("x".into()));
+        state.record("s", &host("ok.example.internal"), 443, None);
+        let activity = state.end_exec("s", epoch);
+        let mut heard = Vec::new();
+        while let Ok(r) = rx.try_recv() {
+            heard.push(r);
+        }
+        assert_eq!(
+            heard,
+            [
+                Refusal {
+                    target: "nope.example.internal:443".into(),
+                    reason: "not listed".into(),
+                    user_denied: true,
+                },
+                Refusal {
+                    target: "fresh.example.internal:80".into(),
+                    reason: "x".into(),
+                    user_denied: false,
+                },
+            ]
         );
-        let ev = rx.try_recv().unwrap();
-        assert!(!ev.allowed && ev.user_denied);
-        assert_eq!(ev.target, "nope.example.internal:443");
+        assert_eq!(activity.denied.len(), 2);
+        assert!(other.try_recv().is_err(), "another session heard nothing");
+        // After the execution, nothing is listening and nothing is queued.
+        state.record("s", &host("late.example.internal"), 80, Some("x".into()));
+        assert!(rx.try_recv().is_err());
     }
 }
