@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ApprovalRequest } from "../src/bindings/ApprovalRequest";
+import { choicesFor } from "../src/api/fake-script";
 import { ApprovalQueue, type SendDecision } from "../src/views/approval";
 import { all, key, q, settle } from "./helpers";
 
@@ -8,6 +9,7 @@ const HASH_B = "b".repeat(64);
 
 function req(over: Partial<ApprovalRequest> = {}): ApprovalRequest {
   return {
+    choices: choicesFor(over.destructive ?? false),
     approvalId: "appr-1",
     codeHash: HASH_A,
     language: "python",
@@ -211,6 +213,38 @@ describe("approval dialog", () => {
     await settle();
     expect(send).toHaveBeenCalledTimes(1);
     expect(send.mock.calls[0]?.[2]).toBe(true);
+  });
+
+  it("offers exactly the core's choices, whatever the risk says", async () => {
+    const { queue, send } = setup();
+    // Not flagged destructive, yet the core asks for the confirmation and offers no rule: the
+    // dialog follows the list, not its own idea of what destructive code may do.
+    queue.add(req({
+      destructive: false,
+      choices: [
+        { kind: "approve_once", needsConfirmation: true },
+        { kind: "deny", needsConfirmation: false },
+      ],
+    }));
+    expect(document.querySelector('[data-testid="always-allow-button"]')).toBeNull();
+    expect(q<HTMLButtonElement>("edit-button").hidden).toBe(true);
+    const approve = q<HTMLButtonElement>("approve-button");
+    expect(approve.disabled).toBe(true);
+    q<HTMLInputElement>("destructive-confirm").click();
+    approve.click();
+    await settle();
+    expect(send.mock.calls[0]?.[1]).toEqual({ type: "approveOnce" });
+    expect(send.mock.calls[0]?.[2]).toBe(true);
+
+    // And the other way: a plain request with the whole list has no confirmation step.
+    document.body.replaceChildren();
+    const plain = setup();
+    plain.queue.add(req({ approvalId: "appr-2" }));
+    expect(document.querySelector('[data-testid="destructive-confirm"]')).toBeNull();
+    q<HTMLButtonElement>("always-allow-button").click();
+    await settle();
+    expect(plain.send.mock.calls[0]?.[1]).toEqual({ type: "alwaysAllowInSession" });
+    expect(plain.send.mock.calls[0]?.[2]).toBe(false);
   });
 
   it("queues several requests, one dialog at a time, next one after a decision", () => {

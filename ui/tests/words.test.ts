@@ -3,6 +3,7 @@
 
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { ApprovalRequest } from "../src/bindings/ApprovalRequest";
+import { choicesFor } from "../src/api/fake-script";
 import { FakeBackend } from "../src/api/fake";
 import { App } from "../src/app";
 import { ApprovalQueue, riskSummary, type SendDecision } from "../src/views/approval";
@@ -13,6 +14,7 @@ import { all, key, q, settle } from "./helpers";
 
 function req(over: Partial<ApprovalRequest> = {}): ApprovalRequest {
   return {
+    choices: choicesFor(over.destructive ?? false),
     approvalId: "appr-1",
     codeHash: "a".repeat(64),
     language: "python",

@@ -1,6 +1,7 @@
 // What the fake backend says and asks to run. Plain data, so the fake's logic stays readable.
 
 import type { ApprovalRequest } from "../bindings/ApprovalRequest";
+import type { DecisionChoice } from "../bindings/DecisionChoice";
 import type { ConversationSummary } from "../bindings/ConversationSummary";
 import type { HistoryItem } from "../bindings/HistoryItem";
 import type { WorkspaceEntry } from "../bindings/WorkspaceEntry";
@@ -37,13 +38,24 @@ rm -rf /workspace/build
 find /workspace -name '*.tmp' -delete
 `;
 
+/** The answers the core offers (mirrors `DecisionChoice::for_code` in ironclaw-protocol):
+ *  destructive code gets no rule, and approving it needs the confirmation. */
+export function choicesFor(destructive: boolean): DecisionChoice[] {
+  return [
+    { kind: "approve_once", needsConfirmation: destructive },
+    ...(destructive ? [] : [{ kind: "always_allow_in_session" as const, needsConfirmation: false }]),
+    { kind: "edit_and_approve", needsConfirmation: destructive },
+    { kind: "deny", needsConfirmation: false },
+  ];
+}
+
 export function requestFor(text: string): ApprovalRequest {
   const destructive = /delete|remove|clean|rm\b/i.test(text);
   const approvalId = `appr-${Date.now().toString(36)}-${++approvalCounter}`;
   if (destructive) {
     return {
       approvalId, codeHash: fakeHash(DESTRUCTIVE_CODE), language: "shell", code: DESTRUCTIVE_CODE,
-      risk: "destructive", destructive: true, alteredSession: [],
+      risk: "destructive", destructive: true, choices: choicesFor(true), alteredSession: [],
       reasons: [
         { level: "destructive", message: "Deletes a directory tree recursively", snippet: "rm -rf /workspace/build", line: 2 },
         { level: "destructive", message: "Deletes every file that matches a pattern", snippet: "find /workspace -name '*.tmp' -delete", line: 3 },
@@ -52,7 +64,7 @@ export function requestFor(text: string): ApprovalRequest {
   }
   return {
     approvalId, codeHash: fakeHash(PLOT_CODE), language: "python", code: PLOT_CODE,
-    risk: "normal", destructive: false, alteredSession: [],
+    risk: "normal", destructive: false, choices: choicesFor(false), alteredSession: [],
     reasons: [{ level: "normal", message: "Reads files in the workspace", snippet: 'open("sales.csv")', line: 5 }],
   };
 }

@@ -2,10 +2,14 @@
 // with the approvalId and codeHash of the `approvalRequested` event the dialog was built from
 // (held in a closure, never read back from the DOM). No single stray keypress approves: focus
 // starts on the code, Enter outside a focused button does nothing, Approve is last in the tab
-// order and never default, and destructive code needs a separate confirmation first.
+// order and never default, and an answer the core marks as needing confirmation (destructive
+// code) needs a separate confirmation first. The dialog offers exactly the request's `choices`:
+// what destructive code may do is decided once, in the core, not here.
 
 import type { ApprovalRequest } from "../bindings/ApprovalRequest";
 import type { Decision } from "../bindings/Decision";
+import type { DecisionChoice } from "../bindings/DecisionChoice";
+import type { DecisionKind } from "../bindings/DecisionKind";
 import type { RiskLevel } from "../bindings/RiskLevel";
 import { errorText } from "../api/types";
 import { h } from "../lib/dom";
@@ -28,6 +32,18 @@ export function riskSummary(r: Pick<ApprovalRequest, "risk" | "reasons">): { hea
   };
 }
 
+const KIND: Record<Decision["type"], DecisionKind> = {
+  approveOnce: "approve_once",
+  alwaysAllowInSession: "always_allow_in_session",
+  editAndApprove: "edit_and_approve",
+  deny: "deny",
+};
+
+/** The core's answer of this kind for `r`, when it offers one. */
+export function choiceOf(r: ApprovalRequest, kind: DecisionKind): DecisionChoice | undefined {
+  return r.choices.find((c) => c.kind === kind);
+}
+
 export type SendDecision = (
   req: ApprovalRequest,
   decision: Decision,
@@ -40,8 +56,7 @@ class ApprovalDialog {
   readonly el: HTMLDialogElement;
   private readonly status: HTMLElement;
   private readonly approveBtn: HTMLButtonElement;
-  /** Absent for destructive code: each destructive run is decided on its own (the gate
-   *  refuses a rule for it too). */
+  /** Present only when the core offers a rule (never for destructive code). */
   private readonly alwaysBtn: HTMLButtonElement | null;
   private readonly freshBtn: HTMLButtonElement | null;
   private readonly editApproveBtn: HTMLButtonElement;
@@ -92,15 +107,16 @@ class ApprovalDialog {
     this.editApproveBtn = h("button", { testid: "edit-approve-button", className: "btn btn-primary", type: "button" }, "Run edited code");
     const editArea = h("div", { className: "edit-area", hidden: true }, h("label", { className: "field-label" }, "Edit the code, then run your version"), editCode, h("div", { className: "row-end" }, this.editApproveBtn));
 
-    this.confirm = r.destructive
+    const needsConfirmation = r.choices.some((c) => c.needsConfirmation);
+    this.confirm = needsConfirmation
       ? h("input", { testid: "destructive-confirm", type: "checkbox", id: `confirm-${r.approvalId}` })
       : null;
-    const warning = r.destructive
+    const warning = needsConfirmation
       ? h(
           "div",
           { testid: "destructive-warning", className: "destructive-warning", role: "alert" },
-          h("strong", {}, "This code can delete or overwrite data."),
-          h("p", {}, "Files it removes from the workspace cannot be brought back. Read every line before you approve."),
+          h("strong", {}, r.destructive ? "This code can delete or overwrite data." : "This code needs your explicit confirmation."),
+          h("p", {}, r.destructive ? "Files it removes from the workspace cannot be brought back. Read every line before you approve." : "Read every line before you approve."),
           h("label", { className: "confirm-line", for: `confirm-${r.approvalId}` }, this.confirm, " I have read the code and want it to run"),
         )
       : null;
@@ -124,10 +140,13 @@ class ApprovalDialog {
     this.status = h("p", { testid: "approval-status", className: "approval-status", role: "status", "aria-live": "polite" });
     const denyBtn = h("button", { testid: "deny-button", className: "btn", type: "button" }, "Deny");
     const editBtn = h("button", { testid: "edit-button", className: "btn", type: "button" }, "Edit…");
-    this.alwaysBtn = r.destructive
-      ? null
-      : h("button", { testid: "always-allow-button", className: "btn", type: "button", title: "Run this exact code again in this conversation without asking" }, "Always allow in this conversation");
-    this.approveBtn = h("button", { testid: "approve-button", className: "btn btn-primary", type: "button" }, r.destructive ? "Approve and run" : "Approve");
+    this.alwaysBtn = choiceOf(r, "always_allow_in_session")
+      ? h("button", { testid: "always-allow-button", className: "btn", type: "button", title: "Run this exact code again in this conversation without asking" }, "Always allow in this conversation")
+      : null;
+    const approve = choiceOf(r, "approve_once");
+    this.approveBtn = h("button", { testid: "approve-button", className: "btn btn-primary", type: "button", hidden: !approve }, approve?.needsConfirmation ? "Approve and run" : "Approve");
+    if (!choiceOf(r, "edit_and_approve")) editBtn.hidden = true;
+    if (!choiceOf(r, "deny")) denyBtn.hidden = true;
     this.controls = [denyBtn, editBtn, this.approveBtn, this.editApproveBtn, denyReason, editCode];
     if (this.alwaysBtn) this.controls.push(this.alwaysBtn);
     if (this.freshBtn) this.controls.push(this.freshBtn);
@@ -218,29 +237,36 @@ class ApprovalDialog {
     this.el.remove();
   }
 
-  private confirmed(): boolean {
-    return this.req.destructive ? Boolean(this.confirm?.checked) : false;
+  /** Whether the answer of this kind may be sent now: offered, and confirmed if it must be. */
+  private ready(kind: DecisionKind): boolean {
+    const c = choiceOf(this.req, kind);
+    return !!c && (!c.needsConfirmation || Boolean(this.confirm?.checked));
   }
 
   private sync(): void {
-    const allowed = !this.req.destructive || Boolean(this.confirm?.checked);
     for (const c of this.controls) c.disabled = this.busy;
     if (!this.busy) {
-      this.approveBtn.disabled = !allowed;
-      if (this.alwaysBtn) this.alwaysBtn.disabled = !allowed;
-      this.editApproveBtn.disabled = !allowed;
+      this.approveBtn.disabled = !this.ready("approve_once");
+      if (this.alwaysBtn) this.alwaysBtn.disabled = !this.ready("always_allow_in_session");
+      this.editApproveBtn.disabled = !this.ready("edit_and_approve");
     }
   }
 
   private async decide(decision: Decision, freshInterpreter = false): Promise<void> {
     if (this.busy) return;
     const approving = decision.type !== "deny";
-    if (decision.type === "alwaysAllowInSession" && this.req.destructive) {
-      this.showStatus("Destructive code is decided one run at a time: approve it once or deny it.", true);
+    const choice = choiceOf(this.req, KIND[decision.type]);
+    if (!choice) {
+      this.showStatus(
+        decision.type === "alwaysAllowInSession"
+          ? "This code is decided one run at a time: approve it once or deny it."
+          : "That answer is not offered for this code.",
+        true,
+      );
       return;
     }
-    if (approving && this.req.destructive && !this.confirm?.checked) {
-      this.showStatus("Tick the confirmation above before approving destructive code.", true);
+    if (choice.needsConfirmation && !this.confirm?.checked) {
+      this.showStatus("Tick the confirmation above before approving this code.", true);
       return;
     }
     this.busy = true;
@@ -248,7 +274,8 @@ class ApprovalDialog {
     this.showStatus(approving ? "Sending approval…" : "Sending denial…", false);
     try {
       // id and hash come from the request object this dialog was built from.
-      await this.send(this.req, decision, approving && this.confirmed(), freshInterpreter);
+      const confirmed = choice.needsConfirmation && Boolean(this.confirm?.checked);
+      await this.send(this.req, decision, confirmed, freshInterpreter);
     } catch (e) {
       this.rejected(errorText(e));
     }

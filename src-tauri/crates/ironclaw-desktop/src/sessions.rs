@@ -230,7 +230,7 @@ impl Core {
             language: request.language,
             code: request.code,
             risk: request.risk,
-            destructive: request.destructive,
+            choices: request.choices,
             altered_session: request.altered_session,
         };
         // Weak: a notification left on screen must not keep a closed app's core alive.

@@ -2,7 +2,9 @@
 
 use std::collections::HashMap;
 
-use ironclaw_protocol::{ApprovalId, ApprovalRequest, ExecutionId, RiskLevel, RiskReason};
+use ironclaw_protocol::{
+    ApprovalId, ApprovalRequest, DecisionChoice, ExecutionId, RiskLevel, RiskReason,
+};
 use ironclaw_store::{Approval, ApprovalEntry, ApprovalStatus, FullConversation, MessageRole};
 
 use crate::types::{ApprovalState, HistoryItem};
@@ -127,6 +129,7 @@ pub fn request_of(a: &Approval) -> ApprovalRequest {
             })
             .collect(),
         destructive: a.risk == RiskLevel::Destructive,
+        choices: DecisionChoice::for_code(a.risk == RiskLevel::Destructive),
         // Known only to a live session (from its last run); the history does not keep it.
         altered_session: Vec::new(),
     }

@@ -3,8 +3,8 @@
 use serde::Serialize;
 
 use crate::{
-    ApprovalId, ApprovalPolicy, CodeHash, ConversationId, DecidedBy, ExecutionId, HostDecision,
-    Language, MessageId, RiskLevel, RiskReason, TurnId,
+    ApprovalId, ApprovalPolicy, CodeHash, ConversationId, DecidedBy, DecisionChoice, ExecutionId,
+    HostDecision, Language, MessageId, RiskLevel, RiskReason, TurnId,
 };
 
 /// What the person is asked to decide. `code` is exactly what will run if approved.
@@ -18,8 +18,12 @@ pub struct ApprovalRequest {
     pub code: String,
     pub risk: RiskLevel,
     pub reasons: Vec<RiskReason>,
-    /// Approving needs a second explicit confirmation.
+    /// The classifier found the code destructive (shown as a warning; what that allows is in
+    /// `choices`).
     pub destructive: bool,
+    /// The answers the core accepts, in the order to offer them, each saying whether it needs
+    /// the second confirmation. Front ends offer exactly these.
+    pub choices: Vec<DecisionChoice>,
     /// What earlier runs left in the interpreter this code will run in (a live thread, a
     /// shadowing function, a changed PATH...): it can change what the code does. Each entry
     /// names the run that left it ("run #3 left: …"). Empty when nothing was found. Answer

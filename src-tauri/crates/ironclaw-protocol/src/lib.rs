@@ -36,6 +36,8 @@ pub use ids::{
 };
 pub use language::Language;
 pub use op::Op;
-pub use policy::{ApprovalPolicy, DecidedBy, Decision, DecisionScope, HostDecision};
+pub use policy::{
+    ApprovalPolicy, DecidedBy, Decision, DecisionChoice, DecisionKind, DecisionScope, HostDecision,
+};
 pub use risk::{RiskLevel, RiskReason};
 pub use words::UnknownVariant;

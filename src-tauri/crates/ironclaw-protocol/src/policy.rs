@@ -97,6 +97,67 @@ pub enum Decision {
     },
 }
 
+crate::text_enum!(
+    /// The four answers to an approval request, without their data (the edited code, the
+    /// reason): what [`DecisionChoice`] offers.
+    DecisionKind {
+        ApproveOnce => "approve_once",
+        AlwaysAllowInSession => "always_allow_in_session",
+        EditAndApprove => "edit_and_approve",
+        Deny => "deny",
+    }
+);
+
+impl Decision {
+    pub fn kind(&self) -> DecisionKind {
+        match self {
+            Decision::ApproveOnce => DecisionKind::ApproveOnce,
+            Decision::AlwaysAllowInSession => DecisionKind::AlwaysAllowInSession,
+            Decision::EditAndApprove { .. } => DecisionKind::EditAndApprove,
+            Decision::Deny { .. } => DecisionKind::Deny,
+        }
+    }
+}
+
+/// One answer the core accepts for an approval request. The request carries the list
+/// ([`crate::ApprovalRequest::choices`]); the dialog, the notifications and the CLI offer what
+/// is on it, and the gate checks decisions against the same list, so no front end decides
+/// for itself what destructive code may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct DecisionChoice {
+    pub kind: DecisionKind,
+    /// Accepted only with the second, deliberate confirmation (`confirmed` in [`crate::Op::Decide`]).
+    pub needs_confirmation: bool,
+}
+
+impl DecisionChoice {
+    /// The answers for code the classifier did or did not find destructive. Destructive code is
+    /// decided one run at a time (no "always allow": a rule would let the next identical
+    /// deletion run while nobody looks), and running it needs the confirmation. For an edit,
+    /// what counts is the edited code: an edit that turns destructive needs the confirmation
+    /// even when the code as proposed did not.
+    pub fn for_code(destructive: bool) -> Vec<DecisionChoice> {
+        let choice = |kind, needs_confirmation| DecisionChoice {
+            kind,
+            needs_confirmation,
+        };
+        let mut choices = vec![choice(DecisionKind::ApproveOnce, destructive)];
+        if !destructive {
+            choices.push(choice(DecisionKind::AlwaysAllowInSession, false));
+        }
+        choices.push(choice(DecisionKind::EditAndApprove, destructive));
+        choices.push(choice(DecisionKind::Deny, false));
+        choices
+    }
+
+    /// The choice of this kind in `choices`, if it is offered.
+    pub fn find(choices: &[DecisionChoice], kind: DecisionKind) -> Option<DecisionChoice> {
+        choices.iter().copied().find(|c| c.kind == kind)
+    }
+}
+
 impl Default for Decision {
     /// The safe default: a decision that could not be read is a denial.
     fn default() -> Self {
@@ -108,6 +169,41 @@ impl Default for Decision {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn destructive_code_is_offered_no_rule_and_runs_only_confirmed() {
+        let kinds = |choices: Vec<DecisionChoice>| -> Vec<(DecisionKind, bool)> {
+            choices
+                .into_iter()
+                .map(|c| (c.kind, c.needs_confirmation))
+                .collect()
+        };
+        assert_eq!(
+            kinds(DecisionChoice::for_code(false)),
+            [
+                (DecisionKind::ApproveOnce, false),
+                (DecisionKind::AlwaysAllowInSession, false),
+                (DecisionKind::EditAndApprove, false),
+                (DecisionKind::Deny, false),
+            ]
+        );
+        assert_eq!(
+            kinds(DecisionChoice::for_code(true)),
+            [
+                (DecisionKind::ApproveOnce, true),
+                (DecisionKind::EditAndApprove, true),
+                (DecisionKind::Deny, false),
+            ]
+        );
+        assert_eq!(
+            serde_json::to_value(DecisionChoice::for_code(true)[0]).unwrap(),
+            serde_json::json!({"kind": "approve_once", "needsConfirmation": true})
+        );
+        assert_eq!(
+            Decision::EditAndApprove { code: "x".into() }.kind(),
+            DecisionKind::EditAndApprove
+        );
+    }
     use pretty_assertions::assert_eq;
 
     #[test]

@@ -8,9 +8,9 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use ironclaw_protocol::DecisionScope;
 use ironclaw_protocol::{
-    ApprovalId, ApprovalPolicy, CodeHash, ConversationId, DecidedBy, Decision, Language,
+    ApprovalId, ApprovalPolicy, CodeHash, ConversationId, DecidedBy, Decision, DecisionChoice,
+    DecisionScope, Language,
 };
 
 /// What the gate needs to know about code it has not seen run: the risk classifier's view.
@@ -248,13 +248,14 @@ impl Gate {
         } else {
             pending.destructive
         };
-        // A destructive run is decided one at a time, confirmed or not: a rule would let the
-        // next identical deletion run while nobody looks.
-        if destructive && scope == DecisionScope::SessionRule {
-            return Err(GateError::DestructiveNotAlwaysAllowed);
-        }
-        if destructive && !confirmed {
-            return Err(GateError::NeedsConfirmation);
+        // The same list the request offered (for an edit: the edited code's), so what a front
+        // end shows and what is accepted cannot drift apart.
+        match DecisionChoice::find(&DecisionChoice::for_code(destructive), decision.kind()) {
+            None => return Err(GateError::DestructiveNotAlwaysAllowed),
+            Some(choice) if choice.needs_confirmation && !confirmed => {
+                return Err(GateError::NeedsConfirmation)
+            }
+            Some(_) => {}
         }
         let Some(pending) = self.pending.remove(&id) else {
             return Err(GateError::UnknownApproval(id));

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use ironclaw_llm::ToolCall;
 use ironclaw_protocol::{
-    AgentEvent, ApprovalRequest, AuditRecord, DecidedBy, DecisionRecord, ExecResultRecord,
-    OutputStream, ToolCallId, TurnId,
+    AgentEvent, ApprovalRequest, AuditRecord, DecidedBy, DecisionChoice, DecisionRecord,
+    ExecResultRecord, OutputStream, ToolCallId, TurnId,
 };
 use ironclaw_sandbox::exec::{ExecEvent, ExecRequest, ExecResult};
 use ironclaw_store::{ApprovalDecision, ExecutionOutcome, NewApproval, OutputExcerpt, Verdict};
@@ -102,6 +102,7 @@ pub(super) async fn handle(
                 risk: assessment.level,
                 reasons: assessment.reasons.clone(),
                 destructive: pending.destructive,
+                choices: DecisionChoice::for_code(pending.destructive),
                 altered_session: altered_notes(inner, run.language),
             }));
             // Nothing runs while we wait; only the actor (handling Op::Decide) can answer.

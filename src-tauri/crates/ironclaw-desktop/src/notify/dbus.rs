@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use ironclaw_protocol::ApprovalId;
+use ironclaw_protocol::{ApprovalId, RiskLevel};
 use notify_rust::{Notification, Timeout, Urgency};
 
 use super::record::{Entry, Record, Server};
@@ -213,7 +213,7 @@ fn build(notice: &ApprovalNotice) -> Notification {
         .summary(&notice.summary())
         .body(&notice.body())
         .timeout(Timeout::Never)
-        .urgency(if notice.destructive {
+        .urgency(if notice.risk == RiskLevel::Destructive {
             Urgency::Critical
         } else {
             Urgency::Normal

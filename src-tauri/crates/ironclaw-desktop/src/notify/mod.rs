@@ -10,7 +10,9 @@ pub use dbus::DbusNotifier;
 
 use std::path::PathBuf;
 
-use ironclaw_protocol::{ApprovalId, CodeHash, ConversationId, Language, RiskLevel};
+use ironclaw_protocol::{
+    ApprovalId, CodeHash, ConversationId, DecisionChoice, DecisionKind, Language, RiskLevel,
+};
 
 /// What an approval notification shows and refers to.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,7 +24,8 @@ pub struct ApprovalNotice {
     pub language: Language,
     pub code: String,
     pub risk: RiskLevel,
-    pub destructive: bool,
+    /// The answers the core accepts (see `ApprovalRequest::choices`).
+    pub choices: Vec<DecisionChoice>,
     /// What earlier runs left in the interpreter (see `ApprovalRequest::altered_session`).
     pub altered_session: Vec<String>,
 }
@@ -56,17 +59,21 @@ impl NoticeAction {
 }
 
 impl ApprovalNotice {
-    /// Buttons, as (key, label). Destructive code cannot be approved from a notification: it
-    /// needs the dialog's second, deliberate confirmation, so it gets "Review…" instead.
+    /// Buttons, as (key, label), from the request's choices. A notification has no way to give
+    /// the second, deliberate confirmation, so an approval that needs one (destructive code)
+    /// gets "Review…" instead of "Approve".
     pub fn actions(&self) -> Vec<(&'static str, &'static str)> {
         let mut actions = vec![(ACTION_DEFAULT, "Open")];
+        let approve = DecisionChoice::find(&self.choices, DecisionKind::ApproveOnce);
         // An altered interpreter is a choice (as it is, or restarted) only the dialog offers.
-        if self.destructive || !self.altered_session.is_empty() {
-            actions.push((ACTION_REVIEW, "Review…"));
-        } else {
+        if approve.is_some_and(|c| !c.needs_confirmation) && self.altered_session.is_empty() {
             actions.push((ACTION_APPROVE, "Approve"));
+        } else {
+            actions.push((ACTION_REVIEW, "Review…"));
         }
-        actions.push((ACTION_DENY, "Deny"));
+        if DecisionChoice::find(&self.choices, DecisionKind::Deny).is_some() {
+            actions.push((ACTION_DENY, "Deny"));
+        }
         actions
     }
 
@@ -163,7 +170,7 @@ mod tests {
             } else {
                 RiskLevel::Normal
             },
-            destructive,
+            choices: DecisionChoice::for_code(destructive),
             altered_session: Vec::new(),
         }
     }

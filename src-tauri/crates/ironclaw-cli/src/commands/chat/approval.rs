@@ -1,7 +1,9 @@
 //! The approval prompt: the code and its risk shown on the terminal, the person's answer read
 //! from stdin (so it can be scripted), and the decision sent to the session.
 
-use ironclaw_protocol::{ApprovalRequest, DecidedBy, Decision, Op, RiskLevel};
+use ironclaw_protocol::{
+    ApprovalRequest, DecidedBy, Decision, DecisionChoice, DecisionKind, Op, RiskLevel,
+};
 use tokio::io::{BufReader, Lines, Stdin};
 
 use crate::terminal::inert;
@@ -85,11 +87,12 @@ async fn ask(
     } else {
         " · [f] restart the interpreter, then approve once"
     };
-    // Destructive code is decided one run at a time (the gate refuses a rule for it too).
-    let always_choice = if req.destructive {
-        ""
-    } else {
+    // Offered exactly as the core's choices say (no rule for destructive code, say).
+    let offered = |kind| DecisionChoice::find(&req.choices, kind);
+    let always_choice = if offered(DecisionKind::AlwaysAllowInSession).is_some() {
         " · [s] always allow this exact code in this conversation"
+    } else {
+        ""
     };
     loop {
         eprint!("Run it? [a]pprove once{always_choice} · [e]dit · [d]eny{fresh_choice}: ");
@@ -99,8 +102,8 @@ async fn ask(
         let decision = match answer.trim() {
             "a" | "approve" => Decision::ApproveOnce,
             "f" | "fresh" if !req.altered_session.is_empty() => Decision::ApproveOnce,
-            "s" | "always" if req.destructive => {
-                eprintln!("destructive code cannot be always allowed: approve it once (a), edit it (e) or deny it (d)");
+            "s" | "always" if always_choice.is_empty() => {
+                eprintln!("this code cannot be always allowed (destructive code is decided one run at a time): approve it once (a), edit it (e) or deny it (d)");
                 continue;
             }
             "s" | "always" => Decision::AlwaysAllowInSession,
@@ -132,9 +135,10 @@ async fn ask(
             }
         };
         let fresh = matches!(answer.trim(), "f" | "fresh");
-        // A second, deliberate step for destructive code: one stray keypress never runs it.
+        // A second, deliberate step where the core asks for one (destructive code): one stray
+        // keypress never runs it.
         let mut confirmed = false;
-        if req.destructive || force_confirm {
+        if offered(decision.kind()).is_some_and(|c| c.needs_confirmation) || force_confirm {
             eprint!("This code is DESTRUCTIVE. Type `yes` to run it anyway: ");
             let Some(line) = input.next_line().await? else {
                 return Ok(None);
