@@ -10,7 +10,7 @@ use std::sync::Arc;
 use ironclaw_desktop::doctor::{DoctorReport, ImageProgress};
 use ironclaw_desktop::types::{
     ConversationSummary, ConversationView, FolderOpening, LogChunk, PendingApproval, ProfileInfo,
-    ProviderCheck, RunImage, SessionRuleView, Settings, WorkspaceEntry,
+    ProviderCheck, ProviderKindName, RunImage, SessionRuleView, Settings, WorkspaceEntry,
 };
 use ironclaw_desktop::{validate_external_url, CommandError, Desktop, ErrorKind};
 use ironclaw_protocol::{
@@ -62,9 +62,13 @@ pub async fn save_settings(desktop: State<'_, Desktop>, settings: Settings) -> R
 
 /// The key goes straight to the OS keyring; callers must not keep it afterwards.
 #[tauri::command]
-pub async fn set_api_key(desktop: State<'_, Desktop>, provider: String, key: String) -> Res<()> {
+pub async fn set_api_key(
+    desktop: State<'_, Desktop>,
+    provider: ProviderKindName,
+    key: String,
+) -> Res<()> {
     desktop
-        .set_api_key(&provider, &key)
+        .set_api_key(provider, &key)
         .await
         .map_err(CommandError::from)
 }

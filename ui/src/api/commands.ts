@@ -24,6 +24,7 @@ import type { OutputStream } from "../bindings/OutputStream";
 import type { PendingApproval } from "../bindings/PendingApproval";
 import type { ProfileInfo } from "../bindings/ProfileInfo";
 import type { ProviderCheck } from "../bindings/ProviderCheck";
+import type { ProviderKindName } from "../bindings/ProviderKindName";
 import type { RecoveryOutcome } from "../bindings/RecoveryOutcome";
 import type { RunImage } from "../bindings/RunImage";
 import type { SessionRuleView } from "../bindings/SessionRuleView";
@@ -40,7 +41,7 @@ export interface Commands {
   /**
    * The key goes straight to the OS keyring; callers must not keep it afterwards.
    */
-  setApiKey(provider: string, key: string): Promise<void>;
+  setApiKey(provider: ProviderKindName, key: string): Promise<void>;
   checkProvider(): Promise<ProviderCheck>;
   listProfiles(): Promise<ProfileInfo[]>;
   listConversations(query?: string | null): Promise<ConversationSummary[]>;

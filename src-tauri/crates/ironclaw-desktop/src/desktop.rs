@@ -21,7 +21,7 @@ use crate::settings::{self, SettingsStore};
 use crate::sink::{EventSink, Subscriber};
 use crate::types::{
     ConversationSummary, ConversationView, FolderOpening, LogChunk, ProfileInfo, ProviderCheck,
-    RunImage, Settings, WorkspaceEntry,
+    ProviderKindName, RunImage, Settings, WorkspaceEntry,
 };
 use crate::workspace::{self, RunWindow};
 use crate::{profiles, view};
@@ -193,7 +193,7 @@ impl Desktop {
         Ok(saved)
     }
 
-    pub async fn set_api_key(&self, provider: &str, key: &str) -> Result<()> {
+    pub async fn set_api_key(&self, provider: ProviderKindName, key: &str) -> Result<()> {
         settings::set_api_key(provider, key)?;
         *self.core.model.lock().await = None;
         Ok(())
