@@ -408,18 +408,18 @@ impl Desktop {
             ))
         };
         // Only the file name is taken from the record: the log is then opened inside this
-        // conversation's own log folder, on descriptors (see `workspace::reader`).
+        // conversation's own log folder, on descriptors (see `ironclaw_workspace::reader`).
         let name = workspace::log::stream_file_name(std::path::Path::new(recorded), stream)
             .ok_or_else(no_log)?;
         let rel = format!("{}/{name}", workspace::log::LOG_DIR);
         let root = workspace::dir(&self.core.paths, x.conversation_id)?;
-        let root = workspace::reader::Root::open(&root).map_err(|e| match e {
-            workspace::reader::Refusal::Missing => no_log(),
+        let root = ironclaw_workspace::reader::Root::open(&root).map_err(|e| match e {
+            ironclaw_workspace::reader::Refusal::Missing => no_log(),
             other => DesktopError::rejected(&rel, other.to_string()),
         })?;
         match root.open_file(&rel) {
             Ok(opened) => workspace::log::read_page(opened, offset, length),
-            Err(workspace::reader::Refusal::Missing) => Err(no_log()),
+            Err(ironclaw_workspace::reader::Refusal::Missing) => Err(no_log()),
             Err(other) => Err(DesktopError::rejected(&rel, other.to_string())),
         }
     }

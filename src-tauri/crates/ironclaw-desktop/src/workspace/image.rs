@@ -5,8 +5,8 @@ use std::path::Path;
 
 use base64::Engine as _;
 
-use super::reader;
 use crate::error::{DesktopError, Result};
+use ironclaw_workspace::reader;
 
 /// Larger images are refused: a data: URL this size already costs the webview plenty.
 pub const MAX_IMAGE_BYTES: u64 = 10 << 20;

@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 
 use ironclaw_protocol::OutputStream;
 
-use super::reader::OpenFile;
 use crate::error::{DesktopError, Result};
 use crate::types::LogChunk;
+use ironclaw_workspace::reader::OpenFile;
 
 /// The log of `stream` beside `recorded` (the supervisor names them `<run>.stdout.log` and
 /// `<run>.stderr.log`); a path not named that way is taken as it is.
@@ -104,7 +104,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         // "aé" then an invalid byte then "z": é is two bytes (0xC3 0xA9).
         std::fs::write(dir.path().join("log"), b"a\xC3\xA9\xFFz").unwrap();
-        let root = super::super::reader::Root::open(dir.path()).unwrap();
+        let root = ironclaw_workspace::reader::Root::open(dir.path()).unwrap();
         let file = || root.open_file("log").unwrap();
         let first = read_page(file(), 0, 2).unwrap();
         assert_eq!(first.text, "a");

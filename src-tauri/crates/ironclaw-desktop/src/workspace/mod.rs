@@ -1,11 +1,11 @@
 //! A conversation's workspace folder as the panel shows it: a bounded walk that never follows
 //! symlinks or opens anything but a regular file, each entry with its kind and whether the last run changed it; plus the safe
-//! readers for inline images and full logs.
+//! readers for inline images and full logs, all on `ironclaw_workspace::reader`'s descriptors.
 
 pub mod image;
 pub mod log;
-pub mod reader;
 
+use ironclaw_workspace::reader;
 use std::ffi::OsStr;
 use std::io::Read;
 use std::path::{Path, PathBuf};

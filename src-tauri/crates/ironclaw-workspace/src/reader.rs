@@ -111,12 +111,12 @@ fn base_flags() -> OFlag {
 static OPENAT2: AtomicBool = AtomicBool::new(true);
 
 /// The relative path's components as plain names: no `..`, no absolute paths, no NUL.
-fn names(relative: &str) -> Result<Vec<&OsStr>, Refusal> {
-    if relative.contains('\0') {
+fn names(relative: &Path) -> Result<Vec<&OsStr>, Refusal> {
+    if relative.as_os_str().as_bytes().contains(&0) {
         return Err(Refusal::Malformed("the path contains a NUL character"));
     }
     let mut out = Vec::new();
-    for part in Path::new(relative).components() {
+    for part in relative.components() {
         match part {
             Component::Normal(name) => out.push(name),
             Component::CurDir => {}
@@ -181,7 +181,7 @@ impl Root {
     /// Opens `relative` (`/`-separated, inside the root) for reading, only if it is a regular
     /// file. Never blocks, never follows a link.
     pub fn open_file(&self, relative: &str) -> Result<OpenFile, Refusal> {
-        let mut parts = names(relative)?;
+        let mut parts = names(Path::new(relative))?;
         let Some(last) = parts.pop() else {
             return Err(Refusal::NotAFile(Kind::Dir));
         };
@@ -191,6 +191,11 @@ impl Root {
 
     /// Opens the folder `relative` ("" for the root) for listing.
     pub fn open_dir(&self, relative: &str) -> Result<OwnedFd, Refusal> {
+        self.open_dir_at(Path::new(relative))
+    }
+
+    /// [`Root::open_dir`] for a path of any bytes (a name need not be UTF-8).
+    pub fn open_dir_at(&self, relative: &Path) -> Result<OwnedFd, Refusal> {
         let parts = names(relative)?;
         let Some((last, parents)) = parts.split_last() else {
             return self.dir.try_clone().map_err(|e| Refusal::Os(io_errno(&e)));
@@ -334,6 +339,11 @@ impl DirHandle {
     pub fn open_dir(&self, name: &OsStr) -> Result<OwnedFd, Refusal> {
         open_dir_in(self.0.as_fd(), name)
     }
+
+    /// The target of the link `name`, as bytes; the link itself is never followed.
+    pub fn read_link(&self, name: &OsStr) -> Result<OsString, Refusal> {
+        nix::fcntl::readlinkat(self.0.as_fd(), name).map_err(refusal)
+    }
 }
 
 #[cfg(test)]
@@ -394,7 +404,7 @@ mod tests {
         std::fs::write(ws.join("a/b/f"), "f").unwrap();
         std::os::unix::fs::symlink(dir.path(), ws.join("a/up")).unwrap();
         let root = Root::open(&ws).unwrap();
-        let names_of = |p: &'static str| names(p).unwrap();
+        let names_of = |p: &'static str| names(Path::new(p)).unwrap();
         // Exercise the fallback directly, whatever this kernel supports.
         let walk = |parts: &[&OsStr]| -> Result<OwnedFd, Refusal> {
             let mut current = open_dir_in(root.dir.as_fd(), parts[0])?;

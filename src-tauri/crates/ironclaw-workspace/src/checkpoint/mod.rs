@@ -1,0 +1,460 @@
+//! Per-run checkpoints of a workspace: what each run changed, and putting back exactly the
+//! state before it.
+//!
+//! A [`Store`] lives in IronClaw's data folder, outside the workspace mount and anything the
+//! sandbox can reach. It keeps
+//!
+//! - `current`: the workspace as last seen (names, kinds, modes, link targets, content hashes);
+//! - `objects/`: every file content seen, once, as an independent copy (see [`objects`]);
+//! - `log` and `records/<seq>`: one record per run (and per change made between runs, and per
+//!   undo or redo), each the list of paths it changed with both sides.
+//!
+//! Before a run, [`Store::before_run`] brings `current` up to date (changes made since the last
+//! run are recorded as made *outside* a run) and notes the run as started; afterwards
+//! [`Store::after_run`] records what it changed. A run the app never finished (a crash, `kill
+//! -9`) is recorded by the next `before_run` with what was found. A run that changed nothing
+//! costs one walk of the workspace's metadata: a file is read only when its stamp moved.
+
+mod node;
+mod objects;
+mod restore;
+mod scan;
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+pub use node::{diff, Change, ChangeKind, Manifest, Node, Stamp};
+pub use objects::Hash;
+use objects::Objects;
+use restore::Side;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    #[error("{path}: {reason}")]
+    Io { path: String, reason: String },
+    #[error("could not read {path:?} in the workspace: {reason}")]
+    Refused { path: String, reason: String },
+    #[error(
+        "{0:?} kept changing while it was copied (is a process the code started still writing \
+         it?); the run's changes could not be recorded"
+    )]
+    Unstable(String),
+    #[error("could not put back {path:?}: {reason}")]
+    Restore { path: String, reason: String },
+    #[error(
+        "the checkpoint record is damaged ({0}); runs before now cannot be undone. Delete the \
+         conversation's checkpoints folder to start a new record"
+    )]
+    Corrupt(String),
+    #[error("no run {0} in this workspace's record (runs from before checkpoints began cannot be undone)")]
+    UnknownRun(String),
+    #[error("run {0} is already undone")]
+    AlreadyUndone(String),
+    #[error("run {0} is not undone, so there is nothing to redo")]
+    NotUndone(String),
+    #[error(
+        "files of this run were changed since outside any run ({0}); move them out of the way \
+         or put them back first, then undo again"
+    )]
+    ChangedOutside(String),
+}
+
+impl CheckpointError {
+    pub(crate) fn io(path: impl AsRef<Path>, e: std::io::Error) -> Self {
+        CheckpointError::Io {
+            path: path.as_ref().display().to_string(),
+            reason: e.to_string(),
+        }
+    }
+}
+
+type Result<T, E = CheckpointError> = std::result::Result<T, E>;
+
+/// What one record is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecordKind {
+    /// A run's changes.
+    Run,
+    /// A run the app did not see finish (it was killed): what was found at the next start.
+    Interrupted,
+    /// Changes made between runs: by the person, or a process a run left behind.
+    Outside,
+    /// An undo of `run`.
+    Undo,
+    /// A redo of `run`.
+    Redo,
+}
+
+impl RecordKind {
+    fn word(self) -> &'static str {
+        match self {
+            RecordKind::Run => "run",
+            RecordKind::Interrupted => "interrupted",
+            RecordKind::Outside => "outside",
+            RecordKind::Undo => "undo",
+            RecordKind::Redo => "redo",
+        }
+    }
+
+    fn from_word(w: &str) -> Option<Self> {
+        Some(match w {
+            "run" => RecordKind::Run,
+            "interrupted" => RecordKind::Interrupted,
+            "outside" => RecordKind::Outside,
+            "undo" => RecordKind::Undo,
+            "redo" => RecordKind::Redo,
+            _ => return None,
+        })
+    }
+}
+
+/// One line of the log: the record's number, kind and run (none for `outside`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct LogEntry {
+    seq: u64,
+    kind: RecordKind,
+    run: Option<String>,
+    changed: usize,
+}
+
+/// What undoing a run found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UndoOutcome {
+    /// The workspace holds the state from before the run again (and before each later run
+    /// that was taken back with it, newest first).
+    Restored {
+        changes: Vec<Change>,
+        also_undone: Vec<String>,
+    },
+    /// Later runs changed the same files; nothing was changed. Undo those too with `force`.
+    Conflicts {
+        later_runs: Vec<String>,
+        paths: Vec<String>,
+    },
+}
+
+/// The checkpoint record of one workspace.
+pub struct Store {
+    dir: PathBuf,
+    objects: Objects,
+    state: Mutex<State>,
+}
+
+struct State {
+    current: Manifest,
+    log: Vec<LogEntry>,
+}
+
+impl Store {
+    /// Opens (or starts) the record in `dir`, which must not be inside the workspace.
+    pub fn open(dir: &Path) -> Result<Store> {
+        std::fs::create_dir_all(dir.join("records")).map_err(|e| CheckpointError::io(dir, e))?;
+        let objects = Objects::open(dir.join("objects"))?;
+        objects.clean_tmp();
+        let current = match std::fs::read_to_string(dir.join("current")) {
+            Ok(text) => node::decode_manifest(&text)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Manifest::new(),
+            Err(e) => return Err(CheckpointError::io(dir.join("current"), e)),
+        };
+        let log = match std::fs::read_to_string(dir.join("log")) {
+            Ok(text) => parse_log(&text)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(CheckpointError::io(dir.join("log"), e)),
+        };
+        Ok(Store {
+            dir: dir.to_owned(),
+            objects,
+            state: Mutex::new(State { current, log }),
+        })
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Brings the record up to date with `workspace` and notes `run` as started. Changes found
+    /// are recorded as made outside a run, or, when the last run never finished, as that run's.
+    pub fn before_run(&self, workspace: &Path, run: &str) -> Result<Vec<Change>> {
+        let found = {
+            let pending = std::fs::read_to_string(self.dir.join("pending")).ok();
+            let mut state = self.state();
+            let (kind, owner) = match pending.as_deref().map(str::trim) {
+                Some(p) if !p.is_empty() => (RecordKind::Interrupted, Some(p.to_owned())),
+                _ => (RecordKind::Outside, None),
+            };
+            self.sync(&mut state, workspace, kind, owner)?
+        };
+        write_durably(&self.dir.join("pending"), run.as_bytes())?;
+        Ok(found)
+    }
+
+    /// Records what `run` changed.
+    pub fn after_run(&self, workspace: &Path, run: &str) -> Result<Vec<Change>> {
+        let changes = {
+            let mut state = self.state();
+            self.sync(&mut state, workspace, RecordKind::Run, Some(run.to_owned()))?
+        };
+        let _ = std::fs::remove_file(self.dir.join("pending"));
+        Ok(changes)
+    }
+
+    /// What `run` changed, as recorded.
+    pub fn changes_of(&self, run: &str) -> Result<Vec<Change>> {
+        let state = self.state();
+        let entry = last_run_entry(&state.log, run)?;
+        self.read_record(entry.seq)
+    }
+
+    /// Whether `run` is undone now (its last undo is newer than its last redo).
+    pub fn is_undone(&self, run: &str) -> bool {
+        is_undone(&self.state().log, run)
+    }
+
+    /// Puts back the state from before `run`. When later runs changed the same files, nothing
+    /// is changed and they are named, unless `force`: then they are undone first, newest first.
+    pub fn undo(&self, workspace: &Path, run: &str, force: bool) -> Result<UndoOutcome> {
+        let mut state = self.state();
+        self.sync(&mut state, workspace, RecordKind::Outside, None)?;
+        let target = last_run_entry(&state.log, run)?.clone();
+        if is_undone(&state.log, run) {
+            return Err(CheckpointError::AlreadyUndone(run.to_owned()));
+        }
+        let changes = self.read_record(target.seq)?;
+        let mut later_runs = Vec::new();
+        let mut outside = Vec::new();
+        let mut paths = Vec::new();
+        for entry in state.log.iter().filter(|e| e.seq > target.seq) {
+            let touched = self.read_record(entry.seq)?;
+            let overlap: Vec<String> = touched
+                .iter()
+                .filter(|t| changes.iter().any(|c| related(&c.path, &t.path)))
+                .map(Change::display_path)
+                .collect();
+            if overlap.is_empty() {
+                continue;
+            }
+            match (&entry.kind, &entry.run) {
+                (RecordKind::Run | RecordKind::Interrupted, Some(r))
+                    if !is_undone(&state.log, r) && r != run =>
+                {
+                    if !later_runs.contains(r) {
+                        later_runs.push(r.clone());
+                    }
+                    paths.extend(overlap);
+                }
+                (RecordKind::Outside, _) => outside.extend(overlap),
+                // Undone runs, and the undo/redo records of runs, left those files as they
+                // found them or are accounted for by their run's status.
+                _ => {}
+            }
+        }
+        // What is there now must be what the run left, path by path, or the undo would
+        // overwrite something else.
+        let unexplained: Vec<String> = changes
+            .iter()
+            .filter(|c| !matches_now(&state.current, c))
+            .map(Change::display_path)
+            .filter(|p| !paths.contains(p))
+            .collect();
+        if !outside.is_empty() || (!unexplained.is_empty() && later_runs.is_empty()) {
+            let mut named = outside;
+            named.extend(unexplained);
+            named.sort();
+            named.dedup();
+            return Err(CheckpointError::ChangedOutside(named.join(", ")));
+        }
+        if !later_runs.is_empty() && !force {
+            paths.sort();
+            paths.dedup();
+            return Ok(UndoOutcome::Conflicts { later_runs, paths });
+        }
+        let mut also_undone = Vec::new();
+        for later in later_runs.iter().rev() {
+            self.take_back(&mut state, workspace, later)?;
+            also_undone.push(later.clone());
+        }
+        self.take_back(&mut state, workspace, run)?;
+        Ok(UndoOutcome::Restored {
+            changes,
+            also_undone,
+        })
+    }
+
+    /// Puts back what an undone `run` had made.
+    pub fn redo(&self, workspace: &Path, run: &str) -> Result<Vec<Change>> {
+        let mut state = self.state();
+        self.sync(&mut state, workspace, RecordKind::Outside, None)?;
+        let target = last_run_entry(&state.log, run)?.clone();
+        if !is_undone(&state.log, run) {
+            return Err(CheckpointError::NotUndone(run.to_owned()));
+        }
+        let changes = self.read_record(target.seq)?;
+        let moved: Vec<String> = changes
+            .iter()
+            .filter(|c| !same_node(state.current.get(&c.path), c.before.as_ref()))
+            .map(Change::display_path)
+            .collect();
+        if !moved.is_empty() {
+            return Err(CheckpointError::ChangedOutside(moved.join(", ")));
+        }
+        restore::apply(workspace, &changes, Side::After, &self.objects)?;
+        self.sync(
+            &mut state,
+            workspace,
+            RecordKind::Redo,
+            Some(run.to_owned()),
+        )
+    }
+
+    fn take_back(&self, state: &mut State, workspace: &Path, run: &str) -> Result<Vec<Change>> {
+        let entry = last_run_entry(&state.log, run)?.clone();
+        let changes = self.read_record(entry.seq)?;
+        restore::apply(workspace, &changes, Side::Before, &self.objects)?;
+        self.sync(state, workspace, RecordKind::Undo, Some(run.to_owned()))
+    }
+
+    /// Scans, records the difference from `current` under `kind`, and makes the scan current.
+    fn sync(
+        &self,
+        state: &mut State,
+        workspace: &Path,
+        kind: RecordKind,
+        run: Option<String>,
+    ) -> Result<Vec<Change>> {
+        let now = scan::scan(workspace, &state.current, &self.objects)?;
+        let changes = diff(&state.current, &now);
+        // An outside record with nothing in it says nothing.
+        if changes.is_empty() && kind == RecordKind::Outside {
+            return Ok(changes);
+        }
+        let seq = state.log.last().map_or(1, |e| e.seq + 1);
+        if !changes.is_empty() {
+            write_durably(
+                &self.dir.join("records").join(seq.to_string()),
+                node::encode_changes(&changes).as_bytes(),
+            )?;
+            write_durably(
+                &self.dir.join("current"),
+                node::encode_manifest(&now).as_bytes(),
+            )?;
+        }
+        let entry = LogEntry {
+            seq,
+            kind,
+            run,
+            changed: changes.len(),
+        };
+        append_log(&self.dir.join("log"), &entry)?;
+        state.log.push(entry);
+        state.current = now;
+        Ok(changes)
+    }
+
+    fn read_record(&self, seq: u64) -> Result<Vec<Change>> {
+        let path = self.dir.join("records").join(seq.to_string());
+        match std::fs::read_to_string(&path) {
+            Ok(text) => node::decode_changes(&text),
+            // A record of no changes has no file.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+            Err(e) => Err(CheckpointError::io(&path, e)),
+        }
+    }
+}
+
+fn last_run_entry<'a>(log: &'a [LogEntry], run: &str) -> Result<&'a LogEntry> {
+    log.iter()
+        .rev()
+        .find(|e| {
+            matches!(e.kind, RecordKind::Run | RecordKind::Interrupted)
+                && e.run.as_deref() == Some(run)
+        })
+        .ok_or_else(|| CheckpointError::UnknownRun(run.to_owned()))
+}
+
+fn is_undone(log: &[LogEntry], run: &str) -> bool {
+    log.iter()
+        .rev()
+        .find(|e| {
+            matches!(e.kind, RecordKind::Undo | RecordKind::Redo) && e.run.as_deref() == Some(run)
+        })
+        .is_some_and(|e| e.kind == RecordKind::Undo)
+}
+
+/// One path is the other, or inside it.
+fn related(a: &[u8], b: &[u8]) -> bool {
+    let inside = |x: &[u8], y: &[u8]| x.len() > y.len() && x.starts_with(y) && x[y.len()] == b'/';
+    a == b || inside(a, b) || inside(b, a)
+}
+
+fn same_node(a: Option<&Node>, b: Option<&Node>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => a.same_as(b),
+        _ => false,
+    }
+}
+
+fn matches_now(current: &Manifest, c: &Change) -> bool {
+    same_node(current.get(&c.path), c.after.as_ref())
+}
+
+fn parse_log(text: &str) -> Result<Vec<LogEntry>> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(n, line)| {
+            let mut f = line.split(' ');
+            let parsed = (|| {
+                Some(LogEntry {
+                    seq: f.next()?.parse().ok()?,
+                    kind: RecordKind::from_word(f.next()?)?,
+                    run: match f.next()? {
+                        "-" => None,
+                        r => Some(r.to_owned()),
+                    },
+                    changed: f.next()?.parse().ok()?,
+                })
+            })();
+            parsed.ok_or_else(|| CheckpointError::Corrupt(format!("line {} of the log", n + 1)))
+        })
+        .collect()
+}
+
+fn append_log(path: &Path, e: &LogEntry) -> Result<()> {
+    let line = format!(
+        "{} {} {} {}\n",
+        e.seq,
+        e.kind.word(),
+        e.run.as_deref().unwrap_or("-"),
+        e.changed
+    );
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|err| CheckpointError::io(path, err))?;
+    file.write_all(line.as_bytes())
+        .map_err(|err| CheckpointError::io(path, err))?;
+    // Durable only when something changed: a run that changed nothing costs no fsync, and a
+    // lost line for it loses nothing that could be undone.
+    if e.changed > 0 {
+        file.sync_data()
+            .map_err(|err| CheckpointError::io(path, err))?;
+    }
+    Ok(())
+}
+
+/// Writes through a temporary file, synced, then renamed into place.
+fn write_durably(path: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp = path.with_extension("tmp");
+    let mut file = std::fs::File::create(&tmp).map_err(|e| CheckpointError::io(&tmp, e))?;
+    file.write_all(bytes)
+        .and_then(|_| file.sync_all())
+        .map_err(|e| CheckpointError::io(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| CheckpointError::io(path, e))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests;

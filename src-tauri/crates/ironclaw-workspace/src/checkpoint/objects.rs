@@ -1,0 +1,160 @@
+//! The contents of files as they were, each kept once by its SHA-256.
+//!
+//! An object is a copy written by IronClaw into its own data folder, never a link to a
+//! workspace file: no write the sandboxed code makes, in place or not, can reach it. The copy is
+//! hashed as it is made, from the same descriptor, so what is stored is what was read.
+
+use std::fmt;
+use std::fs::File;
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use sha2::{Digest, Sha256};
+
+use super::CheckpointError;
+
+/// The SHA-256 of a file's contents.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Hash([u8; 32]);
+
+impl Hash {
+    pub fn of(bytes: &[u8]) -> Hash {
+        Hash(Sha256::digest(bytes).into())
+    }
+}
+
+impl fmt::Display for Hash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&hex::encode(self.0))
+    }
+}
+
+impl fmt::Debug for Hash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Hash({})", &hex::encode(self.0)[..12])
+    }
+}
+
+impl FromStr for Hash {
+    type Err = hex::FromHexError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let mut out = [0u8; 32];
+        hex::decode_to_slice(s, &mut out)?;
+        Ok(Hash(out))
+    }
+}
+
+/// `<dir>/<first two hex digits>/<the rest>`, written through a temporary file and a rename.
+pub struct Objects {
+    dir: PathBuf,
+}
+
+impl Objects {
+    pub fn open(dir: PathBuf) -> Result<Objects, CheckpointError> {
+        std::fs::create_dir_all(dir.join("tmp")).map_err(|e| CheckpointError::io(&dir, e))?;
+        Ok(Objects { dir })
+    }
+
+    pub fn path(&self, hash: &Hash) -> PathBuf {
+        let hex = hash.to_string();
+        self.dir.join(&hex[..2]).join(&hex[2..])
+    }
+
+    /// Copies everything `file` holds from its current position into the store; returns the
+    /// hash and the number of bytes. A file already stored costs the read alone.
+    pub fn put(&self, file: &mut File) -> Result<(Hash, u64), CheckpointError> {
+        let tmp_path = self.dir.join("tmp").join(uuid::Uuid::now_v7().to_string());
+        let mut tmp = File::create(&tmp_path).map_err(|e| CheckpointError::io(&tmp_path, e))?;
+        let written = copy_hashing(file, &mut tmp).map_err(|e| CheckpointError::io(&tmp_path, e));
+        let (hash, size) = match written {
+            Ok(done) => done,
+            Err(e) => {
+                let _ = std::fs::remove_file(&tmp_path);
+                return Err(e);
+            }
+        };
+        let dest = self.path(&hash);
+        if dest.is_file() {
+            let _ = std::fs::remove_file(&tmp_path);
+            return Ok((hash, size));
+        }
+        // Durable before any record names it: a crash must not leave a run whose "before"
+        // points at bytes that never reached the disk.
+        tmp.sync_all()
+            .map_err(|e| CheckpointError::io(&tmp_path, e))?;
+        if let Some(parent) = dest.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| CheckpointError::io(parent, e))?;
+        }
+        std::fs::rename(&tmp_path, &dest).map_err(|e| CheckpointError::io(&dest, e))?;
+        Ok((hash, size))
+    }
+
+    /// Opens a stored object for reading.
+    pub fn open_object(&self, hash: &Hash) -> Result<File, CheckpointError> {
+        let path = self.path(hash);
+        File::open(&path).map_err(|e| CheckpointError::io(&path, e))
+    }
+
+    /// Removes objects left half-written by a crash.
+    pub fn clean_tmp(&self) {
+        if let Ok(entries) = std::fs::read_dir(self.dir.join("tmp")) {
+            for e in entries.flatten() {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+}
+
+fn copy_hashing(from: &mut File, to: &mut File) -> std::io::Result<(Hash, u64)> {
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 256 * 1024];
+    let mut total = 0u64;
+    loop {
+        let n = match from.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        hasher.update(&buf[..n]);
+        to.write_all(&buf[..n])?;
+        total += n as u64;
+    }
+    Ok((Hash(hasher.finalize().into()), total))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stored_copy_is_independent_of_the_file_it_came_from() {
+        let dir = tempfile::tempdir().unwrap();
+        let objects = Objects::open(dir.path().join("objects")).unwrap();
+        let source = dir.path().join("data.txt");
+        std::fs::write(&source, b"before").unwrap();
+        let (hash, size) = objects.put(&mut File::open(&source).unwrap()).unwrap();
+        assert_eq!((hash, size), (Hash::of(b"before"), 6));
+        // Rewritten in place, as code in the sandbox could: the object keeps the old bytes.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&source)
+            .unwrap()
+            .write_all(b"AFTER!")
+            .unwrap();
+        assert_eq!(std::fs::read(objects.path(&hash)).unwrap(), b"before");
+        // Stored once.
+        let again = objects.put(&mut File::open(dir.path().join("data.txt")).unwrap());
+        assert_eq!(again.unwrap().0, Hash::of(b"AFTER!"));
+        assert_eq!(
+            std::fs::read_dir(dir.path().join("objects/tmp"))
+                .unwrap()
+                .count(),
+            0
+        );
+        assert_eq!(hash.to_string().parse::<Hash>().unwrap(), hash);
+    }
+}

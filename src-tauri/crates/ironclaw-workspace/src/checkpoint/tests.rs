@@ -1,0 +1,265 @@
+use std::collections::BTreeMap;
+use std::os::unix::fs::{symlink, PermissionsExt};
+use std::path::Path;
+
+use pretty_assertions::assert_eq;
+
+use super::*;
+
+/// Everything a workspace holds, exactly: kind, permission bits, bytes or link target.
+fn tree(root: &Path) -> BTreeMap<String, String> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
+        let mut names: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        names.sort();
+        for path in names {
+            let rel = path.strip_prefix(root).unwrap().display().to_string();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            let mode = meta.permissions().mode() & 0o7777;
+            let what = if meta.file_type().is_symlink() {
+                format!("link -> {}", std::fs::read_link(&path).unwrap().display())
+            } else if meta.is_dir() {
+                walk(root, &path, out);
+                format!("dir {mode:o}")
+            } else {
+                format!(
+                    "file {mode:o} {:?}",
+                    String::from_utf8_lossy(&std::fs::read(&path).unwrap())
+                )
+            };
+            out.insert(rel, what);
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(root, root, &mut out);
+    out
+}
+
+struct Env {
+    _tmp: tempfile::TempDir,
+    ws: PathBuf,
+    record: PathBuf,
+    outside: PathBuf,
+}
+
+fn env() -> Env {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("workspace");
+    let outside = tmp.path().join("host-secrets");
+    std::fs::create_dir_all(ws.join("data/empty")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("secret"), "host file").unwrap();
+    std::fs::write(ws.join("data/sales.csv"), "a,b\n1,2\n").unwrap();
+    std::fs::write(ws.join("notes.txt"), "keep me").unwrap();
+    std::fs::write(ws.join("run.sh"), "echo hi").unwrap();
+    symlink("data/sales.csv", ws.join("latest")).unwrap();
+    Env {
+        record: tmp.path().join("checkpoints"),
+        ws,
+        outside,
+        _tmp: tmp,
+    }
+}
+
+fn kinds(changes: &[Change]) -> Vec<(String, ChangeKind)> {
+    changes
+        .iter()
+        .map(|c| (c.display_path(), c.change))
+        .collect()
+}
+
+#[test]
+fn a_run_is_listed_exactly_and_undo_puts_back_every_byte_mode_link_and_empty_folder() {
+    let e = env();
+    let store = Store::open(&e.record).unwrap();
+    let before = tree(&e.ws);
+    store.before_run(&e.ws, "r1").unwrap();
+
+    // What code in the sandbox might do: edit, delete, chmod, add, replace a folder with a
+    // link to a host folder, swap a link's target, and remove an empty folder.
+    std::fs::write(e.ws.join("data/sales.csv"), "a,b\n1,999\n").unwrap();
+    std::fs::remove_file(e.ws.join("notes.txt")).unwrap();
+    std::fs::set_permissions(e.ws.join("run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(e.ws.join("new.bin"), [0u8, 255, 1]).unwrap();
+    std::fs::remove_dir(e.ws.join("data/empty")).unwrap();
+    std::fs::remove_file(e.ws.join("latest")).unwrap();
+    symlink("/etc/passwd", e.ws.join("latest")).unwrap();
+    let changes = store.after_run(&e.ws, "r1").unwrap();
+    assert_eq!(
+        kinds(&changes),
+        [
+            ("data/empty".into(), ChangeKind::Deleted),
+            ("data/sales.csv".into(), ChangeKind::Modified),
+            ("latest".into(), ChangeKind::Modified),
+            ("new.bin".into(), ChangeKind::Added),
+            ("notes.txt".into(), ChangeKind::Deleted),
+            ("run.sh".into(), ChangeKind::Mode),
+        ]
+    );
+
+    let outcome = store.undo(&e.ws, "r1", false).unwrap();
+    assert!(
+        matches!(outcome, UndoOutcome::Restored { ref also_undone, .. } if also_undone.is_empty())
+    );
+    assert_eq!(tree(&e.ws), before);
+    assert!(store.is_undone("r1"));
+    assert!(matches!(
+        store.undo(&e.ws, "r1", false),
+        Err(CheckpointError::AlreadyUndone(_))
+    ));
+
+    // And back again.
+    let after_run = {
+        let mut t = before.clone();
+        t.remove("data/empty");
+        t
+    };
+    store.redo(&e.ws, "r1").unwrap();
+    let redone = tree(&e.ws);
+    assert_eq!(
+        redone.get("new.bin").map(String::as_str),
+        Some("file 644 \"\\0\u{fffd}\\u{1}\"")
+    );
+    assert!(!redone.contains_key("data/empty") && after_run.contains_key("notes.txt"));
+    assert_eq!(
+        redone.get("latest").map(String::as_str),
+        Some("link -> /etc/passwd")
+    );
+}
+
+#[test]
+fn undo_never_writes_through_a_link_the_code_planted() {
+    let e = env();
+    let store = Store::open(&e.record).unwrap();
+    store.before_run(&e.ws, "r1").unwrap();
+    // The run replaces the folder `data` with a link to a host folder.
+    std::fs::remove_dir_all(e.ws.join("data")).unwrap();
+    symlink(&e.outside, e.ws.join("data")).unwrap();
+    let changes = store.after_run(&e.ws, "r1").unwrap();
+    assert!(
+        changes
+            .iter()
+            .any(|c| c.display_path() == "data" && matches!(c.after, Some(Node::Symlink { .. }))),
+        "the run planted the link: {changes:?}"
+    );
+    assert!(std::fs::symlink_metadata(e.ws.join("data"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let host_before = tree(&e.outside);
+
+    store.undo(&e.ws, "r1", false).unwrap();
+    assert_eq!(
+        tree(&e.outside),
+        host_before,
+        "nothing outside the workspace changed"
+    );
+    let restored = tree(&e.ws);
+    assert_eq!(restored.get("data").map(String::as_str), Some("dir 755"));
+    assert_eq!(
+        restored.get("data/sales.csv").map(String::as_str),
+        Some("file 644 \"a,b\\n1,2\\n\"")
+    );
+}
+
+#[test]
+fn undoing_an_earlier_run_names_the_later_runs_and_force_takes_them_back_too() {
+    let e = env();
+    let store = Store::open(&e.record).unwrap();
+    let before = tree(&e.ws);
+    store.before_run(&e.ws, "r1").unwrap();
+    std::fs::write(e.ws.join("result.txt"), "first").unwrap();
+    store.after_run(&e.ws, "r1").unwrap();
+    store.before_run(&e.ws, "r2").unwrap();
+    std::fs::write(e.ws.join("result.txt"), "second").unwrap();
+    store.after_run(&e.ws, "r2").unwrap();
+    store.before_run(&e.ws, "r3").unwrap();
+    std::fs::write(e.ws.join("unrelated.txt"), "x").unwrap();
+    store.after_run(&e.ws, "r3").unwrap();
+    let now = tree(&e.ws);
+
+    let outcome = store.undo(&e.ws, "r1", false).unwrap();
+    assert_eq!(
+        outcome,
+        UndoOutcome::Conflicts {
+            later_runs: vec!["r2".into()],
+            paths: vec!["result.txt".into()],
+        }
+    );
+    assert_eq!(tree(&e.ws), now, "a conflict changes nothing");
+
+    let outcome = store.undo(&e.ws, "r1", true).unwrap();
+    assert!(
+        matches!(outcome, UndoOutcome::Restored { ref also_undone, .. } if also_undone == &["r2"])
+    );
+    let mut expected = before;
+    expected.insert("unrelated.txt".into(), "file 644 \"x\"".into());
+    assert_eq!(tree(&e.ws), expected, "r3 stays; r1 and r2 are taken back");
+}
+
+#[test]
+fn a_file_changed_outside_any_run_is_never_overwritten_by_an_undo() {
+    let e = env();
+    let store = Store::open(&e.record).unwrap();
+    store.before_run(&e.ws, "r1").unwrap();
+    std::fs::write(e.ws.join("notes.txt"), "by the run").unwrap();
+    store.after_run(&e.ws, "r1").unwrap();
+    // The person edits the file afterwards.
+    std::fs::write(e.ws.join("notes.txt"), "the person's own words").unwrap();
+    let err = store.undo(&e.ws, "r1", true).unwrap_err();
+    assert!(
+        matches!(err, CheckpointError::ChangedOutside(ref p) if p.contains("notes.txt")),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(e.ws.join("notes.txt")).unwrap(),
+        "the person's own words"
+    );
+}
+
+#[test]
+fn a_run_cut_off_by_a_crash_is_recorded_at_the_next_start_and_can_be_undone() {
+    let e = env();
+    let before = tree(&e.ws);
+    {
+        let store = Store::open(&e.record).unwrap();
+        store.before_run(&e.ws, "r1").unwrap();
+        std::fs::write(e.ws.join("data/sales.csv"), "half-written").unwrap();
+        // The app is killed here: no after_run.
+    }
+    let store = Store::open(&e.record).unwrap();
+    store.before_run(&e.ws, "r2").unwrap();
+    assert_eq!(
+        kinds(&store.changes_of("r1").unwrap()),
+        [("data/sales.csv".into(), ChangeKind::Modified)]
+    );
+    store.after_run(&e.ws, "r2").unwrap();
+    store.undo(&e.ws, "r1", false).unwrap();
+    assert_eq!(tree(&e.ws), before);
+}
+
+#[test]
+fn a_run_that_changes_nothing_writes_no_record_and_the_record_survives_a_reopen() {
+    let e = env();
+    let store = Store::open(&e.record).unwrap();
+    store.before_run(&e.ws, "r1").unwrap();
+    assert!(store.after_run(&e.ws, "r1").unwrap().is_empty());
+    store.before_run(&e.ws, "r2").unwrap();
+    std::fs::write(e.ws.join("out.txt"), "made").unwrap();
+    store.after_run(&e.ws, "r2").unwrap();
+    drop(store);
+    let reopened = Store::open(&e.record).unwrap();
+    assert!(reopened.changes_of("r1").unwrap().is_empty());
+    assert_eq!(
+        kinds(&reopened.changes_of("r2").unwrap()),
+        [("out.txt".into(), ChangeKind::Added)]
+    );
+    assert!(matches!(
+        reopened.changes_of("r9"),
+        Err(CheckpointError::UnknownRun(_))
+    ));
+    reopened.undo(&e.ws, "r2", false).unwrap();
+    assert!(!e.ws.join("out.txt").exists());
+}
