@@ -25,3 +25,4 @@ mod sessions;
 mod setuid;
 mod sockets;
 mod state;
+mod undo;

@@ -36,6 +36,27 @@ enum Command {
     },
     /// Run code in a session's sandbox. You are the author, so nothing asks for approval.
     Exec(commands::exec::ExecArgs),
+    /// Put a session's workspace back as it was before a run (the newest one by default).
+    /// Exits 2, changing nothing, when later runs changed the same files.
+    Undo {
+        #[arg(long)]
+        session: String,
+        /// The run to undo: `run_id` from `ironclaw exec --json`.
+        run_id: Option<String>,
+        /// Also undo the later runs that changed the same files (newest first).
+        #[arg(long)]
+        force: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Put back what an undone run had changed.
+    Redo {
+        #[arg(long)]
+        session: String,
+        run_id: String,
+        #[arg(long)]
+        json: bool,
+    },
     /// List, stop or remove session sandboxes.
     Sandbox {
         #[command(subcommand)]
@@ -170,6 +191,17 @@ fn main() -> ExitCode {
                 ImageCommand::Import { file } => commands::image::import(&file).await,
             },
             Command::Exec(args) => commands::exec::run(args).await,
+            Command::Undo {
+                session,
+                run_id,
+                force,
+                json,
+            } => commands::undo::undo(session, run_id, force, json).await,
+            Command::Redo {
+                session,
+                run_id,
+                json,
+            } => commands::undo::redo(session, run_id, json).await,
             Command::Sandbox { command } => match command {
                 SandboxCommand::Ls { json } => commands::sandbox::ls(json).await,
                 SandboxCommand::Stop { name } => commands::sandbox::stop(&name).await,

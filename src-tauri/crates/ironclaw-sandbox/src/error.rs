@@ -96,6 +96,10 @@ pub enum Error {
     )]
     WorkspaceOwnedByRoot { path: PathBuf },
 
+    /// Recording or undoing a run's workspace changes failed; the message says what to do.
+    #[error("{0}")]
+    Checkpoint(String),
+
     #[error("{action} {path}: {source}")]
     Io {
         action: &'static str,
@@ -156,6 +160,7 @@ impl Error {
             | Error::Confinement { .. }
             | Error::Network(_)
             | Error::WorkspaceOwnedByRoot { .. }
+            | Error::Checkpoint(_)
             | Error::Io { .. } => false,
         }
     }

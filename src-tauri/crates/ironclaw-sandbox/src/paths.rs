@@ -50,6 +50,12 @@ impl Paths {
         self.data_dir.join("workspaces")
     }
 
+    /// Where each session's checkpoint record lives: in the data folder, never mounted into a
+    /// container.
+    pub fn checkpoints_dir(&self) -> PathBuf {
+        self.data_dir.join("checkpoints")
+    }
+
     pub fn sessions_dir(&self) -> PathBuf {
         self.data_dir.join("sessions")
     }

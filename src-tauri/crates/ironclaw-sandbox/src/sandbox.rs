@@ -24,6 +24,7 @@ use crate::quota;
 use crate::session::{user_mapping, Registry, SessionName, SessionRecord};
 use network_switch::joins_live;
 
+pub mod checkpoints;
 mod leftovers;
 mod network_switch;
 
@@ -71,6 +72,8 @@ pub struct Sandbox {
     quota_bases: std::sync::Mutex<HashMap<SessionName, quota::Baseline>>,
     /// Off only for the bench's side-by-side of the watch's cost.
     quota_watch: std::sync::atomic::AtomicBool,
+    checkpoint_stores:
+        std::sync::Mutex<HashMap<SessionName, Arc<ironclaw_workspace::checkpoint::Store>>>,
 }
 
 impl Sandbox {
@@ -97,6 +100,7 @@ impl Sandbox {
             warm: tokio::sync::Mutex::default(),
             quota_bases: std::sync::Mutex::default(),
             quota_watch: std::sync::atomic::AtomicBool::new(true),
+            checkpoint_stores: std::sync::Mutex::default(),
         }
     }
 
@@ -194,6 +198,7 @@ impl Sandbox {
                 budget,
             )
         });
+        let checkpoint = self.checkpoint_before(name, &record.workspace).await;
         let (epoch, mut refusals) = self.egress.begin_exec(name.as_str());
         let ctx = exec::ExecContext {
             docker: &self.docker,
@@ -237,6 +242,18 @@ impl Sandbox {
                 on_event(ExecEvent::Stderr(note.into_bytes().into()));
             }
             r.network = Some(activity);
+        }
+        if let Ok(r) = &mut result {
+            match checkpoint {
+                Ok(run) => match self.checkpoint_after(name, &record.workspace, &run).await {
+                    Ok(changes) => {
+                        r.changes = changes;
+                        r.run_id = Some(run);
+                    }
+                    Err(e) => r.checkpoint_error = Some(e),
+                },
+                Err(e) => r.checkpoint_error = Some(e),
+            }
         }
         if let Err(e) = &result {
             // Whatever broke, the next run starts by looking at the container afresh.

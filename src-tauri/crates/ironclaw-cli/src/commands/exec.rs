@@ -156,6 +156,15 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
                 if q.stopped { "the run was killed" } else { "the next run will be refused" }
             );
         }
+        if let Some(why) = &result.checkpoint_error {
+            eprintln!("ironclaw: this run cannot be undone: {why}");
+        } else if let (Some(run), false) = (&result.run_id, result.changes.is_empty()) {
+            eprintln!(
+                "ironclaw: {} path(s) changed; undo with `ironclaw undo --session {} {run}`",
+                result.changes.len(),
+                result.session
+            );
+        }
         if result.oom_killed {
             eprintln!("ironclaw: the code ran out of memory (the profile's limit); the interpreter was restarted");
         }

@@ -5,6 +5,7 @@ pub mod exec;
 pub mod history;
 pub mod image;
 pub mod sandbox;
+pub mod undo;
 
 use ironclaw_sandbox::policy::Policy;
 use ironclaw_sandbox::{docker, Paths, Sandbox};

@@ -116,6 +116,22 @@ pub struct ExecResult {
     /// The workspace passed its quota: this run was stopped for it (`stopped`), or it ended
     /// first and the next run will be refused. The message is also at the end of `stderr`.
     pub quota_exceeded: Option<crate::quota::QuotaExceeded>,
+    /// This run's id in the workspace's checkpoint record: `ironclaw undo --session S RUN_ID`
+    /// puts back the workspace as it was before the run. `None` when the workspace could not
+    /// be checkpointed (`checkpoint_error` says why): then the run cannot be undone.
+    pub run_id: Option<String>,
+    /// What the run changed in the workspace, path by path.
+    pub changes: Vec<FileChange>,
+    /// Why this run's changes are not (completely) recorded; it cannot be undone.
+    pub checkpoint_error: Option<String>,
+}
+
+/// One path a run changed, as `ironclaw exec --json` reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FileChange {
+    /// Relative to the workspace; a name that is not UTF-8 shows `\u{FFFD}` for its odd bytes.
+    pub path: String,
+    pub change: ironclaw_workspace::checkpoint::ChangeKind,
 }
 
 /// Everything one execution needs besides the request.
@@ -320,6 +336,9 @@ pub(crate) async fn run(
         altered_after: ended.altered_after,
         network: None,
         quota_exceeded,
+        run_id: None,
+        changes: Vec::new(),
+        checkpoint_error: None,
     })
 }
 
@@ -381,6 +400,9 @@ pub(super) fn ended_by_stop(
         altered_after: Vec::new(),
         network: None,
         quota_exceeded: None,
+        run_id: None,
+        changes: Vec::new(),
+        checkpoint_error: None,
     }
 }
 

@@ -144,6 +144,47 @@ pub struct Store {
 struct State {
     current: Manifest,
     log: Vec<LogEntry>,
+    /// The log's length as this process last wrote or read it: when the file is longer,
+    /// another process (`ironclaw undo` while the app runs) added to the record.
+    log_len: u64,
+}
+
+/// The record, locked against this process's other threads and, with `flock`, against other
+/// processes; up to date with what they wrote.
+struct Locked<'a> {
+    state: MutexGuard<'a, State>,
+    _flock: Option<nix::fcntl::Flock<std::fs::File>>,
+}
+
+impl std::ops::Deref for Locked<'_> {
+    type Target = State;
+    fn deref(&self) -> &State {
+        &self.state
+    }
+}
+
+impl std::ops::DerefMut for Locked<'_> {
+    fn deref_mut(&mut self) -> &mut State {
+        &mut self.state
+    }
+}
+
+fn load(dir: &Path) -> Result<State> {
+    let current = match std::fs::read_to_string(dir.join("current")) {
+        Ok(text) => node::decode_manifest(&text)?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Manifest::new(),
+        Err(e) => return Err(CheckpointError::io(dir.join("current"), e)),
+    };
+    let (log, log_len) = match std::fs::read_to_string(dir.join("log")) {
+        Ok(text) => (parse_log(&text)?, text.len() as u64),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Vec::new(), 0),
+        Err(e) => return Err(CheckpointError::io(dir.join("log"), e)),
+    };
+    Ok(State {
+        current,
+        log,
+        log_len,
+    })
 }
 
 impl Store {
@@ -151,34 +192,44 @@ impl Store {
     pub fn open(dir: &Path) -> Result<Store> {
         std::fs::create_dir_all(dir.join("records")).map_err(|e| CheckpointError::io(dir, e))?;
         let objects = Objects::open(dir.join("objects"))?;
-        objects.clean_tmp();
-        let current = match std::fs::read_to_string(dir.join("current")) {
-            Ok(text) => node::decode_manifest(&text)?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Manifest::new(),
-            Err(e) => return Err(CheckpointError::io(dir.join("current"), e)),
-        };
-        let log = match std::fs::read_to_string(dir.join("log")) {
-            Ok(text) => parse_log(&text)?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-            Err(e) => return Err(CheckpointError::io(dir.join("log"), e)),
-        };
+        let state = load(dir)?;
         Ok(Store {
             dir: dir.to_owned(),
             objects,
-            state: Mutex::new(State { current, log }),
+            state: Mutex::new(state),
         })
     }
 
-    fn state(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    /// Takes the record's locks and reloads it if another process added to it meanwhile.
+    fn state(&self) -> Result<Locked<'_>> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let lock_path = self.dir.join("lock");
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| CheckpointError::io(&lock_path, e))?;
+        let flock = nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
+            .map_err(|(_, e)| CheckpointError::io(&lock_path, e.into()))?;
+        let len = std::fs::metadata(self.dir.join("log")).map_or(0, |m| m.len());
+        if len != state.log_len {
+            *state = load(&self.dir)?;
+        }
+        Ok(Locked {
+            state,
+            _flock: Some(flock),
+        })
     }
 
     /// Brings the record up to date with `workspace` and notes `run` as started. Changes found
     /// are recorded as made outside a run, or, when the last run never finished, as that run's.
     pub fn before_run(&self, workspace: &Path, run: &str) -> Result<Vec<Change>> {
         let found = {
+            let mut state = self.state()?;
+            // Nobody else writes while the lock is held: a half-written object is a crash's.
+            self.objects.clean_tmp();
             let pending = std::fs::read_to_string(self.dir.join("pending")).ok();
-            let mut state = self.state();
             let (kind, owner) = match pending.as_deref().map(str::trim) {
                 Some(p) if !p.is_empty() => (RecordKind::Interrupted, Some(p.to_owned())),
                 _ => (RecordKind::Outside, None),
@@ -192,7 +243,7 @@ impl Store {
     /// Records what `run` changed.
     pub fn after_run(&self, workspace: &Path, run: &str) -> Result<Vec<Change>> {
         let changes = {
-            let mut state = self.state();
+            let mut state = self.state()?;
             self.sync(&mut state, workspace, RecordKind::Run, Some(run.to_owned()))?
         };
         let _ = std::fs::remove_file(self.dir.join("pending"));
@@ -201,20 +252,32 @@ impl Store {
 
     /// What `run` changed, as recorded.
     pub fn changes_of(&self, run: &str) -> Result<Vec<Change>> {
-        let state = self.state();
+        let state = self.state()?;
         let entry = last_run_entry(&state.log, run)?;
         self.read_record(entry.seq)
     }
 
+    /// The newest run that is not undone: what "undo" with no run named takes back.
+    pub fn last_run(&self) -> Result<Option<String>> {
+        let state = self.state()?;
+        Ok(state
+            .log
+            .iter()
+            .rev()
+            .filter(|e| matches!(e.kind, RecordKind::Run | RecordKind::Interrupted))
+            .filter_map(|e| e.run.clone())
+            .find(|r| !is_undone(&state.log, r)))
+    }
+
     /// Whether `run` is undone now (its last undo is newer than its last redo).
-    pub fn is_undone(&self, run: &str) -> bool {
-        is_undone(&self.state().log, run)
+    pub fn is_undone(&self, run: &str) -> Result<bool> {
+        Ok(is_undone(&self.state()?.log, run))
     }
 
     /// Puts back the state from before `run`. When later runs changed the same files, nothing
     /// is changed and they are named, unless `force`: then they are undone first, newest first.
     pub fn undo(&self, workspace: &Path, run: &str, force: bool) -> Result<UndoOutcome> {
-        let mut state = self.state();
+        let mut state = self.state()?;
         self.sync(&mut state, workspace, RecordKind::Outside, None)?;
         let target = last_run_entry(&state.log, run)?.clone();
         if is_undone(&state.log, run) {
@@ -283,7 +346,7 @@ impl Store {
 
     /// Puts back what an undone `run` had made.
     pub fn redo(&self, workspace: &Path, run: &str) -> Result<Vec<Change>> {
-        let mut state = self.state();
+        let mut state = self.state()?;
         self.sync(&mut state, workspace, RecordKind::Outside, None)?;
         let target = last_run_entry(&state.log, run)?.clone();
         if !is_undone(&state.log, run) {
@@ -345,7 +408,7 @@ impl Store {
             run,
             changed: changes.len(),
         };
-        append_log(&self.dir.join("log"), &entry)?;
+        state.log_len += append_log(&self.dir.join("log"), &entry)?;
         state.log.push(entry);
         state.current = now;
         Ok(changes)
@@ -421,7 +484,8 @@ fn parse_log(text: &str) -> Result<Vec<LogEntry>> {
         .collect()
 }
 
-fn append_log(path: &Path, e: &LogEntry) -> Result<()> {
+/// Appends one line; returns its length.
+fn append_log(path: &Path, e: &LogEntry) -> Result<u64> {
     let line = format!(
         "{} {} {} {}\n",
         e.seq,
@@ -442,7 +506,7 @@ fn append_log(path: &Path, e: &LogEntry) -> Result<()> {
         file.sync_data()
             .map_err(|err| CheckpointError::io(path, err))?;
     }
-    Ok(())
+    Ok(line.len() as u64)
 }
 
 /// Writes through a temporary file, synced, then renamed into place.

@@ -104,7 +104,7 @@ fn a_run_is_listed_exactly_and_undo_puts_back_every_byte_mode_link_and_empty_fol
         matches!(outcome, UndoOutcome::Restored { ref also_undone, .. } if also_undone.is_empty())
     );
     assert_eq!(tree(&e.ws), before);
-    assert!(store.is_undone("r1"));
+    assert!(store.is_undone("r1").unwrap());
     assert!(matches!(
         store.undo(&e.ws, "r1", false),
         Err(CheckpointError::AlreadyUndone(_))
@@ -262,4 +262,32 @@ fn a_run_that_changes_nothing_writes_no_record_and_the_record_survives_a_reopen(
     ));
     reopened.undo(&e.ws, "r2", false).unwrap();
     assert!(!e.ws.join("out.txt").exists());
+}
+
+#[test]
+fn two_processes_on_one_record_see_each_others_runs_and_undos() {
+    let e = env();
+    // The app's store and, opened earlier, the CLI's (`ironclaw undo` while the app runs).
+    let app = Store::open(&e.record).unwrap();
+    let cli = Store::open(&e.record).unwrap();
+    app.before_run(&e.ws, "r1").unwrap();
+    std::fs::write(e.ws.join("r1.txt"), "one").unwrap();
+    app.after_run(&e.ws, "r1").unwrap();
+
+    assert_eq!(cli.last_run().unwrap().as_deref(), Some("r1"));
+    cli.undo(&e.ws, "r1", false).unwrap();
+    assert!(!e.ws.join("r1.txt").exists());
+
+    assert!(app.is_undone("r1").unwrap(), "the app sees the CLI's undo");
+    app.before_run(&e.ws, "r2").unwrap();
+    std::fs::write(e.ws.join("r2.txt"), "two").unwrap();
+    let r2 = app.after_run(&e.ws, "r2").unwrap();
+    assert_eq!(kinds(&r2), [("r2.txt".into(), ChangeKind::Added)]);
+    // Neither overwrote the other's records.
+    assert_eq!(
+        kinds(&cli.changes_of("r1").unwrap()),
+        [("r1.txt".into(), ChangeKind::Added)]
+    );
+    cli.redo(&e.ws, "r1").unwrap();
+    assert_eq!(std::fs::read_to_string(e.ws.join("r1.txt")).unwrap(), "one");
 }

@@ -1,0 +1,188 @@
+//! Each run's checkpoint: the workspace's record is brought up to date before the run and the
+//! run's changes recorded after it (see `ironclaw_workspace::checkpoint`), so any run can be
+//! undone. The record of session S lives in `<data>/checkpoints/S`, which no container mounts.
+//!
+//! A checkpoint that fails never fails the run: the run's result says it cannot be undone.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use ironclaw_workspace::checkpoint::{Change, CheckpointError, Store, UndoOutcome};
+
+use super::Sandbox;
+use crate::error::{Error, Result};
+use crate::exec::FileChange;
+use crate::paths::Paths;
+use crate::session::{Registry, SessionName};
+
+impl Sandbox {
+    /// The session's record, opened once per process.
+    fn checkpoints(&self, name: &SessionName, workspace: &Path) -> Result<Arc<Store>> {
+        let mut stores = self
+            .checkpoint_stores
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(store) = stores.get(name) {
+            return Ok(store.clone());
+        }
+        let store = open_store(&self.paths, name, workspace)?;
+        stores.insert(name.clone(), store.clone());
+        Ok(store)
+    }
+
+    /// Before a run: the record is brought up to date and the run noted as started. Returns
+    /// the run's id, or why it cannot be undone.
+    pub(super) async fn checkpoint_before(
+        &self,
+        name: &SessionName,
+        workspace: &Path,
+    ) -> std::result::Result<String, String> {
+        let store = self
+            .checkpoints(name, workspace)
+            .map_err(|e| e.to_string())?;
+        let run = uuid::Uuid::now_v7().to_string();
+        let (ws, id) = (workspace.to_owned(), run.clone());
+        blocking(move || store.before_run(&ws, &id))
+            .await
+            .map(|_| run)
+            .map_err(|e| e.to_string())
+    }
+
+    /// After a run: what it changed.
+    pub(super) async fn checkpoint_after(
+        &self,
+        name: &SessionName,
+        workspace: &Path,
+        run: &str,
+    ) -> std::result::Result<Vec<FileChange>, String> {
+        let store = self
+            .checkpoints(name, workspace)
+            .map_err(|e| e.to_string())?;
+        let (ws, id) = (workspace.to_owned(), run.to_owned());
+        let changes = blocking(move || store.after_run(&ws, &id))
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(file_changes(&changes))
+    }
+
+    /// [`undo`], waiting for a run in progress in this process to end first.
+    pub async fn undo(
+        &self,
+        name: &SessionName,
+        run: Option<&str>,
+        force: bool,
+    ) -> Result<(String, UndoOutcome)> {
+        let slot = self.slot(name).await;
+        let _running = slot.lock().await;
+        let workspace = workspace_of(&self.paths, name)?;
+        undo_with(self.checkpoints(name, &workspace)?, workspace, run, force).await
+    }
+
+    /// [`redo`], waiting for a run in progress in this process to end first.
+    pub async fn redo(&self, name: &SessionName, run: &str) -> Result<Vec<FileChange>> {
+        let slot = self.slot(name).await;
+        let _running = slot.lock().await;
+        let workspace = workspace_of(&self.paths, name)?;
+        redo_with(self.checkpoints(name, &workspace)?, workspace, run).await
+    }
+}
+
+/// Puts session `name`'s workspace back as it was before `run` (the newest run not undone
+/// when `None`). Later runs that changed the same files are named and nothing is changed,
+/// unless `force`: then they are undone too. Needs no Docker: the CLI's `ironclaw undo`.
+pub async fn undo(
+    paths: &Paths,
+    name: &SessionName,
+    run: Option<&str>,
+    force: bool,
+) -> Result<(String, UndoOutcome)> {
+    let workspace = workspace_of(paths, name)?;
+    undo_with(open_store(paths, name, &workspace)?, workspace, run, force).await
+}
+
+/// Puts back what an undone `run` had made.
+pub async fn redo(paths: &Paths, name: &SessionName, run: &str) -> Result<Vec<FileChange>> {
+    let workspace = workspace_of(paths, name)?;
+    redo_with(open_store(paths, name, &workspace)?, workspace, run).await
+}
+
+async fn undo_with(
+    store: Arc<Store>,
+    workspace: PathBuf,
+    run: Option<&str>,
+    force: bool,
+) -> Result<(String, UndoOutcome)> {
+    let run = match run {
+        Some(r) => r.to_owned(),
+        None => {
+            let s = store.clone();
+            blocking(move || s.last_run())
+                .await
+                .map_err(checkpoint_error)?
+                .ok_or_else(|| {
+                    Error::Checkpoint("this session has no run that can be undone".into())
+                })?
+        }
+    };
+    let id = run.clone();
+    let outcome = blocking(move || store.undo(&workspace, &id, force))
+        .await
+        .map_err(checkpoint_error)?;
+    Ok((run, outcome))
+}
+
+async fn redo_with(store: Arc<Store>, workspace: PathBuf, run: &str) -> Result<Vec<FileChange>> {
+    let id = run.to_owned();
+    let changes = blocking(move || store.redo(&workspace, &id))
+        .await
+        .map_err(checkpoint_error)?;
+    Ok(file_changes(&changes))
+}
+
+fn workspace_of(paths: &Paths, name: &SessionName) -> Result<PathBuf> {
+    Registry::new(paths.clone())
+        .get(name)?
+        .map(|r| r.workspace)
+        .ok_or_else(|| Error::SessionNotFound {
+            name: name.to_string(),
+        })
+}
+
+/// The record of session `name`, kept apart from its workspace.
+fn open_store(paths: &Paths, name: &SessionName, workspace: &Path) -> Result<Arc<Store>> {
+    let dir = paths.checkpoints_dir().join(name.as_str());
+    if dir.starts_with(workspace) {
+        return Err(Error::Checkpoint(format!(
+            "the workspace {} contains IronClaw's data folder, so its checkpoints would be \
+             within the code's reach; choose another workspace folder",
+            workspace.display()
+        )));
+    }
+    Ok(Arc::new(Store::open(&dir).map_err(checkpoint_error)?))
+}
+
+pub(crate) fn file_changes(changes: &[Change]) -> Vec<FileChange> {
+    changes
+        .iter()
+        .map(|c| FileChange {
+            path: c.display_path(),
+            change: c.change,
+        })
+        .collect()
+}
+
+fn checkpoint_error(e: CheckpointError) -> Error {
+    Error::Checkpoint(e.to_string())
+}
+
+/// Workspace walks and copies are blocking file work: off the async workers.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> std::result::Result<T, CheckpointError> + Send + 'static,
+) -> std::result::Result<T, CheckpointError> {
+    tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| {
+        Err(CheckpointError::Io {
+            path: "checkpoint".into(),
+            reason: format!("the checkpoint task stopped: {e}"),
+        })
+    })
+}

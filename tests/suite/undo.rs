@@ -1,0 +1,218 @@
+//! Undo any run: each run's changes are recorded from outside the sandbox, and `ironclaw undo`
+//! puts back exactly the workspace from before it, against the real engine.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use ironclaw_tests::*;
+use pretty_assertions::assert_eq;
+use serde_json::Value;
+
+/// Everything the workspace holds, exactly: kind, permission bits, bytes or link target.
+fn tree(root: &Path) -> BTreeMap<String, String> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
+        let mut names: Vec<_> = std::fs::read_dir(dir)
+            .expect("read_dir")
+            .map(|e| e.expect("entry").path())
+            .collect();
+        names.sort();
+        for path in names {
+            let rel = path
+                .strip_prefix(root)
+                .expect("inside")
+                .display()
+                .to_string();
+            let meta = std::fs::symlink_metadata(&path).expect("lstat");
+            let mode = meta.permissions().mode() & 0o7777;
+            let what = if meta.file_type().is_symlink() {
+                format!(
+                    "link -> {}",
+                    std::fs::read_link(&path).expect("readlink").display()
+                )
+            } else if meta.is_dir() {
+                walk(root, &path, out);
+                format!("dir {mode:o}")
+            } else {
+                format!("file {mode:o} {:?}", std::fs::read(&path).expect("read"))
+            };
+            out.insert(rel, what);
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(root, root, &mut out);
+    out
+}
+
+fn json_exec(env: &TestEnv, session: &str, code: &str) -> Value {
+    let out = env
+        .cli()
+        .args([
+            "exec",
+            "--session",
+            session,
+            "--lang",
+            "shell",
+            "--json",
+            code,
+        ])
+        .output()
+        .expect("run ironclaw exec");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("one JSON result")
+}
+
+fn changes(result: &Value) -> Vec<(String, String)> {
+    result["changes"]
+        .as_array()
+        .expect("changes")
+        .iter()
+        .map(|c| {
+            (
+                c["path"].as_str().expect("path").to_owned(),
+                c["change"].as_str().expect("change").to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn undo(env: &TestEnv, args: &[&str]) -> (i32, Value) {
+    let out = env
+        .cli()
+        .args(["undo", "--json"])
+        .args(args)
+        .output()
+        .expect("run ironclaw undo");
+    let code = out.status.code().unwrap_or(-1);
+    let value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
+        panic!(
+            "undo printed no JSON: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (code, value)
+}
+
+#[tokio::test]
+async fn a_runs_changes_are_listed_and_undo_puts_back_every_byte_mode_and_link() {
+    let env = TestEnv::new().await;
+    let setup = json_exec(
+        &env,
+        "u",
+        "mkdir -p data/empty && printf 'a,b\\n1,2\\n' > data/sales.csv && echo keep > notes.txt \
+         && echo hi > run.sh && ln -s data/sales.csv latest",
+    );
+    assert!(setup["run_id"].is_string(), "{setup}");
+    let ws = env.workspace("u");
+    let before = tree(&ws);
+    assert_eq!(before.len(), 6, "{before:?}");
+
+    // The mistake: an in-place rewrite, a delete, a chmod, a binary file, a removed empty
+    // folder, a link swapped to a host file, and a link to a host folder.
+    let run = json_exec(
+        &env,
+        "u",
+        "printf 'a,b\\n1,999\\n' > data/sales.csv; rm notes.txt; chmod 755 run.sh; \
+         printf '\\000\\377' > new.bin; rmdir data/empty; ln -sfn /etc/passwd latest; \
+         mkdir out && ln -s /etc out/etc",
+    );
+    let run_id = run["run_id"].as_str().expect("run_id").to_owned();
+    let strs = |v: &[(&str, &str)]| -> Vec<(String, String)> {
+        v.iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
+    };
+    assert_eq!(
+        changes(&run),
+        strs(&[
+            ("data/empty", "deleted"),
+            ("data/sales.csv", "modified"),
+            ("latest", "modified"),
+            ("new.bin", "added"),
+            ("notes.txt", "deleted"),
+            ("out", "added"),
+            ("out/etc", "added"),
+            ("run.sh", "mode"),
+        ])
+    );
+    assert_ne!(tree(&ws), before, "the run changed the workspace");
+
+    let (code, undone) = undo(&env, &["--session", "u"]);
+    assert_eq!(code, 0, "{undone}");
+    assert_eq!(undone["run_id"], Value::String(run_id));
+    assert_eq!(
+        tree(&ws),
+        before,
+        "byte for byte, modes, links and the empty folder"
+    );
+
+    // The sandbox sees the restored files, and its interpreter state is its own business.
+    assert_eq!(ok(&sh(&env, "u", "cat data/sales.csv").await), "a,b\n1,2");
+}
+
+#[tokio::test]
+async fn undoing_an_earlier_run_names_the_later_run_and_changes_nothing_unless_forced() {
+    let env = TestEnv::new().await;
+    let first = json_exec(&env, "c", "echo first > result.txt");
+    let first_id = first["run_id"].as_str().expect("run_id").to_owned();
+    json_exec(&env, "c", "echo second > result.txt");
+    let ws = env.workspace("c");
+    let now = tree(&ws);
+
+    let (code, conflict) = undo(&env, &["--session", "c", &first_id]);
+    assert_eq!(code, 2, "{conflict}");
+    assert_eq!(conflict["paths"], serde_json::json!(["result.txt"]));
+    assert_eq!(conflict["later_runs"].as_array().map(Vec::len), Some(1));
+    assert_eq!(tree(&ws), now, "a conflict changes nothing");
+
+    let (code, forced) = undo(&env, &["--session", "c", &first_id, "--force"]);
+    assert_eq!(code, 0, "{forced}");
+    assert!(!ws.join("result.txt").exists(), "both runs taken back");
+}
+
+#[tokio::test]
+async fn the_record_is_out_of_the_sandboxes_reach() {
+    let env = TestEnv::new().await;
+    json_exec(&env, "r", "echo v1 > secret.txt");
+    let record = env.paths.data_dir.join("checkpoints/r");
+    assert!(
+        record.join("objects").is_dir(),
+        "the record exists on the host"
+    );
+    assert!(!record.starts_with(env.workspace("r")));
+    // The copy of secret.txt is stored under the name of its hash. The hash is computed inside
+    // the sandbox (so the search is proven able to name it), and no such file is anywhere the
+    // code can look.
+    let stored: Vec<String> = std::fs::read_dir(record.join("objects"))
+        .expect("objects")
+        .flatten()
+        .filter(|e| e.file_name() != "tmp")
+        .flat_map(|shard| {
+            let prefix = shard.file_name().to_string_lossy().into_owned();
+            std::fs::read_dir(shard.path())
+                .expect("shard")
+                .flatten()
+                .map(move |e| format!("{prefix}{}", e.file_name().to_string_lossy()))
+        })
+        .collect();
+    let r = sh(
+        &env,
+        "r",
+        r#"h=$(printf 'v1\n' | sha256sum | cut -c1-64); echo "$h";
+find / -path /proc -prune -o -path /sys -prune -o -name "$(echo "$h" | cut -c3-)" -print 2>/dev/null; echo done"#,
+    )
+    .await;
+    let out = ok(&r);
+    let mut lines = out.lines();
+    let hash = lines.next().expect("the hash").to_owned();
+    assert!(stored.contains(&hash), "the host keeps {hash}: {stored:?}");
+    assert_eq!(
+        lines.collect::<Vec<_>>(),
+        ["done"],
+        "found inside the sandbox: {out}"
+    );
+}
