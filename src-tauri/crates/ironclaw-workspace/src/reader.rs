@@ -181,7 +181,12 @@ impl Root {
     /// Opens `relative` (`/`-separated, inside the root) for reading, only if it is a regular
     /// file. Never blocks, never follows a link.
     pub fn open_file(&self, relative: &str) -> Result<OpenFile, Refusal> {
-        let mut parts = names(Path::new(relative))?;
+        self.open_file_at(Path::new(relative))
+    }
+
+    /// [`Root::open_file`] for a path of any bytes (a name need not be UTF-8).
+    pub fn open_file_at(&self, relative: &Path) -> Result<OpenFile, Refusal> {
+        let mut parts = names(relative)?;
         let Some(last) = parts.pop() else {
             return Err(Refusal::NotAFile(Kind::Dir));
         };

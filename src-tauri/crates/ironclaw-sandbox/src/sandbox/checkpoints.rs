@@ -7,7 +7,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use ironclaw_workspace::checkpoint::{Change, CheckpointError, Store, UndoOutcome};
+use ironclaw_workspace::checkpoint::{
+    Change, CheckpointError, Store, UndoOutcome, DEFAULT_CAP_BYTES,
+};
 
 use super::Sandbox;
 use crate::error::{Error, Result};
@@ -158,7 +160,9 @@ fn open_store(paths: &Paths, name: &SessionName, workspace: &Path) -> Result<Arc
             workspace.display()
         )));
     }
-    Ok(Arc::new(Store::open(&dir).map_err(checkpoint_error)?))
+    Ok(Arc::new(
+        Store::open(&dir, DEFAULT_CAP_BYTES).map_err(checkpoint_error)?,
+    ))
 }
 
 pub(crate) fn file_changes(changes: &[Change]) -> Vec<FileChange> {

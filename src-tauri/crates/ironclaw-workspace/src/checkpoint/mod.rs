@@ -49,6 +49,15 @@ pub enum CheckpointError {
     Corrupt(String),
     #[error("no run {0} in this workspace's record (runs from before checkpoints began cannot be undone)")]
     UnknownRun(String),
+    #[error(
+        "the workspace's changes need {needed} bytes of checkpoint copies, more than its cap \
+         allows even after dropping the oldest undo history; this run cannot be undone"
+    )]
+    OverCap { needed: u64 },
+    #[error(
+        "run {0} can no longer be undone: its checkpoint was dropped to stay within the size cap"
+    )]
+    Expired(String),
     #[error("run {0} is already undone")]
     AlreadyUndone(String),
     #[error("run {0} is not undone, so there is nothing to redo")]
@@ -138,8 +147,13 @@ pub enum UndoOutcome {
 pub struct Store {
     dir: PathBuf,
     objects: Objects,
+    /// The most bytes of copies kept; the oldest records go first to stay under it.
+    cap: u64,
     state: Mutex<State>,
 }
+
+/// The cap when none is configured.
+pub const DEFAULT_CAP_BYTES: u64 = 2 << 30;
 
 struct State {
     current: Manifest,
@@ -147,6 +161,8 @@ struct State {
     /// The log's length as this process last wrote or read it: when the file is longer,
     /// another process (`ironclaw undo` while the app runs) added to the record.
     log_len: u64,
+    /// Records up to this one were dropped for the cap: their runs cannot be undone.
+    pruned_through: u64,
 }
 
 /// The record, locked against this process's other threads and, with `flock`, against other
@@ -180,22 +196,29 @@ fn load(dir: &Path) -> Result<State> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Vec::new(), 0),
         Err(e) => return Err(CheckpointError::io(dir.join("log"), e)),
     };
+    let pruned_through = std::fs::read_to_string(dir.join("pruned"))
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(0);
     Ok(State {
         current,
         log,
         log_len,
+        pruned_through,
     })
 }
 
 impl Store {
-    /// Opens (or starts) the record in `dir`, which must not be inside the workspace.
-    pub fn open(dir: &Path) -> Result<Store> {
+    /// Opens (or starts) the record in `dir`, which must not be inside the workspace, keeping
+    /// at most `cap` bytes of copies.
+    pub fn open(dir: &Path, cap: u64) -> Result<Store> {
         std::fs::create_dir_all(dir.join("records")).map_err(|e| CheckpointError::io(dir, e))?;
         let objects = Objects::open(dir.join("objects"))?;
         let state = load(dir)?;
         Ok(Store {
             dir: dir.to_owned(),
             objects,
+            cap,
             state: Mutex::new(state),
         })
     }
@@ -254,6 +277,9 @@ impl Store {
     pub fn changes_of(&self, run: &str) -> Result<Vec<Change>> {
         let state = self.state()?;
         let entry = last_run_entry(&state.log, run)?;
+        if entry.seq <= state.pruned_through && entry.changed > 0 {
+            return Err(CheckpointError::Expired(run.to_owned()));
+        }
         self.read_record(entry.seq)
     }
 
@@ -265,6 +291,7 @@ impl Store {
             .iter()
             .rev()
             .filter(|e| matches!(e.kind, RecordKind::Run | RecordKind::Interrupted))
+            .filter(|e| e.seq > state.pruned_through || e.changed == 0)
             .filter_map(|e| e.run.clone())
             .find(|r| !is_undone(&state.log, r)))
     }
@@ -280,6 +307,9 @@ impl Store {
         let mut state = self.state()?;
         self.sync(&mut state, workspace, RecordKind::Outside, None)?;
         let target = last_run_entry(&state.log, run)?.clone();
+        if target.seq <= state.pruned_through && target.changed > 0 {
+            return Err(CheckpointError::Expired(run.to_owned()));
+        }
         if is_undone(&state.log, run) {
             return Err(CheckpointError::AlreadyUndone(run.to_owned()));
         }
@@ -349,6 +379,9 @@ impl Store {
         let mut state = self.state()?;
         self.sync(&mut state, workspace, RecordKind::Outside, None)?;
         let target = last_run_entry(&state.log, run)?.clone();
+        if target.seq <= state.pruned_through && target.changed > 0 {
+            return Err(CheckpointError::Expired(run.to_owned()));
+        }
         if !is_undone(&state.log, run) {
             return Err(CheckpointError::NotUndone(run.to_owned()));
         }
@@ -385,7 +418,14 @@ impl Store {
         kind: RecordKind,
         run: Option<String>,
     ) -> Result<Vec<Change>> {
-        let now = scan::scan(workspace, &state.current, &self.objects)?;
+        let budget = |s: &Store| s.cap.saturating_sub(s.objects.total());
+        let now = match scan::scan(workspace, &state.current, &self.objects, budget(self)) {
+            Err(CheckpointError::OverCap { .. }) => {
+                self.make_room(state)?;
+                scan::scan(workspace, &state.current, &self.objects, budget(self))?
+            }
+            other => other?,
+        };
         let changes = diff(&state.current, &now);
         // An outside record with nothing in it says nothing.
         if changes.is_empty() && kind == RecordKind::Outside {
@@ -412,6 +452,60 @@ impl Store {
         state.log.push(entry);
         state.current = now;
         Ok(changes)
+    }
+
+    /// Drops the oldest records (their runs can no longer be undone) and the copies nothing
+    /// else needs, until the copies take at most half the cap or no record is left to drop.
+    fn make_room(&self, state: &mut State) -> Result<()> {
+        loop {
+            let keep = self.referenced(state)?;
+            self.objects.remove_unreferenced(&keep);
+            let droppable: Vec<u64> = state
+                .log
+                .iter()
+                .filter(|e| e.seq > state.pruned_through && e.changed > 0)
+                .map(|e| e.seq)
+                .collect();
+            if self.objects.total() <= self.cap / 2 || droppable.is_empty() {
+                return Ok(());
+            }
+            // The older half at a time: one sweep of the store per halving, not per record.
+            let through = droppable[(droppable.len() - 1) / 2];
+            for seq in droppable.iter().take_while(|s| **s <= through) {
+                let _ = std::fs::remove_file(self.dir.join("records").join(seq.to_string()));
+            }
+            state.pruned_through = through;
+            write_durably(&self.dir.join("pruned"), through.to_string().as_bytes())?;
+            tracing::info!(
+                through,
+                "checkpoint: dropped the oldest records to stay within the cap"
+            );
+        }
+    }
+
+    /// Every content hash still needed: the workspace as last seen, and both sides of every
+    /// record kept.
+    fn referenced(&self, state: &State) -> Result<std::collections::HashSet<Hash>> {
+        let mut keep = std::collections::HashSet::new();
+        let mut add = |n: Option<&Node>| {
+            if let Some(Node::File { content, .. }) = n {
+                keep.insert(*content);
+            }
+        };
+        for node in state.current.values() {
+            add(Some(node));
+        }
+        for e in state
+            .log
+            .iter()
+            .filter(|e| e.seq > state.pruned_through && e.changed > 0)
+        {
+            for c in self.read_record(e.seq)? {
+                add(c.before.as_ref());
+                add(c.after.as_ref());
+            }
+        }
+        Ok(keep)
     }
 
     fn read_record(&self, seq: u64) -> Result<Vec<Change>> {

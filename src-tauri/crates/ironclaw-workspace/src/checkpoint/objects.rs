@@ -49,12 +49,46 @@ impl FromStr for Hash {
 /// `<dir>/<first two hex digits>/<the rest>`, written through a temporary file and a rename.
 pub struct Objects {
     dir: PathBuf,
+    /// Bytes stored, kept up to date by `put` and `remove_unreferenced`.
+    total: std::sync::atomic::AtomicU64,
 }
 
 impl Objects {
     pub fn open(dir: PathBuf) -> Result<Objects, CheckpointError> {
         std::fs::create_dir_all(dir.join("tmp")).map_err(|e| CheckpointError::io(&dir, e))?;
-        Ok(Objects { dir })
+        let total: u64 = stored(&dir).iter().map(|(_, size)| size).sum();
+        Ok(Objects {
+            dir,
+            total: total.into(),
+        })
+    }
+
+    /// Bytes stored.
+    pub fn total(&self) -> u64 {
+        self.total.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Deletes every object `keep` does not name; returns the bytes freed.
+    pub fn remove_unreferenced(&self, keep: &std::collections::HashSet<Hash>) -> u64 {
+        let mut freed = 0;
+        for (path, size) in stored(&self.dir) {
+            let name = path
+                .parent()
+                .and_then(|p| p.file_name())
+                .zip(path.file_name())
+                .map(|(a, b)| format!("{}{}", a.to_string_lossy(), b.to_string_lossy()));
+            let Some(hash) = name.and_then(|n| n.parse::<Hash>().ok()) else {
+                continue;
+            };
+            if !keep.contains(&hash) && std::fs::remove_file(&path).is_ok() {
+                freed += size;
+            }
+        }
+        self.total.fetch_sub(
+            freed.min(self.total()),
+            std::sync::atomic::Ordering::Relaxed,
+        );
+        freed
     }
 
     pub fn path(&self, hash: &Hash) -> PathBuf {
@@ -80,6 +114,8 @@ impl Objects {
             let _ = std::fs::remove_file(&tmp_path);
             return Ok((hash, size));
         }
+        self.total
+            .fetch_add(size, std::sync::atomic::Ordering::Relaxed);
         // Durable before any record names it: a crash must not leave a run whose "before"
         // points at bytes that never reached the disk.
         tmp.sync_all()
@@ -105,6 +141,27 @@ impl Objects {
             }
         }
     }
+}
+
+/// Every stored object's path and size.
+fn stored(dir: &std::path::Path) -> Vec<(PathBuf, u64)> {
+    let mut out = Vec::new();
+    let Ok(shards) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for shard in shards.flatten() {
+        if shard.file_name() == "tmp" {
+            continue;
+        }
+        if let Ok(files) = std::fs::read_dir(shard.path()) {
+            for f in files.flatten() {
+                if let Ok(meta) = f.metadata() {
+                    out.push((f.path(), meta.len()));
+                }
+            }
+        }
+    }
+    out
 }
 
 fn copy_hashing(from: &mut File, to: &mut File) -> std::io::Result<(Hash, u64)> {

@@ -1,6 +1,10 @@
 //! Reads what a workspace holds now, on descriptors (see [`crate::reader`]): no link is
 //! followed, no FIFO or device is opened. A file whose stamp is unchanged since the last scan
 //! is not read again; any other is copied into the object store as it is hashed.
+//!
+//! Two steps: a walk of the metadata, which also sums what must be copied, then the copies.
+//! When the copies would pass the budget nothing is read at all, so a workspace too big to
+//! checkpoint costs a metadata walk per run, not a read of everything.
 
 use std::ffi::OsStr;
 use std::os::fd::OwnedFd;
@@ -31,14 +35,43 @@ fn stamp_of(stat: &FileStat) -> Stamp {
 }
 
 /// Everything under `workspace`, with `previous` used to skip files whose stamp is unchanged.
+/// When the files to copy hold more than `budget` bytes, nothing is copied and the scan ends
+/// with [`CheckpointError::OverCap`].
 pub fn scan(
     workspace: &Path,
     previous: &Manifest,
     objects: &Objects,
+    budget: u64,
 ) -> Result<Manifest, CheckpointError> {
     let root = Root::open(workspace).map_err(|e| refused(b"", e))?;
+    let (mut out, to_copy) = walk(&root, previous)?;
+    let needed: u64 = to_copy.iter().map(|(_, size)| size).sum();
+    if needed > budget {
+        return Err(CheckpointError::OverCap { needed });
+    }
+    for (path, _) in to_copy {
+        match copy_file(&root, &path, objects)? {
+            Some(node) => {
+                out.insert(path, node);
+            }
+            // Gone, or no longer a file: the next scan sees what is there.
+            None => {
+                out.remove(&path);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The metadata of everything, and the files whose contents must be read (with their size).
+#[allow(clippy::type_complexity)]
+fn walk(
+    root: &Root,
+    previous: &Manifest,
+) -> Result<(Manifest, Vec<(Vec<u8>, u64)>), CheckpointError> {
     let top = root.open_dir("").map_err(|e| refused(b"", e))?;
     let mut out = Manifest::new();
+    let mut to_copy = Vec::new();
     // Folders still to read, with their path; a stack, so depth costs no recursion.
     let mut stack: Vec<(Vec<u8>, OwnedFd)> = vec![(Vec::new(), top)];
     while let Some((prefix, fd)) = stack.pop() {
@@ -77,21 +110,21 @@ pub fn scan(
                     let stamp = stamp_of(&entry.stat);
                     let size = entry.stat.st_size.max(0) as u64;
                     match previous.get(&path) {
-                        Some(
-                            known @ Node::File {
-                                stamp: s, size: z, ..
-                            },
-                        ) if *s == stamp && *z == size => {
-                            let mut same = known.clone();
-                            if let Node::File { mode, .. } = &mut same {
-                                *mode = mode_of(&entry.stat);
-                            }
-                            same
-                        }
-                        _ => match copy_file(&dir, &entry.name, objects, &path)? {
-                            Some(node) => node,
-                            None => continue,
+                        Some(Node::File {
+                            stamp: s,
+                            size: z,
+                            content,
+                            ..
+                        }) if *s == stamp && *z == size => Node::File {
+                            mode: mode_of(&entry.stat),
+                            size,
+                            content: *content,
+                            stamp,
                         },
+                        _ => {
+                            to_copy.push((path, size));
+                            continue;
+                        }
                     }
                 }
                 Kind::Fifo | Kind::Socket | Kind::Device => Node::Special {
@@ -101,29 +134,31 @@ pub fn scan(
             out.insert(path, node);
         }
     }
-    Ok(out)
+    Ok((out, to_copy))
 }
 
-/// Copies one file into the store; `None` when it vanished meanwhile.
-fn copy_file(
-    dir: &reader::DirHandle,
-    name: &OsStr,
-    objects: &Objects,
-    path: &[u8],
-) -> Result<Option<Node>, CheckpointError> {
+/// Copies one file into the store; `None` when it vanished or stopped being a file meanwhile.
+fn copy_file(root: &Root, path: &[u8], objects: &Objects) -> Result<Option<Node>, CheckpointError> {
+    let relative = Path::new(OsStr::from_bytes(path));
     for _ in 0..UNSTABLE_TRIES {
-        let mut opened = match dir.open_file(name) {
+        let mut opened = match root.open_file_at(relative) {
             Ok(f) => f,
-            Err(Refusal::Missing) => return Ok(None),
-            // Replaced by something else since the listing: not a file any more.
-            Err(Refusal::Changed | Refusal::Link | Refusal::NotAFile(_)) => return Ok(None),
+            Err(
+                Refusal::Missing
+                | Refusal::Changed
+                | Refusal::Link
+                | Refusal::NotAFile(_)
+                | Refusal::NotADir(_),
+            ) => return Ok(None),
             Err(e) => return Err(refused(path, e)),
         };
         let (content, size) = objects.put(&mut opened.file)?;
         // What was copied is the file's contents only if nothing wrote to it meanwhile; the
         // change time tells, and the code cannot set it back.
-        let after = nix::sys::stat::fstat(&opened.file)
-            .map_err(|e| CheckpointError::io(String::from_utf8_lossy(path).as_ref(), e.into()))?;
+        let after = nix::sys::stat::fstat(&opened.file).map_err(|e| CheckpointError::Io {
+            path: String::from_utf8_lossy(path).into_owned(),
+            reason: e.to_string(),
+        })?;
         if stamp_of(&after) == stamp_of(&opened.stat) && size == after.st_size.max(0) as u64 {
             return Ok(Some(Node::File {
                 mode: mode_of(&after),

@@ -73,7 +73,7 @@ fn kinds(changes: &[Change]) -> Vec<(String, ChangeKind)> {
 #[test]
 fn a_run_is_listed_exactly_and_undo_puts_back_every_byte_mode_link_and_empty_folder() {
     let e = env();
-    let store = Store::open(&e.record).unwrap();
+    let store = Store::open(&e.record, DEFAULT_CAP_BYTES).unwrap();
     let before = tree(&e.ws);
     store.before_run(&e.ws, "r1").unwrap();
 
@@ -132,7 +132,7 @@ fn a_run_is_listed_exactly_and_undo_puts_back_every_byte_mode_link_and_empty_fol
 #[test]
 fn undo_never_writes_through_a_link_the_code_planted() {
     let e = env();
-    let store = Store::open(&e.record).unwrap();
+    let store = Store::open(&e.record, DEFAULT_CAP_BYTES).unwrap();
     store.before_run(&e.ws, "r1").unwrap();
     // The run replaces the folder `data` with a link to a host folder.
     std::fs::remove_dir_all(e.ws.join("data")).unwrap();
@@ -167,7 +167,7 @@ fn undo_never_writes_through_a_link_the_code_planted() {
 #[test]
 fn undoing_an_earlier_run_names_the_later_runs_and_force_takes_them_back_too() {
     let e = env();
-    let store = Store::open(&e.record).unwrap();
+    let store = Store::open(&e.record, DEFAULT_CAP_BYTES).unwrap();
     let before = tree(&e.ws);
     store.before_run(&e.ws, "r1").unwrap();
     std::fs::write(e.ws.join("result.txt"), "first").unwrap();
@@ -202,7 +202,7 @@ fn undoing_an_earlier_run_names_the_later_runs_and_force_takes_them_back_too() {
 #[test]
 fn a_file_changed_outside_any_run_is_never_overwritten_by_an_undo() {
     let e = env();
-    let store = Store::open(&e.record).unwrap();
+    let store = Store::open(&e.record, DEFAULT_CAP_BYTES).unwrap();
     store.before_run(&e.ws, "r1").unwrap();
     std::fs::write(e.ws.join("notes.txt"), "by the run").unwrap();
     store.after_run(&e.ws, "r1").unwrap();
@@ -224,12 +224,12 @@ fn a_run_cut_off_by_a_crash_is_recorded_at_the_next_start_and_can_be_undone() {
     let e = env();
     let before = tree(&e.ws);
     {
-        let store = Store::open(&e.record).unwrap();
+        let store = Store::open(&e.record, DEFAULT_CAP_BYTES).unwrap();
         store.before_run(&e.ws, "r1").unwrap();
         std::fs::write(e.ws.join("data/sales.csv"), "half-written").unwrap();
         // The app is killed here: no after_run.
     }
-    let store = Store::open(&e.record).unwrap();
+    let store = Store::open(&e.record, DEFAULT_CAP_BYTES).unwrap();
     store.before_run(&e.ws, "r2").unwrap();
     assert_eq!(
         kinds(&store.changes_of("r1").unwrap()),
@@ -243,14 +243,14 @@ fn a_run_cut_off_by_a_crash_is_recorded_at_the_next_start_and_can_be_undone() {
 #[test]
 fn a_run_that_changes_nothing_writes_no_record_and_the_record_survives_a_reopen() {
     let e = env();
-    let store = Store::open(&e.record).unwrap();
+    let store = Store::open(&e.record, DEFAULT_CAP_BYTES).unwrap();
     store.before_run(&e.ws, "r1").unwrap();
     assert!(store.after_run(&e.ws, "r1").unwrap().is_empty());
     store.before_run(&e.ws, "r2").unwrap();
     std::fs::write(e.ws.join("out.txt"), "made").unwrap();
     store.after_run(&e.ws, "r2").unwrap();
     drop(store);
-    let reopened = Store::open(&e.record).unwrap();
+    let reopened = Store::open(&e.record, DEFAULT_CAP_BYTES).unwrap();
     assert!(reopened.changes_of("r1").unwrap().is_empty());
     assert_eq!(
         kinds(&reopened.changes_of("r2").unwrap()),
@@ -268,8 +268,8 @@ fn a_run_that_changes_nothing_writes_no_record_and_the_record_survives_a_reopen(
 fn two_processes_on_one_record_see_each_others_runs_and_undos() {
     let e = env();
     // The app's store and, opened earlier, the CLI's (`ironclaw undo` while the app runs).
-    let app = Store::open(&e.record).unwrap();
-    let cli = Store::open(&e.record).unwrap();
+    let app = Store::open(&e.record, DEFAULT_CAP_BYTES).unwrap();
+    let cli = Store::open(&e.record, DEFAULT_CAP_BYTES).unwrap();
     app.before_run(&e.ws, "r1").unwrap();
     std::fs::write(e.ws.join("r1.txt"), "one").unwrap();
     app.after_run(&e.ws, "r1").unwrap();
@@ -290,4 +290,47 @@ fn two_processes_on_one_record_see_each_others_runs_and_undos() {
     );
     cli.redo(&e.ws, "r1").unwrap();
     assert_eq!(std::fs::read_to_string(e.ws.join("r1.txt")).unwrap(), "one");
+}
+
+#[test]
+fn the_oldest_runs_give_way_to_the_cap_and_a_run_too_big_for_it_is_refused_without_a_read() {
+    let e = env();
+    // The baseline (22 bytes) and three 40-byte versions of one file fit in 150 bytes; a
+    // fourth does not until the oldest records go.
+    let store = Store::open(&e.record, 150).unwrap();
+    for (n, byte) in [b'1', b'2', b'3', b'4'].into_iter().enumerate() {
+        let run = format!("r{}", n + 1);
+        store.before_run(&e.ws, &run).unwrap();
+        std::fs::write(e.ws.join("data.bin"), [byte; 40]).unwrap();
+        let changes = store.after_run(&e.ws, &run).unwrap();
+        assert_eq!(changes.len(), 1, "{run} was recorded");
+    }
+    for old in ["r1", "r2", "r3"] {
+        assert!(
+            matches!(
+                store.undo(&e.ws, old, true),
+                Err(CheckpointError::Expired(_))
+            ),
+            "{old} gave way"
+        );
+    }
+    assert_eq!(store.last_run().unwrap().as_deref(), Some("r4"));
+    store.undo(&e.ws, "r4", false).unwrap();
+    assert_eq!(std::fs::read(e.ws.join("data.bin")).unwrap(), [b'3'; 40]);
+
+    // One file bigger than the whole cap: refused, and nothing of it was copied.
+    store.before_run(&e.ws, "r5").unwrap();
+    std::fs::write(e.ws.join("huge.bin"), vec![7u8; 500]).unwrap();
+    let err = store.after_run(&e.ws, "r5").unwrap_err();
+    assert!(
+        matches!(err, CheckpointError::OverCap { needed: 500 }),
+        "{err}"
+    );
+    assert!(!std::fs::read_dir(e.record.join("objects"))
+        .unwrap()
+        .flatten()
+        .any(|d| d
+            .path()
+            .join(&Hash::of(&[7u8; 500]).to_string()[2..])
+            .exists()));
 }
