@@ -10,11 +10,13 @@
 //! - [`AgentEvent`] and [`ApprovalRequest`]: what comes out of one.
 //! - [`AuditRecord`]: what the audit log records, one shape per kind.
 //! - [`ExportFormat`]: the forms a conversation is exported in.
+//! - [`FileChange`] and [`ChangeKind`]: what a run changed in the workspace.
 //!
 //! Field names and `type` tags on the wire are camelCase, the web UI's convention; the *values*
 //! of the closed sets are the snake_case words above.
 
 mod audit;
+mod change;
 mod code_hash;
 pub mod config_limits;
 mod event;
@@ -27,6 +29,7 @@ mod risk;
 pub mod words;
 
 pub use audit::{AuditRecord, DecisionRecord, ExecResultRecord};
+pub use change::{ChangeKind, FileChange};
 pub use code_hash::{CodeHash, ParseCodeHashError};
 pub use event::{AgentEvent, ApprovalRequest, OutputStream, TurnOutcome};
 pub use export_format::ExportFormat;

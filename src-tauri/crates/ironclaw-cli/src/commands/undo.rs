@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use ironclaw_sandbox::exec::FileChange;
+use ironclaw_protocol::FileChange;
 use ironclaw_sandbox::sandbox::checkpoints;
 use ironclaw_sandbox::session::SessionName;
 use ironclaw_sandbox::Paths;

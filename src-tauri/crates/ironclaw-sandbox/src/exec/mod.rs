@@ -126,13 +126,7 @@ pub struct ExecResult {
     pub checkpoint_error: Option<String>,
 }
 
-/// One path a run changed, as `ironclaw exec --json` reports it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct FileChange {
-    /// Relative to the workspace; a name that is not UTF-8 shows `\u{FFFD}` for its odd bytes.
-    pub path: String,
-    pub change: ironclaw_workspace::checkpoint::ChangeKind,
-}
+use ironclaw_protocol::FileChange;
 
 /// Everything one execution needs besides the request.
 pub(crate) struct ExecContext<'a> {

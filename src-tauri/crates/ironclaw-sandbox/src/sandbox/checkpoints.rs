@@ -13,9 +13,9 @@ use ironclaw_workspace::checkpoint::{
 
 use super::Sandbox;
 use crate::error::{Error, Result};
-use crate::exec::FileChange;
 use crate::paths::Paths;
 use crate::session::{Registry, SessionName};
+use ironclaw_protocol::FileChange;
 
 impl Sandbox {
     /// The session's record, opened once per process.

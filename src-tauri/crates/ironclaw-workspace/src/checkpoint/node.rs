@@ -6,8 +6,6 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-
 use super::objects::Hash;
 use super::CheckpointError;
 
@@ -98,16 +96,7 @@ impl Node {
 /// Every name in a workspace, by its `/`-separated path from the root (bytes, exactly).
 pub type Manifest = BTreeMap<Vec<u8>, Node>;
 
-/// How one path changed in a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ChangeKind {
-    Added,
-    Modified,
-    Deleted,
-    /// Only the permission bits changed.
-    Mode,
-}
+pub use ironclaw_protocol::ChangeKind;
 
 /// One path a run changed, with what it was before and is after (`None`: absent).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -248,7 +237,7 @@ pub fn encode_changes(changes: &[Change]) -> String {
             format!(
                 "{} {} | {} | {}\n",
                 hex::encode(&c.path),
-                kind_word(c.change),
+                c.change.as_str(),
                 side(&c.before),
                 side(&c.after)
             )
@@ -278,7 +267,10 @@ pub fn decode_changes(text: &str) -> Result<Vec<Change>, CheckpointError> {
             .next()
             .and_then(|p| hex::decode(p).ok())
             .ok_or_else(|| corrupt(n))?;
-        let change = head.next().and_then(word_kind).ok_or_else(|| corrupt(n))?;
+        let change = head
+            .next()
+            .and_then(|w| w.parse::<ChangeKind>().ok())
+            .ok_or_else(|| corrupt(n))?;
         out.push(Change {
             path,
             change,
@@ -287,25 +279,6 @@ pub fn decode_changes(text: &str) -> Result<Vec<Change>, CheckpointError> {
         });
     }
     Ok(out)
-}
-
-fn kind_word(k: ChangeKind) -> &'static str {
-    match k {
-        ChangeKind::Added => "added",
-        ChangeKind::Modified => "modified",
-        ChangeKind::Deleted => "deleted",
-        ChangeKind::Mode => "mode",
-    }
-}
-
-fn word_kind(w: &str) -> Option<ChangeKind> {
-    Some(match w {
-        "added" => ChangeKind::Added,
-        "modified" => ChangeKind::Modified,
-        "deleted" => ChangeKind::Deleted,
-        "mode" => ChangeKind::Mode,
-        _ => return None,
-    })
 }
 
 #[cfg(test)]
