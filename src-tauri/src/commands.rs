@@ -228,6 +228,35 @@ pub async fn revoke_rule(
         .map_err(CommandError::from)
 }
 
+/// Takes back what a run changed in the workspace (never interpreter state). The outcome comes
+/// as a `runUndone` event, or `undoBlocked` when later runs changed the same files (`force`
+/// takes those back too).
+#[tauri::command]
+pub async fn undo_run(
+    desktop: State<'_, Desktop>,
+    id: ConversationId,
+    execution_id: ExecutionId,
+    force: bool,
+) -> Res<()> {
+    desktop
+        .undo_run(id, execution_id, force)
+        .await
+        .map_err(CommandError::from)
+}
+
+/// Puts back what an undone run changed; the outcome comes as a `runRedone` event.
+#[tauri::command]
+pub async fn redo_run(
+    desktop: State<'_, Desktop>,
+    id: ConversationId,
+    execution_id: ExecutionId,
+) -> Res<()> {
+    desktop
+        .redo_run(id, execution_id)
+        .await
+        .map_err(CommandError::from)
+}
+
 /// Runs a core call that touches the workspace (which the sandboxed code controls) or parses
 /// files on a blocking-pool thread. A sync Tauri command runs on the main thread, where one
 /// slow or stuck file operation would freeze the whole window.

@@ -62,6 +62,14 @@ export class App {
       openExternal: (url) => void api.openExternal(url).catch((e) => this.failed(e)),
       reviewApproval: (id) => this.queue.open(id || undefined),
       toggleWorkspace: () => this.workspace.toggle(),
+      undo: (executionId, force) => {
+        if (!this.currentId) return;
+        void this.api.undoRun(this.currentId, executionId, force).catch((e) => this.failed(e, "Could not undo"));
+      },
+      redo: (executionId) => {
+        if (!this.currentId) return;
+        void this.api.redoRun(this.currentId, executionId).catch((e) => this.failed(e, "Could not redo"));
+      },
       decideHost: (target, decision) => {
         if (!this.currentId) return;
         void this.api.decideHost(this.currentId, target, decision).catch((e) => this.failed(e));
@@ -201,6 +209,8 @@ export class App {
         this.queue.rejected(e.approvalId, e.message, e.stillPending);
         break;
       case "executionEnded":
+      case "runUndone":
+      case "runRedone":
         if (this.workspace.visible) void this.workspace.refresh();
         break;
       case "approvalExpired":

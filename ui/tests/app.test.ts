@@ -493,3 +493,63 @@ describe("run numbers", () => {
     expect(label.textContent).toBe("Run #7");
   });
 });
+
+describe("undo a run", () => {
+  it("a finished run lists what it changed; Undo takes it back, says the variables stay, and Redo restores", async () => {
+    const { api } = await startApp();
+    await send("total the sales please");
+    q<HTMLButtonElement>("approve-button").click();
+    await settle(80);
+    const cells = all("execution-cell");
+    const cell = cells[cells.length - 1]!;
+    const strip = q("cell-changes", cell);
+    expect(q("cell-changes-summary", strip).textContent).toBe("2 files changed");
+    expect(q("cell-change-list", strip).textContent).toContain("sales.csv");
+
+    q<HTMLButtonElement>("cell-undo", strip).click();
+    await settle(40);
+    const undo = api.calls.filter((c) => c.name === "undoRun");
+    expect(undo).toHaveLength(1);
+    expect(undo[0]?.args[1]).toBe(cell.dataset["executionId"]);
+    expect(undo[0]?.args[2]).toBe(false);
+    expect(strip.dataset["state"]).toBe("undone");
+    expect(q("cell-undo-status", strip).textContent).toContain("variables in the interpreter are unchanged");
+
+    q<HTMLButtonElement>("cell-redo", strip).click();
+    await settle(40);
+    expect(api.calls.some((c) => c.name === "redoRun")).toBe(true);
+    expect(q("cell-undo-status", strip).textContent).toContain("Redone");
+    expect(q<HTMLButtonElement>("cell-undo", strip).hidden).toBe(false);
+  });
+
+  it("undoing an earlier run that a later run built on changes nothing until asked to take both back", async () => {
+    const { api } = await startApp();
+    for (const text of ["total the sales please", "and again"]) {
+      await send(text);
+      q<HTMLButtonElement>("approve-button").click();
+      await settle(80);
+    }
+    const cells = all("execution-cell");
+    const [first, second] = [cells[cells.length - 2]!, cells[cells.length - 1]!];
+    q<HTMLButtonElement>("cell-undo", first).click();
+    await settle(40);
+    const status = q("cell-undo-status", first).textContent ?? "";
+    expect(status).toContain("Not undone");
+    expect(status).toContain("Run #");
+    expect(status).toContain("sales.csv");
+    expect(q("cell-changes", first).dataset["state"]).not.toBe("undone");
+
+    q<HTMLButtonElement>("cell-undo-force", first).click();
+    await settle(40);
+    expect(api.calls.filter((c) => c.name === "undoRun").map((c) => c.args[2])).toEqual([false, true]);
+    expect(q("cell-changes", first).dataset["state"]).toBe("undone");
+    expect(q("cell-changes", second).dataset["state"]).toBe("undone");
+  });
+
+  it("a reopened conversation keeps each run's changes and whether it is undone", async () => {
+    await startApp();
+    const seeded = all("execution-cell")[0]!;
+    expect(q("cell-changes-summary", seeded).textContent).toBe("1 file changed");
+    expect(q<HTMLButtonElement>("cell-undo", seeded).hidden).toBe(false);
+  });
+});

@@ -14,3 +14,4 @@ mod hidden_text;
 mod model_errors;
 mod policy;
 mod tool_loop;
+mod undo;

@@ -70,6 +70,16 @@ export interface Commands {
   listRules(id: ConversationId): Promise<SessionRuleView[]>;
   revokeRule(id: ConversationId, codeHash: CodeHash): Promise<void>;
   /**
+   * Takes back what a run changed in the workspace (never interpreter state). The outcome comes
+   * as a `runUndone` event, or `undoBlocked` when later runs changed the same files (`force`
+   * takes those back too).
+   */
+  undoRun(id: ConversationId, executionId: ExecutionId, force: boolean): Promise<void>;
+  /**
+   * Puts back what an undone run changed; the outcome comes as a `runRedone` event.
+   */
+  redoRun(id: ConversationId, executionId: ExecutionId): Promise<void>;
+  /**
    * An image a run recorded, for a reopened conversation; `gone` when it was deleted since.
    */
   readRunImage(executionId: ExecutionId, path: string): Promise<RunImage>;
@@ -126,6 +136,8 @@ export const COMMAND_NAMES = [
   "set_policy",
   "list_rules",
   "revoke_rule",
+  "undo_run",
+  "redo_run",
   "read_run_image",
   "list_workspace",
   "read_workspace_image",
@@ -162,6 +174,8 @@ export const tauriCommands: Commands = {
   setPolicy: (id, policy) => invoke<void>("set_policy", { id, policy }),
   listRules: (id) => invoke<SessionRuleView[]>("list_rules", { id }),
   revokeRule: (id, codeHash) => invoke<void>("revoke_rule", { id, codeHash }),
+  undoRun: (id, executionId, force) => invoke<void>("undo_run", { id, executionId, force }),
+  redoRun: (id, executionId) => invoke<void>("redo_run", { id, executionId }),
   readRunImage: (executionId, path) => invoke<RunImage>("read_run_image", { executionId, path }),
   listWorkspace: (id) => invoke<WorkspaceEntry[]>("list_workspace", { id }),
   readWorkspaceImage: (id, path) => invoke<string>("read_workspace_image", { id, path }),

@@ -1,6 +1,7 @@
 // One turn of the fake backend: the assistant streams its text, asks to run code, waits for the
 // decision and then streams the run's output, as the real core's session does.
 
+import type { FileChange } from "../bindings/FileChange";
 import type { AgentEvent } from "../bindings/AgentEvent";
 import type { ApprovalPolicy } from "../bindings/ApprovalPolicy";
 import type { ApprovalRequest } from "../bindings/ApprovalRequest";
@@ -116,8 +117,9 @@ async function execute(host: TurnHost, id: string, c: Conv, req: ApprovalRequest
     executionId, exitCode: c.cancelled ? 137 : 0, durationMs, timedOut: false, cancelled: c.cancelled,
     oomKilled: false, peakMemoryBytes: 98 * 1024 * 1024, truncated: false, logFile: `logs/${executionId}.log`,
   };
-  host.emit(id, { type: "executionEnded", ...ended, quotaExceeded: null });
-  c.items.push({ type: "execution", number, approvalId: req.approvalId, language: req.language, code, stdout, stderr: warn, interrupted: false, ...ended, images: c.cancelled ? [] : ["chart.svg"] });
+  const changes: FileChange[] = c.cancelled ? [] : [{ path: "chart.svg", change: "added" }, { path: "sales.csv", change: "modified" }];
+  host.emit(id, { type: "executionEnded", ...ended, quotaExceeded: null, changes, notUndoable: null });
+  c.items.push({ type: "execution", number, approvalId: req.approvalId, language: req.language, code, stdout, stderr: warn, interrupted: false, ...ended, images: c.cancelled ? [] : ["chart.svg"], changes, undoable: changes.length > 0, undone: false });
   if (!c.cancelled) {
     const file: WorkspaceEntry = { path: "chart.svg", size: 2048, modifiedMs: Date.now(), kind: "image", changedByLastRun: true };
     c.files = [file, ...c.files.filter((f) => f.path !== file.path).map((f) => ({ ...f, changedByLastRun: false }))];

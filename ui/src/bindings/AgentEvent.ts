@@ -5,6 +5,7 @@ import type { ApprovalRequest } from "./ApprovalRequest";
 import type { ConversationId } from "./ConversationId";
 import type { DecidedBy } from "./DecidedBy";
 import type { ExecutionId } from "./ExecutionId";
+import type { FileChange } from "./FileChange";
 import type { HostDecision } from "./HostDecision";
 import type { Language } from "./Language";
 import type { MessageId } from "./MessageId";
@@ -24,7 +25,16 @@ number: number, approvalId: ApprovalId, language: Language, code: string, } | { 
  * Why the run was stopped by (or ended over) its workspace quota, for people to read;
  * `None` when the quota was not passed.
  */
-quotaExceeded: string | null, } | { "type": "turnEnded", turnId: TurnId, status: TurnOutcome, error: string | null, } | { "type": "policyChanged", policy: ApprovalPolicy, flagged: boolean, } | { "type": "error", message: string, } | { "type": "messageNotSaved", text: string, message: string, } | { "type": "networkBlocked", executionId: ExecutionId, 
+quotaExceeded: string | null, 
+/**
+ * What the run changed in the workspace.
+ */
+changes: Array<FileChange>, 
+/**
+ * Why the run cannot be undone (its workspace could not be checkpointed); `None` when
+ * [`Op::UndoRun`] can take it back.
+ */
+notUndoable: string | null, } | { "type": "runUndone", executionId: ExecutionId, restored: Array<FileChange>, alsoUndone: Array<ExecutionId>, } | { "type": "undoBlocked", executionId: ExecutionId, laterRuns: Array<ExecutionId>, paths: Array<string>, } | { "type": "runRedone", executionId: ExecutionId, changes: Array<FileChange>, } | { "type": "turnEnded", turnId: TurnId, status: TurnOutcome, error: string | null, } | { "type": "policyChanged", policy: ApprovalPolicy, flagged: boolean, } | { "type": "error", message: string, } | { "type": "messageNotSaved", text: string, message: string, } | { "type": "networkBlocked", executionId: ExecutionId, 
 /**
  * `host:port`.
  */

@@ -4,6 +4,7 @@ import type { ApprovalRequest } from "./ApprovalRequest";
 import type { ApprovalState } from "./ApprovalState";
 import type { DecidedBy } from "./DecidedBy";
 import type { ExecutionId } from "./ExecutionId";
+import type { FileChange } from "./FileChange";
 import type { Language } from "./Language";
 import type { MessageId } from "./MessageId";
 import type { MessageStatus } from "./MessageStatus";
@@ -33,4 +34,16 @@ interrupted: boolean, truncated: boolean, logFile: string | null,
  * Images the run wrote, as the history recorded them (relative to the workspace).
  * Read each with `read_run_image`: it may have been deleted since.
  */
-images: Array<string>, };
+images: Array<string>, 
+/**
+ * What the run changed in the workspace.
+ */
+changes: Array<FileChange>, 
+/**
+ * `undo_run` can take it back (its checkpoint is recorded).
+ */
+undoable: boolean, 
+/**
+ * It is undone now (`redo_run` puts it back).
+ */
+undone: boolean, };

@@ -6,6 +6,8 @@ import type { HistoryItem } from "../bindings/HistoryItem";
 import { BoundedText, BoundedView, formatHidden } from "../lib/bounded";
 import { formatBytes, formatDuration, h } from "../lib/dom";
 import { highlightElement } from "../lib/highlight";
+import type { FileChange } from "../bindings/FileChange";
+import { ChangesStrip, type UndoActions } from "./changes";
 
 type Ended = Extract<AgentEvent, { type: "executionEnded" }>;
 type Resources = Extract<AgentEvent, { type: "executionResources" }>;
@@ -13,7 +15,7 @@ type ExecutionItem = Extract<HistoryItem, { type: "execution" }>;
 
 export type CellState = "running" | "ok" | "failed" | "cancelled" | "timedOut" | "oomKilled" | "quotaExceeded";
 
-export interface CellActions {
+export interface CellActions extends UndoActions {
   stop(): void;
   openLog(executionId: string): void;
 }
@@ -153,6 +155,21 @@ export class ExecutionCell {
   }
 
   /** Shows the run's place in its conversation (from 1), as warnings refer to it. */
+  /** What the run changed in the workspace, with Undo. */
+  strip: ChangesStrip | null = null;
+
+  showChanges(changes: FileChange[], state: { undoable: boolean; undone: boolean; notUndoable: string | null }): void {
+    if (changes.length === 0 && !state.undone) return;
+    this.strip?.el.remove();
+    this.strip = new ChangesStrip(this.executionId, changes, state, this.actions);
+    this.el.append(this.strip.el);
+  }
+
+  /** "Run #3", as the person sees it. */
+  get label(): string {
+    return this.numberLabel.hidden ? "a later run" : this.numberLabel.textContent ?? "a later run";
+  }
+
   numbered(n: number): this {
     this.numberLabel.textContent = `Run #${n}`;
     this.numberLabel.hidden = false;
@@ -173,6 +190,7 @@ export class ExecutionCell {
     }
     cell.stdout.paint();
     cell.stderr.paint();
+    cell.showChanges(item.changes, { undoable: item.undoable, undone: item.undone, notUndoable: null });
     return cell;
   }
 

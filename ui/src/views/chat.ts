@@ -25,6 +25,8 @@ export interface ChatActions {
   reviewApproval(approvalId: string): void;
   toggleWorkspace(): void;
   decideHost(target: string, decision: HostDecision): void;
+  undo(executionId: string, force: boolean): void;
+  redo(executionId: string): void;
 }
 
 interface Message {
@@ -161,6 +163,8 @@ export class ChatView {
         const cell = ExecutionCell.fromHistory(item, {
           stop: () => this.actions.stop(),
           openLog: (id) => this.actions.openLog(id),
+          undo: (id, force) => this.actions.undo(id, force),
+          redo: (id) => this.actions.redo(id),
         });
         this.cells.set(item.executionId, cell);
         this.append(cell.el);
@@ -311,6 +315,8 @@ export class ChatView {
         const cell = new ExecutionCell(e.executionId, e.language, e.code, {
           stop: () => this.actions.stop(),
           openLog: (id) => this.actions.openLog(id),
+          undo: (id, force) => this.actions.undo(id, force),
+          redo: (id) => this.actions.redo(id),
         }).numbered(e.number);
         this.cells.set(e.executionId, cell);
         this.append(cell.el);
@@ -324,8 +330,24 @@ export class ChatView {
       case "executionResources":
         this.cells.get(e.executionId)?.resources(e);
         break;
-      case "executionEnded":
-        this.cells.get(e.executionId)?.finish(e);
+      case "executionEnded": {
+        const cell = this.cells.get(e.executionId);
+        cell?.finish(e);
+        cell?.showChanges(e.changes, { undoable: !e.notUndoable, undone: false, notUndoable: e.notUndoable });
+        break;
+      }
+      case "runUndone": {
+        const cell = this.cells.get(e.executionId);
+        const later = e.alsoUndone.map((id) => this.cells.get(id));
+        cell?.strip?.undone(later.length ? `the later ${later.map((c) => c?.label ?? "run").join(", ")}` : undefined);
+        for (const c of later) c?.strip?.undone(`${cell?.label ?? "an earlier run"}`);
+        break;
+      }
+      case "undoBlocked":
+        this.cells.get(e.executionId)?.strip?.blocked(e.laterRuns.map((id) => this.cells.get(id)?.label ?? "a later run"), e.paths);
+        break;
+      case "runRedone":
+        this.cells.get(e.executionId)?.strip?.redone();
         break;
       case "turnEnded":
         this.setRunning(false);
@@ -338,6 +360,7 @@ export class ChatView {
         break;
       case "error":
         this.notice(e.message, true);
+        for (const c of this.cells.values()) if (c.strip?.working) c.strip.failed();
         break;
       case "messageNotSaved":
         // No turn started for it: the conversation is idle again, with the reason shown.

@@ -4,7 +4,8 @@
 //! audit log.
 
 use ironclaw_protocol::{
-    ApprovalId, ApprovalPolicy, CodeHash, ConversationId, DecidedBy, Decision, HostDecision, Op,
+    ApprovalId, ApprovalPolicy, CodeHash, ConversationId, DecidedBy, Decision, ExecutionId,
+    HostDecision, Op,
 };
 
 use crate::desktop::Desktop;
@@ -75,6 +76,35 @@ impl Desktop {
             .session(id)
             .await?
             .apply(Op::SetPolicy { policy })
+            .await?;
+        Ok(())
+    }
+
+    /// Takes back what a run changed in the workspace; the outcome arrives as `RunUndone` or
+    /// `UndoBlocked` (later runs changed the same files: `force` takes them back too).
+    pub async fn undo_run(
+        &self,
+        id: ConversationId,
+        execution_id: ExecutionId,
+        force: bool,
+    ) -> Result<()> {
+        self.core
+            .session(id)
+            .await?
+            .apply(Op::UndoRun {
+                execution_id,
+                force,
+            })
+            .await?;
+        Ok(())
+    }
+
+    /// Puts back what an undone run changed; the outcome arrives as `RunRedone`.
+    pub async fn redo_run(&self, id: ConversationId, execution_id: ExecutionId) -> Result<()> {
+        self.core
+            .session(id)
+            .await?
+            .apply(Op::RedoRun { execution_id })
             .await?;
         Ok(())
     }

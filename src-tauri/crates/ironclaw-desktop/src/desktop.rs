@@ -283,7 +283,14 @@ impl Desktop {
         let policy = full.conversation.approval_policy;
         Ok(ConversationView {
             conversation: conversations::summary(&self.core.history, &self.core.pending, id)?,
-            items: view::items(&full, &live, &self.core.history.execution_files(id)?),
+            items: view::items(
+                &full,
+                &live,
+                &view::RunExtras {
+                    images: self.core.history.execution_files(id)?,
+                    checkpoints: self.core.history.run_checkpoints(id)?,
+                },
+            ),
             pending_approvals: pending,
             policy,
             policy_flagged: policy.is_flagged(),

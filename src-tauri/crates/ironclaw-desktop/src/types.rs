@@ -4,7 +4,7 @@
 
 use ironclaw_protocol::{
     ApprovalId, ApprovalPolicy, ApprovalRequest, CodeHash, ConversationId, DecidedBy, ExecutionId,
-    Language, MessageId,
+    FileChange, Language, MessageId,
 };
 use ironclaw_store::{MessageStatus, Timestamp};
 use serde::{Deserialize, Serialize};
@@ -93,6 +93,12 @@ pub enum HistoryItem {
         /// Images the run wrote, as the history recorded them (relative to the workspace).
         /// Read each with `read_run_image`: it may have been deleted since.
         images: Vec<String>,
+        /// What the run changed in the workspace.
+        changes: Vec<FileChange>,
+        /// `undo_run` can take it back (its checkpoint is recorded).
+        undoable: bool,
+        /// It is undone now (`redo_run` puts it back).
+        undone: bool,
     },
 }
 

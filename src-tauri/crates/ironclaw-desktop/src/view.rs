@@ -5,17 +5,26 @@ use std::collections::HashMap;
 use ironclaw_protocol::{
     ApprovalId, ApprovalRequest, DecisionChoice, ExecutionId, RiskLevel, RiskReason,
 };
-use ironclaw_store::{Approval, ApprovalEntry, ApprovalStatus, FullConversation, MessageRole};
+use ironclaw_store::{
+    Approval, ApprovalEntry, ApprovalStatus, FullConversation, MessageRole, RunCheckpoint,
+};
 
 use crate::types::{ApprovalState, HistoryItem};
 
+/// What the history keeps about each run besides the run itself.
+pub struct RunExtras {
+    /// The image files each run recorded.
+    pub images: HashMap<ExecutionId, Vec<String>>,
+    /// Each run's checkpoint: what it changed, whether it can be (or is) undone.
+    pub checkpoints: HashMap<ExecutionId, RunCheckpoint>,
+}
+
 /// `live` holds the requests of approvals pending right now: they carry the classifier's full
-/// reasons, which the history keeps only as messages. `images` are the image files each run
-/// recorded.
+/// reasons, which the history keeps only as messages.
 pub fn items(
     full: &FullConversation,
     live: &HashMap<ApprovalId, ApprovalRequest>,
-    images: &HashMap<ExecutionId, Vec<String>>,
+    runs: &RunExtras,
 ) -> Vec<HistoryItem> {
     let mut out = Vec::new();
     for entry in &full.messages {
@@ -37,11 +46,11 @@ pub fn items(
                 }
                 for call in &entry.tool_calls {
                     for approval in &call.approvals {
-                        push_approval(&mut out, approval, live, images);
+                        push_approval(&mut out, approval, live, runs);
                     }
                 }
             }
-            MessageRole::SystemNote => out.push(HistoryItem::Note {
+            MessageRole::SystemNote | MessageRole::ModelNote => out.push(HistoryItem::Note {
                 id: m.id,
                 text: m.content.clone(),
                 at: m.created_at,
@@ -51,7 +60,7 @@ pub fn items(
         }
     }
     for approval in &full.standalone_approvals {
-        push_approval(&mut out, approval, live, images);
+        push_approval(&mut out, approval, live, runs);
     }
     out
 }
@@ -60,7 +69,7 @@ fn push_approval(
     out: &mut Vec<HistoryItem>,
     entry: &ApprovalEntry,
     live: &HashMap<ApprovalId, ApprovalRequest>,
-    images: &HashMap<ExecutionId, Vec<String>>,
+    runs: &RunExtras,
 ) {
     let a = &entry.approval;
     let state = match a.status {
@@ -86,6 +95,7 @@ fn push_approval(
                 format!("{}\n…\n{}", e.head, e.tail)
             }
         };
+        let checkpoint = runs.checkpoints.get(&x.id);
         out.push(HistoryItem::Execution {
             execution_id: x.id,
             number: x.number,
@@ -104,7 +114,10 @@ fn push_approval(
                 || !x.stdout.tail.is_empty()
                 || !x.stderr.tail.is_empty(),
             log_file: x.log_path.clone(),
-            images: images.get(&x.id).cloned().unwrap_or_default(),
+            images: runs.images.get(&x.id).cloned().unwrap_or_default(),
+            changes: checkpoint.map(|c| c.changes.clone()).unwrap_or_default(),
+            undoable: checkpoint.is_some_and(|c| !c.undone),
+            undone: checkpoint.is_some_and(|c| c.undone),
         });
     }
 }

@@ -61,6 +61,20 @@ pub enum AuditRecord {
         decision: HostDecision,
         decided_by: DecidedBy,
     },
+    /// A run's workspace changes were taken back (`redone: false`) or put back again.
+    RunUndone {
+        conversation_id: ConversationId,
+        execution_id: ExecutionId,
+        /// The checkpoint record's id of the run.
+        run_id: String,
+        #[serde(default)]
+        redone: bool,
+        /// Paths restored.
+        paths: Vec<String>,
+        /// Later runs taken back with it (`force`).
+        #[serde(default)]
+        also_undone: Vec<ExecutionId>,
+    },
 }
 
 impl AuditRecord {
@@ -75,6 +89,7 @@ impl AuditRecord {
             Self::PolicyChanged { .. } => "policy_changed",
             Self::NetworkBlocked { .. } => "network_blocked",
             Self::NetworkDecision { .. } => "network_decision",
+            Self::RunUndone { .. } => "run_undone",
         }
     }
 

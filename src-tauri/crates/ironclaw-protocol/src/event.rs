@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use crate::{
     ApprovalId, ApprovalPolicy, CodeHash, ConversationId, DecidedBy, DecisionChoice, ExecutionId,
-    HostDecision, Language, MessageId, RiskLevel, RiskReason, TurnId,
+    FileChange, HostDecision, Language, MessageId, RiskLevel, RiskReason, TurnId,
 };
 
 /// What the person is asked to decide. `code` is exactly what will run if approved.
@@ -129,6 +129,31 @@ pub enum AgentEvent {
         /// Why the run was stopped by (or ended over) its workspace quota, for people to read;
         /// `None` when the quota was not passed.
         quota_exceeded: Option<String>,
+        /// What the run changed in the workspace.
+        changes: Vec<FileChange>,
+        /// Why the run cannot be undone (its workspace could not be checkpointed); `None` when
+        /// [`Op::UndoRun`] can take it back.
+        not_undoable: Option<String>,
+    },
+    /// A run's workspace changes were taken back ([`Op::UndoRun`]): the files are as they were
+    /// before it, and before each run in `also_undone` (later runs taken back with it).
+    /// Interpreter state is unchanged.
+    RunUndone {
+        execution_id: ExecutionId,
+        restored: Vec<FileChange>,
+        also_undone: Vec<ExecutionId>,
+    },
+    /// Later runs changed the same files, so nothing was undone; undo with `force` to take them
+    /// back too.
+    UndoBlocked {
+        execution_id: ExecutionId,
+        later_runs: Vec<ExecutionId>,
+        paths: Vec<String>,
+    },
+    /// An undone run's changes were put back ([`Op::RedoRun`]).
+    RunRedone {
+        execution_id: ExecutionId,
+        changes: Vec<FileChange>,
     },
     TurnEnded {
         turn_id: TurnId,

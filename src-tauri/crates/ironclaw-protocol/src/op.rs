@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{ApprovalId, ApprovalPolicy, CodeHash, DecidedBy, Decision, HostDecision};
+use crate::{ApprovalId, ApprovalPolicy, CodeHash, DecidedBy, Decision, ExecutionId, HostDecision};
 
 /// Requests into a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -41,6 +41,18 @@ pub enum Op {
     },
     RevokeRule {
         code_hash: CodeHash,
+    },
+    /// Takes back what a run changed in the workspace (never interpreter state). When later runs
+    /// changed the same files nothing changes ([`crate::AgentEvent::UndoBlocked`]) unless
+    /// `force`, which takes those back first.
+    UndoRun {
+        execution_id: ExecutionId,
+        #[serde(default)]
+        force: bool,
+    },
+    /// Puts back what an undone run had changed.
+    RedoRun {
+        execution_id: ExecutionId,
     },
     /// The answer to an [`crate::AgentEvent::NetworkBlocked`]: only a host that was refused in this
     /// conversation and not answered yet can be decided.

@@ -77,7 +77,7 @@ fn render_message(out: &mut String, entry: &MessageEntry) {
         MessageRole::User => "User",
         MessageRole::Assistant => "Assistant",
         MessageRole::Tool => "Tool result",
-        MessageRole::SystemNote => "Note",
+        MessageRole::SystemNote | MessageRole::ModelNote => "Note",
     };
     let state = match m.status {
         MessageStatus::Complete => "",
@@ -88,7 +88,10 @@ fn render_message(out: &mut String, entry: &MessageEntry) {
     match m.role {
         // Tool output is data, not Markdown: fence it so it renders verbatim.
         MessageRole::Tool => push_fenced(out, "text", &m.content),
-        MessageRole::User | MessageRole::Assistant | MessageRole::SystemNote => {
+        MessageRole::User
+        | MessageRole::Assistant
+        | MessageRole::SystemNote
+        | MessageRole::ModelNote => {
             out.push_str(m.content.trim_end());
             out.push('\n');
         }

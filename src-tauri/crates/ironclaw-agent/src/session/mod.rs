@@ -12,6 +12,7 @@ mod runtime;
 mod step;
 mod transcript;
 mod turn;
+mod undo;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -117,6 +118,8 @@ pub(crate) struct Inner {
     pub unaudited: Mutex<Option<String>>,
     /// The sandbox and the model, once a turn needed them.
     runtime: tokio::sync::OnceCell<Runtime>,
+    /// What IronClaw has to tell the model with the person's next message (an undone run).
+    model_notes: Mutex<Vec<String>>,
 }
 
 impl Inner {
@@ -199,6 +202,7 @@ pub fn start(
         fresh: Mutex::default(),
         unaudited: Mutex::default(),
         runtime: tokio::sync::OnceCell::new(),
+        model_notes: Mutex::default(),
     });
     tokio::spawn(actor(inner, ops_rx));
     Ok((
@@ -276,6 +280,13 @@ async fn actor(
                     }
                     Op::SetPolicy { policy } => decide::set_policy(&inner, policy),
                     Op::RevokeRule { code_hash } => decide::revoke_rule(&inner, &code_hash),
+                    // Off the actor: restoring files takes as long as they are big.
+                    Op::UndoRun { execution_id, force } => {
+                        tokio::spawn(undo::undo(inner.clone(), execution_id, force));
+                    }
+                    Op::RedoRun { execution_id } => {
+                        tokio::spawn(undo::redo(inner.clone(), execution_id));
+                    }
                     Op::DecideHost { target, decision, decided_by } => {
                         // Off the actor: "always" writes a file; other ops need not wait.
                         tokio::spawn(network::decide(inner.clone(), target, decision, decided_by));

@@ -256,6 +256,7 @@ async fn execute(
     .await;
     let activity = result.as_ref().ok().and_then(|r| r.network.as_ref());
     super::network::summary(inner, execution_id, activity);
+    let (changes, not_undoable) = super::undo::record(inner, execution_id, &result);
     let ran_before = inner
         .ran_before
         .swap(true, std::sync::atomic::Ordering::AcqRel);
@@ -335,6 +336,8 @@ async fn execute(
         truncated: outcome.log_path.is_some(),
         log_file: outcome.log_path.clone(),
         quota_exceeded,
+        changes,
+        not_undoable,
     });
     if !unrecorded.is_empty() {
         let ended = match outcome.exit_code {

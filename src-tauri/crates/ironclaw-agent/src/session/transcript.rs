@@ -10,10 +10,24 @@ use ironclaw_store::{History, MessageRole, MessageStatus};
 
 use crate::error::Result;
 
+/// `text` with the notes waiting for the model in front of it, each marked as IronClaw's.
+fn with_notes(notes: &mut Vec<String>, text: String) -> String {
+    if notes.is_empty() {
+        return text;
+    }
+    let mut out: String = notes
+        .drain(..)
+        .map(|n| format!("[IronClaw note: {n}]\n"))
+        .collect();
+    out.push_str(&text);
+    out
+}
+
 pub(super) fn rebuild(history: &History, conversation: ConversationId) -> Result<Vec<Message>> {
     let full = history.get_full_conversation(conversation)?;
     let mut out = Vec::new();
     let mut awaiting: std::collections::VecDeque<String> = Default::default();
+    let mut notes: Vec<String> = Vec::new();
     let flush = |awaiting: &mut std::collections::VecDeque<String>, out: &mut Vec<Message>| {
         for call_id in awaiting.drain(..) {
             out.push(Message::Tool {
@@ -28,7 +42,7 @@ pub(super) fn rebuild(history: &History, conversation: ConversationId) -> Result
         match m.role {
             MessageRole::User => {
                 flush(&mut awaiting, &mut out);
-                out.push(Message::user(m.content));
+                out.push(Message::user(with_notes(&mut notes, m.content)));
             }
             MessageRole::Assistant => {
                 flush(&mut awaiting, &mut out);
@@ -64,8 +78,14 @@ pub(super) fn rebuild(history: &History, conversation: ConversationId) -> Result
                 }
             }
             MessageRole::SystemNote => {}
+            // Told with the person's next message: a turn always starts with one, and a
+            // message of its own would break the user/assistant alternation providers expect.
+            MessageRole::ModelNote => notes.push(m.content),
         }
     }
     flush(&mut awaiting, &mut out);
+    if !notes.is_empty() {
+        out.push(Message::user(with_notes(&mut notes, String::new())));
+    }
     Ok(out)
 }

@@ -34,6 +34,16 @@ pub(super) async fn run(inner: Arc<Inner>, user_text: String, cancel: Cancellati
         conversation_id: inner.conversation,
         turn_id: turn.id,
     });
+    let notes: Vec<String> = inner
+        .model_notes
+        .lock()
+        .map(|mut n| std::mem::take(&mut *n))
+        .unwrap_or_default();
+    let user_text = notes
+        .iter()
+        .map(|n| format!("[IronClaw note: {n}]\n"))
+        .chain(std::iter::once(user_text))
+        .collect::<String>();
     inner.transcript.lock().await.push(Message::user(user_text));
     // A failed append in an earlier turn is news only if it fails again.
     if let Ok(mut unaudited) = inner.unaudited.lock() {

@@ -165,7 +165,7 @@ fn open_store(paths: &Paths, name: &SessionName, workspace: &Path) -> Result<Arc
     ))
 }
 
-pub(crate) fn file_changes(changes: &[Change]) -> Vec<FileChange> {
+pub fn file_changes(changes: &[Change]) -> Vec<FileChange> {
     changes
         .iter()
         .map(|c| FileChange {

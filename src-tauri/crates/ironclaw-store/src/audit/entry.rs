@@ -42,6 +42,8 @@ pub enum AuditKind {
     NetworkBlocked,
     /// A person answered about a refused host.
     NetworkDecision,
+    /// A run's workspace changes were undone or redone.
+    RunUndone,
     /// A kind this build does not know.
     Other(String),
 }
@@ -62,6 +64,7 @@ impl AuditKind {
             Self::ChainRestarted => "chain_restarted",
             Self::NetworkBlocked => "network_blocked",
             Self::NetworkDecision => "network_decision",
+            Self::RunUndone => "run_undone",
             Self::Other(name) => name,
         }
     }
@@ -80,6 +83,7 @@ impl AuditKind {
             "chain_restarted" => Self::ChainRestarted,
             "network_blocked" => Self::NetworkBlocked,
             "network_decision" => Self::NetworkDecision,
+            "run_undone" => Self::RunUndone,
             other => Self::Other(other.to_owned()),
         }
     }

@@ -200,12 +200,26 @@ WHERE json_valid(value)
   AND json_extract(value, '$.defaultPolicy') IN ('askAlways', 'askUnlessSafe', 'neverAsk');
 "#;
 
+/// Each run's checkpoint in the workspace's record (see `ironclaw_workspace::checkpoint`): the
+/// record's id for it, what it changed (JSON list of `{path, change}`) and whether it is undone
+/// now, so a reopened conversation still offers "Undo" and knows what it would take back.
+const V5_RUN_CHECKPOINTS: &str = r#"
+CREATE TABLE run_checkpoints (
+    execution_id TEXT PRIMARY KEY REFERENCES executions (id) ON DELETE CASCADE,
+    run_id TEXT NOT NULL,
+    changes TEXT NOT NULL,
+    undone INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+CREATE INDEX run_checkpoints_run ON run_checkpoints (run_id);
+"#;
+
 /// Every migration, oldest first. The schema version is this list's length.
 const MIGRATIONS: &[&str] = &[
     V1_SCHEMA,
     V2_EXECUTION_FILES,
     V3_RECONCILED,
     V4_ONE_SPELLING,
+    V5_RUN_CHECKPOINTS,
 ];
 
 /// The schema version this build writes.

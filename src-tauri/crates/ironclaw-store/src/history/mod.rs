@@ -5,6 +5,7 @@
 //! Calls block on disk I/O; async callers should use `spawn_blocking`.
 
 mod approvals;
+mod checkpoints;
 mod conversations;
 mod executions;
 mod full;
@@ -29,6 +30,7 @@ use rusqlite::{Connection, Transaction, TransactionBehavior};
 use crate::error::Result;
 use crate::model::RecoveryReport;
 
+pub use checkpoints::RunCheckpoint;
 pub use messages::STREAM_CHECKPOINT_INTERVAL;
 pub use rebuild::{FreshStart, Recovered};
 pub use reconcile::ReconcileReport;

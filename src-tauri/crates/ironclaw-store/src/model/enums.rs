@@ -31,6 +31,9 @@ text_enum!(
         Tool => "tool",
         /// A note IronClaw shows in the thread (e.g. "turn interrupted"), never sent as chat.
         SystemNote => "system_note",
+        /// A note IronClaw shows in the thread *and* tells the model with the person's next
+        /// message (e.g. "the user undid run #3").
+        ModelNote => "model_note",
     }
 );
 

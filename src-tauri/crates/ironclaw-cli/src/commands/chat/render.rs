@@ -30,9 +30,19 @@ pub(super) fn render(event: AgentEvent) {
             timed_out,
             oom_killed,
             quota_exceeded,
+            changes,
+            not_undoable,
             ..
         } => {
             let mut line = format!("── exit {exit_code} · {:.0} ms", duration_ms);
+            match (changes.len(), &not_undoable) {
+                (0, None) => {}
+                (n, None) => line.push_str(&format!(" · {n} file(s) changed (/undo)")),
+                (n, Some(why)) => line.push_str(&format!(
+                    " · {n} file(s) changed · cannot be undone: {}",
+                    inert(why)
+                )),
+            }
             if quota_exceeded.is_some() {
                 line.push_str(" · workspace quota");
             }
@@ -57,6 +67,33 @@ pub(super) fn render(event: AgentEvent) {
             );
         }
         AgentEvent::DecisionRejected { message, .. } => eprintln!("decision refused: {message}"),
+        AgentEvent::RunUndone {
+            restored,
+            also_undone,
+            ..
+        } => {
+            if !also_undone.is_empty() {
+                eprintln!(
+                    "(undid {} later run(s) that changed the same files first)",
+                    also_undone.len()
+                );
+            }
+            eprintln!(
+                "undone: {} path(s) restored; variables in the interpreters are unchanged",
+                restored.len()
+            );
+        }
+        AgentEvent::UndoBlocked {
+            later_runs, paths, ..
+        } => eprintln!(
+            "not undone: {} later run(s) changed the same files ({}); nothing changed. \
+             /undo N --force takes them back too",
+            later_runs.len(),
+            inert(&paths.join(", "))
+        ),
+        AgentEvent::RunRedone { changes, .. } => {
+            eprintln!("redone: {} path(s) changed again", changes.len())
+        }
         AgentEvent::ApprovalExpired { reason, .. } => eprintln!("approval expired: {reason}"),
         AgentEvent::PolicyChanged { policy, flagged } => {
             eprintln!(

@@ -11,6 +11,30 @@ fn parse_policy(s: &str) -> anyhow::Result<ApprovalPolicy> {
     })
 }
 
+/// The run `/undo` or `/redo` means: the one numbered `number`, else the newest run that can be
+/// undone (or, for redo, the newest undone one).
+fn run_to(
+    deps: &ironclaw_agent::Deps,
+    conversation: ConversationId,
+    number: Option<u32>,
+    undone: bool,
+) -> anyhow::Result<Option<ironclaw_protocol::ExecutionId>> {
+    let mut runs: Vec<(u32, ironclaw_protocol::ExecutionId, bool)> = deps
+        .history
+        .run_checkpoints(conversation)?
+        .into_iter()
+        .filter_map(|(id, c)| {
+            let x = deps.history.get_execution(id).ok()?;
+            Some((x.number, id, c.undone))
+        })
+        .collect();
+    runs.sort();
+    Ok(match number {
+        Some(n) => runs.iter().find(|r| r.0 == n).map(|r| r.1),
+        None => runs.iter().rev().find(|r| r.2 == undone).map(|r| r.1),
+    })
+}
+
 /// In-chat commands: the approval policy and saved rules are listable and revocable here.
 pub(super) fn slash(
     command: &str,
@@ -74,9 +98,33 @@ pub(super) fn slash(
                 decided_by: DecidedBy::Cli,
             })?;
         }
+        "undo" | "redo" => {
+            let mut words = arg.split_whitespace();
+            let force = arg.split_whitespace().any(|w| w == "--force");
+            let number = words.find(|w| *w != "--force").map(|w| w.trim_start_matches('#'));
+            let number: Option<u32> = match number {
+                Some(n) => Some(n.parse().map_err(|_| {
+                    anyhow::anyhow!("use /{name} [RUN-NUMBER]{}", if name == "undo" { " [--force]" } else { "" })
+                })?),
+                None => None,
+            };
+            let Some(execution_id) = run_to(deps, conversation, number, name == "redo")? else {
+                eprintln!(
+                    "no run to {name}{}",
+                    number.map(|n| format!(" with number #{n}")).unwrap_or_default()
+                );
+                return Ok(());
+            };
+            if name == "undo" {
+                session.send(Op::UndoRun { execution_id, force })?;
+            } else {
+                session.send(Op::RedoRun { execution_id })?;
+            }
+        }
         _ => eprintln!(
             "commands: /policy [ask_always|ask_unless_safe|never_ask], /rules, /revoke HASH-PREFIX, \
-             /allow HOST:PORT [once|conversation|always], /deny HOST:PORT"
+             /allow HOST:PORT [once|conversation|always], /deny HOST:PORT, \
+             /undo [RUN-NUMBER] [--force], /redo RUN-NUMBER"
         ),
     }
     Ok(())

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod approvals;
+mod checkpoints;
 mod corrupt;
 mod export;
 mod kill;

@@ -1,0 +1,239 @@
+//! Undoing a run: what each run changed in the workspace is recorded with it, and
+//! [`Op::UndoRun`](ironclaw_protocol::Op::UndoRun) puts the files back as they were (never the
+//! interpreter's state). The person sees it in the thread; the model is told with the person's
+//! next message, so it does not build on files that are gone.
+
+use std::sync::Arc;
+
+use ironclaw_protocol::{AgentEvent, AuditRecord, ExecutionId, FileChange};
+use ironclaw_sandbox::exec::ExecResult;
+use ironclaw_store::{MessageRole, MessageStatus, NewMessage};
+use ironclaw_workspace::checkpoint::UndoOutcome;
+
+use super::Inner;
+
+/// Keeps a finished run's checkpoint with it; returns what the run changed and, when it
+/// cannot be undone, why.
+pub(super) fn record<E: std::fmt::Display>(
+    inner: &Inner,
+    execution_id: ExecutionId,
+    result: &Result<ExecResult, E>,
+) -> (Vec<FileChange>, Option<String>) {
+    let Ok(r) = result else {
+        return (
+            Vec::new(),
+            Some("the run failed before its changes could be recorded".into()),
+        );
+    };
+    let Some(run_id) = &r.run_id else {
+        let why = r
+            .checkpoint_error
+            .clone()
+            .unwrap_or_else(|| "its changes were not recorded".into());
+        return (r.changes.clone(), Some(why));
+    };
+    if let Err(e) = inner
+        .deps
+        .history
+        .record_run_checkpoint(execution_id, run_id, &r.changes)
+    {
+        tracing::warn!(error = %e, "could not keep the run's checkpoint in the history");
+        return (
+            r.changes.clone(),
+            Some(format!("the history could not keep its checkpoint: {e}")),
+        );
+    }
+    (r.changes.clone(), None)
+}
+
+/// Handles `Op::UndoRun`; `redo` handles `Op::RedoRun`. Off the actor: restoring files takes
+/// as long as the files are big.
+pub(super) async fn undo(inner: Arc<Inner>, execution_id: ExecutionId, force: bool) {
+    if let Err(message) = try_undo(&inner, execution_id, force).await {
+        inner.emit(AgentEvent::Error {
+            message: format!("could not undo that run: {message}"),
+        });
+    }
+}
+
+pub(super) async fn redo(inner: Arc<Inner>, execution_id: ExecutionId) {
+    if let Err(message) = try_redo(&inner, execution_id).await {
+        inner.emit(AgentEvent::Error {
+            message: format!("could not redo that run: {message}"),
+        });
+    }
+}
+
+async fn try_undo(inner: &Inner, execution_id: ExecutionId, force: bool) -> Result<(), String> {
+    let run_id = run_of(inner, execution_id)?;
+    let sandbox = inner.runtime().await?.sandbox.clone();
+    let (_, outcome) = sandbox
+        .undo(&inner.sandbox_session, Some(&run_id), force)
+        .await
+        .map_err(|e| e.to_string())?;
+    match outcome {
+        UndoOutcome::Conflicts { later_runs, paths } => {
+            inner.emit(AgentEvent::UndoBlocked {
+                execution_id,
+                later_runs: executions_of(inner, &later_runs),
+                paths,
+            });
+        }
+        UndoOutcome::Restored {
+            changes,
+            also_undone,
+        } => {
+            let also = executions_of(inner, &also_undone);
+            for id in also.iter().chain(std::iter::once(&execution_id)) {
+                if let Err(e) = inner.deps.history.set_run_undone(*id, true) {
+                    tracing::warn!(error = %e, "could not mark a run undone in the history");
+                }
+            }
+            let restored = ironclaw_sandbox::sandbox::checkpoints::file_changes(&changes);
+            inner.audit(AuditRecord::RunUndone {
+                conversation_id: inner.conversation,
+                execution_id,
+                run_id,
+                redone: false,
+                paths: restored.iter().map(|c| c.path.clone()).collect(),
+                also_undone: also.clone(),
+            });
+            note(
+                inner,
+                &format!(
+                    "The user undid {}: the workspace files it changed are back as they were \
+                     before it ({}). Variables in the interpreters are unchanged. Do not assume \
+                     those files still hold what the run left.",
+                    runs_named(inner, execution_id, &also),
+                    listed(&restored)
+                ),
+            );
+            inner.emit(AgentEvent::RunUndone {
+                execution_id,
+                restored,
+                also_undone: also,
+            });
+        }
+    }
+    Ok(())
+}
+
+async fn try_redo(inner: &Inner, execution_id: ExecutionId) -> Result<(), String> {
+    let run_id = run_of(inner, execution_id)?;
+    let sandbox = inner.runtime().await?.sandbox.clone();
+    let changes = sandbox
+        .redo(&inner.sandbox_session, &run_id)
+        .await
+        .map_err(|e| e.to_string())?;
+    if let Err(e) = inner.deps.history.set_run_undone(execution_id, false) {
+        tracing::warn!(error = %e, "could not mark a run redone in the history");
+    }
+    inner.audit(AuditRecord::RunUndone {
+        conversation_id: inner.conversation,
+        execution_id,
+        run_id,
+        redone: true,
+        paths: changes.iter().map(|c| c.path.clone()).collect(),
+        also_undone: Vec::new(),
+    });
+    note(
+        inner,
+        &format!(
+            "The user redid {}: the files it changed are as it left them again ({}).",
+            runs_named(inner, execution_id, &[]),
+            listed(&changes)
+        ),
+    );
+    inner.emit(AgentEvent::RunRedone {
+        execution_id,
+        changes,
+    });
+    Ok(())
+}
+
+fn run_of(inner: &Inner, execution_id: ExecutionId) -> Result<String, String> {
+    let checkpoint = inner
+        .deps
+        .history
+        .run_checkpoint(execution_id)
+        .map_err(|e| e.to_string())?
+        .ok_or("that run has no checkpoint (it ran before undo existed, or its changes could not be recorded)")?;
+    let execution = inner
+        .deps
+        .history
+        .get_execution(execution_id)
+        .map_err(|e| e.to_string())?;
+    if execution.conversation_id != inner.conversation {
+        return Err("that run belongs to another conversation".into());
+    }
+    Ok(checkpoint.run_id)
+}
+
+/// The executions of checkpoint-record run ids (runs of other front ends, such as `ironclaw
+/// exec`, have none and are left out).
+fn executions_of(inner: &Inner, runs: &[String]) -> Vec<ExecutionId> {
+    runs.iter()
+        .filter_map(|r| {
+            inner
+                .deps
+                .history
+                .execution_of_run(inner.conversation, r)
+                .ok()
+                .flatten()
+        })
+        .collect()
+}
+
+/// "run #3" or "run #3 (and the later runs #4, #5 that changed the same files)".
+fn runs_named(inner: &Inner, execution_id: ExecutionId, also: &[ExecutionId]) -> String {
+    let number = |id: &ExecutionId| {
+        inner
+            .deps
+            .history
+            .get_execution(*id)
+            .map(|x| format!("#{}", x.number))
+            .unwrap_or_else(|_| "?".into())
+    };
+    let mut named = format!("run {}", number(&execution_id));
+    if !also.is_empty() {
+        let later: Vec<String> = also.iter().map(number).collect();
+        named.push_str(&format!(
+            " (and the later runs {} that changed the same files)",
+            later.join(", ")
+        ));
+    }
+    named
+}
+
+fn listed(changes: &[FileChange]) -> String {
+    const SHOWN: usize = 20;
+    let mut names: Vec<String> = changes
+        .iter()
+        .take(SHOWN)
+        .map(|c| format!("{} ({})", c.path, c.change))
+        .collect();
+    if changes.len() > SHOWN {
+        names.push(format!("and {} more", changes.len() - SHOWN));
+    }
+    if names.is_empty() {
+        "no files".into()
+    } else {
+        names.join(", ")
+    }
+}
+
+/// Shown in the thread now, and told to the model with the person's next message.
+fn note(inner: &Inner, text: &str) {
+    if let Err(e) = inner.deps.history.add_message(&NewMessage {
+        conversation_id: inner.conversation,
+        turn_id: None,
+        role: MessageRole::ModelNote,
+        content: text.to_owned(),
+        status: MessageStatus::Complete,
+    }) {
+        tracing::warn!(error = %e, "could not keep the note for the model in the history");
+    }
+    if let Ok(mut notes) = inner.model_notes.lock() {
+        notes.push(text.to_owned());
+    }
+}

@@ -1,0 +1,146 @@
+//! Undoing a run from a conversation: the run's changes come with its end, `Op::UndoRun` puts
+//! the files back (and says so in the audit log and the thread), and the model is told with
+//! the person's next message.
+
+use ironclaw_protocol::{AgentEvent, ApprovalPolicy, ChangeKind, ExecutionId, FileChange, Op};
+use ironclaw_tests::agent::*;
+use ironclaw_tests::TestEnv;
+use pretty_assertions::assert_eq;
+
+fn ended(events: &[AgentEvent]) -> Vec<(ExecutionId, Vec<FileChange>, Option<String>)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ExecutionEnded {
+                execution_id,
+                changes,
+                not_undoable,
+                ..
+            } => Some((*execution_id, changes.clone(), not_undoable.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_undone_run_puts_the_files_back_is_audited_and_the_model_is_told() {
+    let env = TestEnv::new().await;
+    let mut agent = Agent::start_with(env, Wire::OpenAi, ApprovalPolicy::NeverAsk).await;
+    agent.push_all([
+        asks_to_run("c1", "shell", "echo original > notes.txt"),
+        asks_to_run(
+            "c2",
+            "shell",
+            "echo clobbered > notes.txt; rm -f nothing; echo new > extra.txt",
+        ),
+        says("done"),
+    ]);
+    agent.send("write the notes, then overwrite them");
+    let events = agent.collect_until_turn_end().await;
+    let runs = ended(&events);
+    assert_eq!(runs.len(), 2, "{events:?}");
+    let (second, changes, not_undoable) = runs[1].clone();
+    assert_eq!(not_undoable, None);
+    assert_eq!(
+        changes,
+        [
+            FileChange {
+                path: "extra.txt".into(),
+                change: ChangeKind::Added
+            },
+            FileChange {
+                path: "notes.txt".into(),
+                change: ChangeKind::Modified
+            },
+        ]
+    );
+    let ws = agent.workspace();
+    assert_eq!(
+        std::fs::read_to_string(ws.join("notes.txt")).unwrap(),
+        "clobbered\n"
+    );
+
+    // Undo the first run: the second changed the same file, so nothing happens.
+    agent.op(Op::UndoRun {
+        execution_id: runs[0].0,
+        force: false,
+    });
+    let blocked = agent
+        .next_event_matching("UndoBlocked", |e| {
+            matches!(e, AgentEvent::UndoBlocked { .. })
+        })
+        .await;
+    assert_eq!(
+        blocked,
+        AgentEvent::UndoBlocked {
+            execution_id: runs[0].0,
+            later_runs: vec![second],
+            paths: vec!["notes.txt".into()],
+        }
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("notes.txt")).unwrap(),
+        "clobbered\n"
+    );
+
+    // Undo the second: the first run's file is back, the new one gone.
+    agent.op(Op::UndoRun {
+        execution_id: second,
+        force: false,
+    });
+    let undone = agent
+        .next_event_matching("RunUndone", |e| matches!(e, AgentEvent::RunUndone { .. }))
+        .await;
+    let AgentEvent::RunUndone {
+        restored,
+        also_undone,
+        ..
+    } = undone
+    else {
+        unreachable!()
+    };
+    assert_eq!(restored.len(), 2);
+    assert!(also_undone.is_empty());
+    assert_eq!(
+        std::fs::read_to_string(ws.join("notes.txt")).unwrap(),
+        "original\n"
+    );
+    assert!(!ws.join("extra.txt").exists());
+    let audited: Vec<String> = agent
+        .audit_entries()
+        .iter()
+        .filter(|e| e.kind.as_str() == "run_undone")
+        .map(|e| {
+            e.data["execution_id"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(audited, [second.to_string()]);
+
+    // The model hears of it with the next message.
+    agent.push(says("noted"));
+    agent.send("what now?");
+    agent.turn_done().await;
+    let requests = agent.requests();
+    let last = requests.last().expect("a request");
+    let text = last.body.to_string();
+    assert!(
+        text.contains("The user undid run #2") && text.contains("notes.txt (modified)"),
+        "{text}"
+    );
+
+    // And back again.
+    agent.op(Op::RedoRun {
+        execution_id: second,
+    });
+    agent
+        .next_event_matching("RunRedone", |e| matches!(e, AgentEvent::RunRedone { .. }))
+        .await;
+    assert_eq!(
+        std::fs::read_to_string(ws.join("notes.txt")).unwrap(),
+        "clobbered\n"
+    );
+    assert!(ws.join("extra.txt").exists());
+}
