@@ -180,9 +180,14 @@ async fn every_command_on_the_same_damaged_history_reuses_the_one_copy_kept() {
             "{stderr}"
         );
     }
+    let now = std::fs::read(&path).expect("history");
+    let first = now.iter().zip(&damaged).position(|(a, b)| a != b);
     assert!(
-        std::fs::read(&path).expect("history") == damaged,
-        "untouched"
+        now == damaged,
+        "untouched: len {} vs {}, first difference at {first:?} (page {:?}), middle {middle}",
+        now.len(),
+        damaged.len(),
+        first.map(|f| f / 4096)
     );
     damaged[middle] ^= 0xff;
     std::fs::write(&path, &damaged).expect("write other damage");

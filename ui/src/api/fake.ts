@@ -34,6 +34,7 @@ import type { ErrorKind } from "../bindings/ErrorKind";
 import type { Api, ExportFormat, Unlisten } from "./types";
 import { DAMAGED, FRESH_HISTORY, HISTORY_MISSING, IMAGE_DONE, IMAGE_START, PROFILES, doctorReport, folderOpening, imageImportStep, logText, providerCheck, recovered } from "./fake-answers";
 import { runFlood, runLive, type Runner } from "./fake-runs";
+import { redoRun, undoRun } from "./fake-undo";
 import { SEED_CONVERSATIONS, chartSvg, requestFor } from "./fake-script";
 import { newId, runTurn, streamText, type Conv, type TurnHost } from "./fake-turn";
 
@@ -291,43 +292,16 @@ export class FakeBackend implements Api {
     void runTurn(this.host, id, c, text);
   }
 
-  /** Undo as the core does it: the run's own changes come back; a later run that changed the
-   *  same file blocks it unless forced. */
   async undoRun(id: string, executionId: string, force: boolean): Promise<void> {
     this.log("undoRun", id, executionId, force);
     await this.tick();
-    const c = this.conv(id);
-    const runs = c.items.flatMap((i) => (i.type === "execution" ? [i] : []));
-    const at = runs.findIndex((r) => r.executionId === executionId);
-    const run = runs[at];
-    if (!run || !run.undoable) {
-      this.emit(id, { type: "error", message: "could not undo that run: it has no checkpoint" });
-      return;
-    }
-    const paths = new Set(run.changes.map((ch) => ch.path));
-    const later = runs.slice(at + 1).filter((r) => r.undoable && r.changes.some((ch) => paths.has(ch.path)));
-    if (later.length && !force) {
-      this.emit(id, { type: "undoBlocked", executionId, laterRuns: later.map((r) => r.executionId), paths: [...paths].filter((p) => later.some((r) => r.changes.some((ch) => ch.path === p))) });
-      return;
-    }
-    for (const r of [...later, run]) {
-      r.undoable = false;
-      r.undone = true;
-    }
-    this.emit(id, { type: "runUndone", executionId, restored: run.changes, alsoUndone: later.map((r) => r.executionId) });
+    this.emit(id, undoRun(this.conv(id), executionId, force));
   }
 
   async redoRun(id: string, executionId: string): Promise<void> {
     this.log("redoRun", id, executionId);
     await this.tick();
-    const run = this.conv(id).items.find((i) => i.type === "execution" && i.executionId === executionId);
-    if (!run || run.type !== "execution" || !run.undone) {
-      this.emit(id, { type: "error", message: "could not redo that run: it is not undone" });
-      return;
-    }
-    run.undone = false;
-    run.undoable = true;
-    this.emit(id, { type: "runRedone", executionId, changes: run.changes });
+    this.emit(id, redoRun(this.conv(id), executionId));
   }
 
   async decideHost(id: string, target: string, decision: HostDecision): Promise<void> {

@@ -14,6 +14,8 @@
 //!    direct connection on the same private lab network ([`network`]).
 //! 7. The workspace quota's watch: a run that writes nothing and a 1 GiB write, each with and
 //!    without it ([`quota`]).
+//! 8. Run checkpoints (undo): a run that changes nothing in a 10,000-file / 1 GiB workspace and
+//!    a 100 MiB rewrite, next to a bare stat walk and a plain copy ([`checkpoint`]).
 //!
 //! Everything runs in a throw-away data directory (its own instance id), so the user's sessions
 //! are never touched; its containers are removed by label at the end, also after an error or
@@ -21,6 +23,7 @@
 
 mod agent;
 mod baseline;
+mod checkpoint;
 mod cleanup;
 mod corpus;
 mod ironclaw;

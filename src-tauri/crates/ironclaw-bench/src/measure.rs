@@ -9,7 +9,7 @@ use ironclaw_sandbox::Sandbox;
 use crate::baseline::DockerCli;
 use crate::plan::Plan;
 use crate::report::Section;
-use crate::{agent, network, progress, quota, search, versus_docker, SESSION};
+use crate::{agent, checkpoint, network, progress, quota, search, versus_docker, SESSION};
 
 /// What the whole run measured.
 pub struct Measured {
@@ -64,12 +64,26 @@ pub async fn measure(
     ));
     let quota = quota::section(sandbox, plan.quota).await;
 
+    // -- 8. run checkpoints (undo) --------------------------------------------------------------
+    progress(&format!(
+        "checkpoints: a {}-file / {} MiB workspace, {} runs changing nothing and {} rewrites of {} MiB",
+        plan.checkpoint.files,
+        plan.checkpoint.total_bytes >> 20,
+        plan.checkpoint.noop_runs,
+        plan.checkpoint.rewrite_runs,
+        plan.checkpoint.rewrite_bytes >> 20
+    ));
+    let dir = sandbox.paths().data_dir.join("checkpoint-bench");
+    let plan_cp = plan.checkpoint;
+    let checkpoint =
+        tokio::task::spawn_blocking(move || checkpoint::section(&dir, plan_cp)).await?;
+
     let mut measured = Measured {
         sections: vec![warm, cold, stream],
         notes: Vec::new(),
         failures: Vec::new(),
     };
-    for outcome in [agent, search, network, quota] {
+    for outcome in [agent, search, network, quota, checkpoint] {
         measured.sections.push(outcome.section);
         measured.notes.extend(outcome.notes);
         measured.failures.extend(outcome.failure);

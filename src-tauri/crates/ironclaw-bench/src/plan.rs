@@ -1,7 +1,7 @@
 //! The command line and the run sizes it resolves to (`--quick` shrinks the defaults; options
 //! given explicitly still win).
 
-use crate::{agent, network, quota, search};
+use crate::{agent, checkpoint, network, quota, search};
 
 #[derive(clap::Args)]
 pub struct BenchArgs {
@@ -60,6 +60,7 @@ pub struct Plan {
     pub search: search::Plan,
     pub network: network::Plan,
     pub quota: quota::Plan,
+    pub checkpoint: checkpoint::Plan,
 }
 
 impl Plan {
@@ -93,6 +94,13 @@ impl Plan {
             quota: quota::Plan {
                 noop_runs: pick(args.iterations, 200, 20),
                 write_runs: pick(args.stream_runs, 5, 2),
+            },
+            checkpoint: checkpoint::Plan {
+                files: if args.quick { 1_000 } else { 10_000 },
+                total_bytes: if args.quick { 100 << 20 } else { 1 << 30 },
+                noop_runs: pick(args.iterations, 200, 20),
+                rewrite_runs: pick(args.stream_runs, 5, 2),
+                rewrite_bytes: if args.quick { 16 << 20 } else { 100 << 20 },
             },
         }
     }

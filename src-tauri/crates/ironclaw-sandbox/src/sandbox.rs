@@ -244,16 +244,8 @@ impl Sandbox {
             r.network = Some(activity);
         }
         if let Ok(r) = &mut result {
-            match checkpoint {
-                Ok(run) => match self.checkpoint_after(name, &record.workspace, &run).await {
-                    Ok(changes) => {
-                        r.changes = changes;
-                        r.run_id = Some(run);
-                    }
-                    Err(e) => r.checkpoint_error = Some(e),
-                },
-                Err(e) => r.checkpoint_error = Some(e),
-            }
+            self.checkpoint_after(name, &record.workspace, checkpoint, r)
+                .await;
         }
         if let Err(e) = &result {
             // Whatever broke, the next run starts by looking at the container afresh.

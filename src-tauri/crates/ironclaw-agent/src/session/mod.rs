@@ -6,6 +6,7 @@
 mod decide;
 mod leftovers;
 mod network;
+mod notes;
 mod orphan;
 mod run_code;
 mod runtime;

@@ -13,6 +13,7 @@ use ironclaw_workspace::checkpoint::{
 
 use super::Sandbox;
 use crate::error::{Error, Result};
+use crate::exec::ExecResult;
 use crate::paths::Paths;
 use crate::session::{Registry, SessionName};
 use ironclaw_protocol::FileChange;
@@ -50,21 +51,36 @@ impl Sandbox {
             .map_err(|e| e.to_string())
     }
 
-    /// After a run: what it changed.
+    /// After a run: what it changed, into its result (or why it cannot be undone).
     pub(super) async fn checkpoint_after(
         &self,
         name: &SessionName,
         workspace: &Path,
-        run: &str,
-    ) -> std::result::Result<Vec<FileChange>, String> {
-        let store = self
-            .checkpoints(name, workspace)
-            .map_err(|e| e.to_string())?;
-        let (ws, id) = (workspace.to_owned(), run.to_owned());
-        let changes = blocking(move || store.after_run(&ws, &id))
-            .await
-            .map_err(|e| e.to_string())?;
-        Ok(file_changes(&changes))
+        before: std::result::Result<String, String>,
+        result: &mut ExecResult,
+    ) {
+        let run = match before {
+            Ok(run) => run,
+            Err(e) => {
+                result.checkpoint_error = Some(e);
+                return;
+            }
+        };
+        let store = match self.checkpoints(name, workspace) {
+            Ok(store) => store,
+            Err(e) => {
+                result.checkpoint_error = Some(e.to_string());
+                return;
+            }
+        };
+        let (ws, id) = (workspace.to_owned(), run.clone());
+        match blocking(move || store.after_run(&ws, &id)).await {
+            Ok(changes) => {
+                result.changes = file_changes(&changes);
+                result.run_id = Some(run);
+            }
+            Err(e) => result.checkpoint_error = Some(e.to_string()),
+        }
     }
 
     /// [`undo`], waiting for a run in progress in this process to end first.

@@ -69,12 +69,9 @@ impl History {
         };
         open::refuse_non_sqlite(&path)?;
         let (lock, alone) = open::ProcessLock::acquire(&path)?;
-        let mut conn = open::connect(&path)?;
-        // Only the first opener checks: damage comes from crashes, and a second concurrent
-        // opener would only repeat the first one's verdict at the cost of a full read.
-        if alone {
-            open::check_integrity(&conn, &path)?;
-        }
+        // Only the first opener checks for damage: damage comes from crashes, and a second
+        // concurrent opener would only repeat the first one's verdict at the cost of a full read.
+        let mut conn = open::connect(&path, alone)?;
         migrations::migrate(&mut conn, &path)?;
         let report = if alone {
             let report = recover::recover(&mut conn)?;

@@ -52,14 +52,19 @@ pub(crate) fn refuse_non_sqlite(path: &Path) -> Result<()> {
 }
 
 /// Opens the connection with durable settings. SQLite reports a damaged file lazily, on the
-/// first statement that reads it, so errors here are checked for damage too.
-pub(crate) fn connect(path: &Path) -> Result<Connection> {
+/// first statement that reads it, so errors here are checked for damage too. With `check`, the
+/// whole file is checked for damage first (see [`check_integrity`]).
+pub(crate) fn connect(path: &Path, check: bool) -> Result<Connection> {
     let conn = Connection::open(path).map_err(|source| StoreError::Open {
         path: path.to_path_buf(),
         source,
     })?;
-    // Before `configure`, whose switch to WAL already writes to the file.
+    // Both before `configure`, whose switch to WAL already writes to the file: a foreign,
+    // newer or damaged history is refused without a byte of it changed.
     refuse_foreign(&conn, path)?;
+    if check {
+        check_integrity(&conn, path)?;
+    }
     configure(&conn).map_err(|e| damaged_or(path, e))?;
     Ok(conn)
 }

@@ -15,15 +15,17 @@
 //! -9`) is recorded by the next `before_run` with what was found. A run that changed nothing
 //! costs one walk of the workspace's metadata: a file is read only when its stamp moved.
 
+mod log;
 mod node;
 mod objects;
 mod restore;
 mod scan;
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
+pub use log::RecordKind;
+use log::{append_log, is_undone, last_run_entry, parse_log, write_durably, LogEntry};
 pub use node::{diff, Change, ChangeKind, Manifest, Node, Stamp};
 pub use objects::Hash;
 use objects::Objects;
@@ -79,53 +81,6 @@ impl CheckpointError {
 }
 
 type Result<T, E = CheckpointError> = std::result::Result<T, E>;
-
-/// What one record is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RecordKind {
-    /// A run's changes.
-    Run,
-    /// A run the app did not see finish (it was killed): what was found at the next start.
-    Interrupted,
-    /// Changes made between runs: by the person, or a process a run left behind.
-    Outside,
-    /// An undo of `run`.
-    Undo,
-    /// A redo of `run`.
-    Redo,
-}
-
-impl RecordKind {
-    fn word(self) -> &'static str {
-        match self {
-            RecordKind::Run => "run",
-            RecordKind::Interrupted => "interrupted",
-            RecordKind::Outside => "outside",
-            RecordKind::Undo => "undo",
-            RecordKind::Redo => "redo",
-        }
-    }
-
-    fn from_word(w: &str) -> Option<Self> {
-        Some(match w {
-            "run" => RecordKind::Run,
-            "interrupted" => RecordKind::Interrupted,
-            "outside" => RecordKind::Outside,
-            "undo" => RecordKind::Undo,
-            "redo" => RecordKind::Redo,
-            _ => return None,
-        })
-    }
-}
-
-/// One line of the log: the record's number, kind and run (none for `outside`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct LogEntry {
-    seq: u64,
-    kind: RecordKind,
-    run: Option<String>,
-    changed: usize,
-}
 
 /// What undoing a run found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -519,25 +474,6 @@ impl Store {
     }
 }
 
-fn last_run_entry<'a>(log: &'a [LogEntry], run: &str) -> Result<&'a LogEntry> {
-    log.iter()
-        .rev()
-        .find(|e| {
-            matches!(e.kind, RecordKind::Run | RecordKind::Interrupted)
-                && e.run.as_deref() == Some(run)
-        })
-        .ok_or_else(|| CheckpointError::UnknownRun(run.to_owned()))
-}
-
-fn is_undone(log: &[LogEntry], run: &str) -> bool {
-    log.iter()
-        .rev()
-        .find(|e| {
-            matches!(e.kind, RecordKind::Undo | RecordKind::Redo) && e.run.as_deref() == Some(run)
-        })
-        .is_some_and(|e| e.kind == RecordKind::Undo)
-}
-
 /// One path is the other, or inside it.
 fn related(a: &[u8], b: &[u8]) -> bool {
     let inside = |x: &[u8], y: &[u8]| x.len() > y.len() && x.starts_with(y) && x[y.len()] == b'/';
@@ -554,63 +490,6 @@ fn same_node(a: Option<&Node>, b: Option<&Node>) -> bool {
 
 fn matches_now(current: &Manifest, c: &Change) -> bool {
     same_node(current.get(&c.path), c.after.as_ref())
-}
-
-fn parse_log(text: &str) -> Result<Vec<LogEntry>> {
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(n, line)| {
-            let mut f = line.split(' ');
-            let parsed = (|| {
-                Some(LogEntry {
-                    seq: f.next()?.parse().ok()?,
-                    kind: RecordKind::from_word(f.next()?)?,
-                    run: match f.next()? {
-                        "-" => None,
-                        r => Some(r.to_owned()),
-                    },
-                    changed: f.next()?.parse().ok()?,
-                })
-            })();
-            parsed.ok_or_else(|| CheckpointError::Corrupt(format!("line {} of the log", n + 1)))
-        })
-        .collect()
-}
-
-/// Appends one line; returns its length.
-fn append_log(path: &Path, e: &LogEntry) -> Result<u64> {
-    let line = format!(
-        "{} {} {} {}\n",
-        e.seq,
-        e.kind.word(),
-        e.run.as_deref().unwrap_or("-"),
-        e.changed
-    );
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(|err| CheckpointError::io(path, err))?;
-    file.write_all(line.as_bytes())
-        .map_err(|err| CheckpointError::io(path, err))?;
-    // Durable only when something changed: a run that changed nothing costs no fsync, and a
-    // lost line for it loses nothing that could be undone.
-    if e.changed > 0 {
-        file.sync_data()
-            .map_err(|err| CheckpointError::io(path, err))?;
-    }
-    Ok(line.len() as u64)
-}
-
-/// Writes through a temporary file, synced, then renamed into place.
-fn write_durably(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = path.with_extension("tmp");
-    let mut file = std::fs::File::create(&tmp).map_err(|e| CheckpointError::io(&tmp, e))?;
-    file.write_all(bytes)
-        .and_then(|_| file.sync_all())
-        .map_err(|e| CheckpointError::io(&tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| CheckpointError::io(path, e))
 }
 
 #[cfg(test)]
