@@ -26,6 +26,7 @@ const MARKERS = {
   "fake-runs.ts": "progress line per batch",
   "fake-script.ts": "region leads", // a scripted reply of the fake model
   "fake-turn.ts": "won't run that",
+  "fake-undo.ts": "could not undo that run: it has no checkpoint",
 };
 /** Only the production build has it: what `connect()` says outside the app when no fake is built in. */
 const PRODUCTION_ONLY = "only works inside the desktop app";
