@@ -374,12 +374,20 @@ impl Store {
         run: Option<String>,
     ) -> Result<Vec<Change>> {
         let budget = |s: &Store| s.cap.saturating_sub(s.objects.total());
-        let now = match scan::scan(workspace, &state.current, &self.objects, budget(self)) {
+        let scanned = match scan::scan(workspace, &state.current, &self.objects, budget(self)) {
             Err(CheckpointError::OverCap { .. }) => {
+                self.objects.abandon();
                 self.make_room(state)?;
-                scan::scan(workspace, &state.current, &self.objects, budget(self))?
+                scan::scan(workspace, &state.current, &self.objects, budget(self))
             }
-            other => other?,
+            other => other,
+        };
+        let now = match scanned.and_then(|m| self.objects.commit().map(|()| m)) {
+            Ok(m) => m,
+            Err(e) => {
+                self.objects.abandon();
+                return Err(e);
+            }
         };
         let changes = diff(&state.current, &now);
         // An outside record with nothing in it says nothing.

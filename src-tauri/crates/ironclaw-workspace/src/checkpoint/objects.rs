@@ -49,8 +49,10 @@ impl FromStr for Hash {
 /// `<dir>/<first two hex digits>/<the rest>`, written through a temporary file and a rename.
 pub struct Objects {
     dir: PathBuf,
-    /// Bytes stored, kept up to date by `put` and `remove_unreferenced`.
+    /// Bytes stored, kept up to date by `commit` and `remove_unreferenced`.
     total: std::sync::atomic::AtomicU64,
+    /// Copies written but not yet in place: (temporary file, final path, size).
+    pending: std::sync::Mutex<Vec<(PathBuf, PathBuf, u64)>>,
 }
 
 impl Objects {
@@ -60,6 +62,7 @@ impl Objects {
         Ok(Objects {
             dir,
             total: total.into(),
+            pending: std::sync::Mutex::default(),
         })
     }
 
@@ -114,17 +117,51 @@ impl Objects {
             let _ = std::fs::remove_file(&tmp_path);
             return Ok((hash, size));
         }
-        self.total
-            .fetch_add(size, std::sync::atomic::Ordering::Relaxed);
-        // Durable before any record names it: a crash must not leave a run whose "before"
-        // points at bytes that never reached the disk.
-        tmp.sync_all()
-            .map_err(|e| CheckpointError::io(&tmp_path, e))?;
-        if let Some(parent) = dest.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| CheckpointError::io(parent, e))?;
-        }
-        std::fs::rename(&tmp_path, &dest).map_err(|e| CheckpointError::io(&dest, e))?;
+        // Put in place by `commit`, all at once: one sync for a whole scan, not one per file.
+        self.pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((tmp_path, dest, size));
         Ok((hash, size))
+    }
+
+    /// Makes the copies `put` wrote durable and puts them in place. Called before any record
+    /// names them: a crash must not leave a record whose bytes never reached the disk, nor an
+    /// object in place whose bytes did not (a later `put` would trust it). So: the data is
+    /// synced, then renamed into place, then the names are synced.
+    pub fn commit(&self) -> Result<(), CheckpointError> {
+        let pending = std::mem::take(&mut *self.pending.lock().unwrap_or_else(|e| e.into_inner()));
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let sync = || -> Result<(), CheckpointError> {
+            let dir =
+                std::fs::File::open(&self.dir).map_err(|e| CheckpointError::io(&self.dir, e))?;
+            nix::unistd::syncfs(&dir).map_err(|e| CheckpointError::io(&self.dir, e.into()))
+        };
+        sync()?;
+        for (tmp, dest, size) in pending {
+            if dest.is_file() {
+                let _ = std::fs::remove_file(&tmp);
+                continue;
+            }
+            if let Some(parent) = dest.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| CheckpointError::io(parent, e))?;
+            }
+            std::fs::rename(&tmp, &dest).map_err(|e| CheckpointError::io(&dest, e))?;
+            self.total
+                .fetch_add(size, std::sync::atomic::Ordering::Relaxed);
+        }
+        sync()
+    }
+
+    /// Drops copies written for a scan that failed.
+    pub fn abandon(&self) {
+        for (tmp, _, _) in
+            std::mem::take(&mut *self.pending.lock().unwrap_or_else(|e| e.into_inner()))
+        {
+            let _ = std::fs::remove_file(tmp);
+        }
     }
 
     /// Opens a stored object for reading.
@@ -195,6 +232,11 @@ mod tests {
         std::fs::write(&source, b"before").unwrap();
         let (hash, size) = objects.put(&mut File::open(&source).unwrap()).unwrap();
         assert_eq!((hash, size), (Hash::of(b"before"), 6));
+        assert!(
+            !objects.path(&hash).exists(),
+            "not in place before the commit"
+        );
+        objects.commit().unwrap();
         // Rewritten in place, as code in the sandbox could: the object keeps the old bytes.
         std::fs::OpenOptions::new()
             .write(true)
@@ -206,6 +248,7 @@ mod tests {
         // Stored once.
         let again = objects.put(&mut File::open(dir.path().join("data.txt")).unwrap());
         assert_eq!(again.unwrap().0, Hash::of(b"AFTER!"));
+        objects.commit().unwrap();
         assert_eq!(
             std::fs::read_dir(dir.path().join("objects/tmp"))
                 .unwrap()
