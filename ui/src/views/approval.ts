@@ -116,7 +116,7 @@ class ApprovalDialog {
           "div",
           { testid: "destructive-warning", className: "destructive-warning", role: "alert" },
           h("strong", {}, r.destructive ? "This code can delete or overwrite data." : "This code needs your explicit confirmation."),
-          h("p", {}, r.destructive ? "Files it removes from the workspace cannot be brought back. Read every line before you approve." : "Read every line before you approve."),
+          h("p", {}, r.destructive ? "Read every line before you approve. Afterwards, Undo under the run puts the workspace's files back (not the interpreter's variables), unless the run says it cannot be undone." : "Read every line before you approve."),
           h("label", { className: "confirm-line", for: `confirm-${r.approvalId}` }, this.confirm, " I have read the code and want it to run"),
         )
       : null;
