@@ -216,3 +216,21 @@ find / -path /proc -prune -o -path /sys -prune -o -name "$(echo "$h" | cut -c3-)
         "found inside the sandbox: {out}"
     );
 }
+
+#[tokio::test]
+async fn undo_keep_in_sandbox_yaml_caps_the_copies_and_a_bigger_run_says_it_cannot_be_undone() {
+    let env = TestEnv::new().await;
+    std::fs::write(env.paths.user_policy_file(), "undo: { keep: 16k }\n").expect("sandbox.yaml");
+    let small = json_exec(&env, "k", "head -c 1000 /dev/zero > small.bin");
+    assert!(small["run_id"].is_string(), "{small}");
+    let big = json_exec(&env, "k", "head -c 65536 /dev/zero > big.bin");
+    assert_eq!(big["run_id"], Value::Null, "{big}");
+    let why = big["checkpoint_error"]
+        .as_str()
+        .expect("why it cannot be undone");
+    assert!(why.contains("cap"), "{why}");
+    assert!(
+        env.workspace("k").join("big.bin").exists(),
+        "the run itself still ran"
+    );
+}

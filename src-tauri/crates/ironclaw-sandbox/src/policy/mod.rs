@@ -49,6 +49,9 @@ pub struct Policy {
     pub idle_timeout: Duration,
     /// Bytes of stdout+stderr one execution keeps in memory (head and tail).
     pub capture_bytes: u64,
+    /// Most bytes of file copies one conversation's undo history keeps; the oldest runs stop
+    /// being undoable first.
+    pub undo_keep_bytes: u64,
     pub profiles: BTreeMap<String, Profile>,
     /// What allowlist-mode sandboxes may reach (shared by every profile).
     pub network: NetworkPolicy,
@@ -217,10 +220,14 @@ const TOP_FIELDS: &[&str] = &[
     "default_profile",
     "idle_timeout",
     "output",
+    "undo",
     "network",
     "profiles",
 ];
 const OUTPUT_FIELDS: &[&str] = &["capture"];
+const UNDO_FIELDS: &[&str] = &["keep"];
+/// What one conversation's undo history keeps when `undo.keep` is not set.
+const DEFAULT_UNDO_KEEP: u64 = ironclaw_workspace::checkpoint::DEFAULT_CAP_BYTES;
 const PROFILE_FIELDS: &[&str] = &[
     "cpus",
     "memory",
@@ -241,12 +248,14 @@ const MIN_WORKSPACE_BYTES: u64 = 1 << 20;
 #[derive(Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a mapping of default_profile, idle_timeout, output, network and profiles"
+    expecting = "a mapping of default_profile, idle_timeout, output, undo, network and profiles"
 )]
 struct RawPolicy {
     default_profile: String,
     idle_timeout: Dur<1>,
     output: RawOutput,
+    #[serde(default)]
+    undo: RawUndo,
     #[serde(default)]
     network: RawNetwork,
     profiles: BTreeMap<String, RawProfile>,
@@ -259,6 +268,23 @@ struct RawPolicy {
 )]
 struct RawOutput {
     capture: Size<1>,
+}
+
+#[derive(Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with the key keep, e.g. { keep: 2g }"
+)]
+struct RawUndo {
+    keep: Size<1>,
+}
+
+impl Default for RawUndo {
+    fn default() -> Self {
+        Self {
+            keep: Size(DEFAULT_UNDO_KEEP),
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -349,6 +375,7 @@ impl RawPolicy {
             default_profile: self.default_profile,
             idle_timeout: self.idle_timeout.0,
             capture_bytes: self.output.capture.0,
+            undo_keep_bytes: self.undo.keep.0,
             network: self.network.into_policy(origins)?,
             profiles,
             sources,
@@ -392,6 +419,7 @@ fn explain(field: &[String], message: String) -> String {
     match keys.as_slice() {
         [] => format!("{message}; the top level needs {}", list(TOP_FIELDS)),
         ["output"] => format!("{message}; output needs {}", list(OUTPUT_FIELDS)),
+        ["undo"] => format!("{message}; undo takes {}", list(UNDO_FIELDS)),
         ["profiles", _] => format!(
             "{message}; every profile sets all of {} (copy a shipped profile and change it)",
             list(PROFILE_FIELDS)

@@ -107,11 +107,27 @@ fn shipped_defaults_parse_into_the_three_documented_profiles() {
         default_profile: "standard".into(),
         idle_timeout: Duration::from_secs(30 * 60),
         capture_bytes: MIB,
+        undo_keep_bytes: 2 * GIB,
         profiles: shipped_profiles(),
         network: NetworkPolicy::default(),
         sources: vec![defaults_path().to_path_buf()],
     };
     assert_eq!(policy, expected);
+}
+
+#[test]
+fn the_undo_history_cap_is_set_in_sandbox_yaml_and_checked() {
+    assert_eq!(
+        with_user("undo: { keep: 500m }\n").unwrap().undo_keep_bytes,
+        500 * MIB
+    );
+    let err = with_user("undo: { kept: 5g }\n").unwrap_err().to_string();
+    assert!(
+        err.contains("undo.kept") && err.contains("expected `keep`"),
+        "{err}"
+    );
+    let err = with_user("undo: { keep: lots }\n").unwrap_err().to_string();
+    assert!(err.contains("undo"), "{err}");
 }
 
 #[test]

@@ -7,14 +7,13 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use ironclaw_workspace::checkpoint::{
-    Change, CheckpointError, Store, UndoOutcome, DEFAULT_CAP_BYTES,
-};
+use ironclaw_workspace::checkpoint::{Change, CheckpointError, Store, UndoOutcome};
 
 use super::Sandbox;
 use crate::error::{Error, Result};
 use crate::exec::ExecResult;
 use crate::paths::Paths;
+use crate::policy::Policy;
 use crate::session::{Registry, SessionName};
 use ironclaw_protocol::FileChange;
 
@@ -28,7 +27,7 @@ impl Sandbox {
         if let Some(store) = stores.get(name) {
             return Ok(store.clone());
         }
-        let store = open_store(&self.paths, name, workspace)?;
+        let store = open_store(&self.paths, name, workspace, self.policy.undo_keep_bytes)?;
         stores.insert(name.clone(), store.clone());
         Ok(store)
     }
@@ -115,13 +114,21 @@ pub async fn undo(
     force: bool,
 ) -> Result<(String, UndoOutcome)> {
     let workspace = workspace_of(paths, name)?;
-    undo_with(open_store(paths, name, &workspace)?, workspace, run, force).await
+    let keep = Policy::load(paths)?.undo_keep_bytes;
+    undo_with(
+        open_store(paths, name, &workspace, keep)?,
+        workspace,
+        run,
+        force,
+    )
+    .await
 }
 
 /// Puts back what an undone `run` had made.
 pub async fn redo(paths: &Paths, name: &SessionName, run: &str) -> Result<Vec<FileChange>> {
     let workspace = workspace_of(paths, name)?;
-    redo_with(open_store(paths, name, &workspace)?, workspace, run).await
+    let keep = Policy::load(paths)?.undo_keep_bytes;
+    redo_with(open_store(paths, name, &workspace, keep)?, workspace, run).await
 }
 
 async fn undo_with(
@@ -167,7 +174,12 @@ fn workspace_of(paths: &Paths, name: &SessionName) -> Result<PathBuf> {
 }
 
 /// The record of session `name`, kept apart from its workspace.
-fn open_store(paths: &Paths, name: &SessionName, workspace: &Path) -> Result<Arc<Store>> {
+fn open_store(
+    paths: &Paths,
+    name: &SessionName,
+    workspace: &Path,
+    keep: u64,
+) -> Result<Arc<Store>> {
     let dir = paths.checkpoints_dir().join(name.as_str());
     if dir.starts_with(workspace) {
         return Err(Error::Checkpoint(format!(
@@ -176,9 +188,7 @@ fn open_store(paths: &Paths, name: &SessionName, workspace: &Path) -> Result<Arc
             workspace.display()
         )));
     }
-    Ok(Arc::new(
-        Store::open(&dir, DEFAULT_CAP_BYTES).map_err(checkpoint_error)?,
-    ))
+    Ok(Arc::new(Store::open(&dir, keep).map_err(checkpoint_error)?))
 }
 
 pub fn file_changes(changes: &[Change]) -> Vec<FileChange> {
