@@ -11,7 +11,7 @@ use ironclaw_store::{History, MessageRole, MessageStatus};
 use crate::error::Result;
 
 /// `text` with the notes waiting for the model in front of it, each marked as IronClaw's.
-fn with_notes(notes: &mut Vec<String>, text: String) -> String {
+pub(super) fn with_notes(notes: &mut Vec<String>, text: String) -> String {
     if notes.is_empty() {
         return text;
     }

@@ -34,16 +34,13 @@ pub(super) async fn run(inner: Arc<Inner>, user_text: String, cancel: Cancellati
         conversation_id: inner.conversation,
         turn_id: turn.id,
     });
-    let notes: Vec<String> = inner
+    // What IronClaw has to tell the model (an undone run) goes in front, as on a rebuild.
+    let mut notes: Vec<String> = inner
         .model_notes
         .lock()
         .map(|mut n| std::mem::take(&mut *n))
         .unwrap_or_default();
-    let user_text = notes
-        .iter()
-        .map(|n| format!("[IronClaw note: {n}]\n"))
-        .chain(std::iter::once(user_text))
-        .collect::<String>();
+    let user_text = super::transcript::with_notes(&mut notes, user_text);
     inner.transcript.lock().await.push(Message::user(user_text));
     // A failed append in an earlier turn is news only if it fails again.
     if let Ok(mut unaudited) = inner.unaudited.lock() {

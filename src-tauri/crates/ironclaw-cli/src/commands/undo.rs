@@ -3,11 +3,10 @@
 
 use std::process::ExitCode;
 
-use ironclaw_protocol::FileChange;
 use ironclaw_sandbox::sandbox::checkpoints;
 use ironclaw_sandbox::session::SessionName;
 use ironclaw_sandbox::Paths;
-use ironclaw_workspace::checkpoint::{Change, UndoOutcome};
+use ironclaw_workspace::checkpoint::UndoOutcome;
 
 /// Exit code when later runs changed the same files and nothing was changed.
 const CONFLICT: u8 = 2;
@@ -26,7 +25,7 @@ pub async fn undo(
             changes,
             also_undone,
         } => {
-            let restored = listed(&changes);
+            let restored = checkpoints::file_changes(&changes);
             if json {
                 println!(
                     "{}",
@@ -85,14 +84,4 @@ pub async fn redo(session: String, run: String, json: bool) -> anyhow::Result<Ex
         );
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn listed(changes: &[Change]) -> Vec<FileChange> {
-    changes
-        .iter()
-        .map(|c| FileChange {
-            path: c.display_path(),
-            change: c.change,
-        })
-        .collect()
 }
