@@ -65,13 +65,6 @@ impl Node {
         }
     }
 
-    fn size(&self) -> u64 {
-        match self {
-            Node::File { size, .. } => *size,
-            _ => 0,
-        }
-    }
-
     /// Only the permission bits differ.
     fn only_mode_differs(&self, other: &Node) -> bool {
         match (self, other) {
@@ -111,14 +104,6 @@ impl Change {
     /// The path for people and JSON; names that are not UTF-8 are shown with `\u{FFFD}`.
     pub fn display_path(&self) -> String {
         String::from_utf8_lossy(&self.path).into_owned()
-    }
-
-    pub fn size_before(&self) -> u64 {
-        self.before.as_ref().map_or(0, Node::size)
-    }
-
-    pub fn size_after(&self) -> u64 {
-        self.after.as_ref().map_or(0, Node::size)
     }
 }
 
