@@ -504,3 +504,25 @@ pub fn unanswered_tool_calls(request: &RecordedRequest) -> Vec<String> {
     asked.retain(|a| !answered.contains(a));
     asked
 }
+
+/// Each `ExecutionEnded`: the run, what it changed, and why it cannot be undone (if so).
+pub fn ended_runs(
+    events: &[AgentEvent],
+) -> Vec<(
+    ironclaw_protocol::ExecutionId,
+    Vec<ironclaw_protocol::FileChange>,
+    Option<String>,
+)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ExecutionEnded {
+                execution_id,
+                changes,
+                not_undoable,
+                ..
+            } => Some((*execution_id, changes.clone(), not_undoable.clone())),
+            _ => None,
+        })
+        .collect()
+}

@@ -55,6 +55,15 @@ describe("approval dialog", () => {
     expect(send).not.toHaveBeenCalled();
   });
 
+  it("says why the policy asked when it would have run an undoable run unasked", () => {
+    const { queue } = setup();
+    queue.add(req());
+    expect(document.querySelector('[data-testid="asked-because"]')).toBeNull();
+    document.body.replaceChildren();
+    setup().queue.add(req({ approvalId: "appr-7", askedBecause: "the workspace could not be checkpointed, so this run could not be undone: disk full" }));
+    expect(q("asked-because").textContent).toBe("Asked because the workspace could not be checkpointed, so this run could not be undone: disk full");
+  });
+
   it("shows the exact code, language, risk and reasons", () => {
     const { queue } = setup();
     queue.add(req({ code: "import os\nos.remove('a.txt')  # <b>not html</b>\n" }));

@@ -112,3 +112,109 @@ async fn never_ask_runs_writes_unasked_and_is_flagged() {
         .iter()
         .any(|e| e.kind.as_str() == "policy_changed" && e.data["policy"] == "never_ask"));
 }
+
+/// Under ask-unless-undoable a write runs unasked (its checkpoint taken first, its changes
+/// recorded), destructive code is still asked with its confirmation, and once a run leaves a
+/// thread running (it could write later, outside any run's checkpoint) the next run is asked,
+/// saying why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ask_unless_undoable_runs_undoable_code_unasked_and_says_why_it_asks_otherwise() {
+    let mut agent = Agent::start(Wire::OpenAi).await;
+    let thread = "import threading, time\nthreading.Thread(target=time.sleep, args=(600,), daemon=True).start()";
+    agent.push_all([
+        asks_to_run("c1", "shell", "echo draft > notes.txt"),
+        asks_to_run("c2", "shell", "rm -rf notes.txt"),
+        asks_to_run("c3", "python", thread),
+        asks_to_run("c4", "shell", "echo after > after.txt"),
+        says("done"),
+    ]);
+    agent.set_policy(ApprovalPolicy::AskUnlessUndoable);
+    agent
+        .next_event_matching("PolicyChanged", |e| {
+            matches!(e, AgentEvent::PolicyChanged { flagged: false, .. })
+        })
+        .await;
+    agent.send("go");
+
+    let destructive = agent.approval_request().await;
+    assert_eq!(destructive.code, "rm -rf notes.txt", "{}", agent.dump());
+    assert_eq!(
+        started_code(&agent.seen),
+        ["echo draft > notes.txt"],
+        "the write ran unasked"
+    );
+    let because = destructive.asked_because.clone().expect("why it asked");
+    assert!(because.contains("destructive"), "{because}");
+    assert!(destructive
+        .choices
+        .iter()
+        .all(|c| c.kind != ironclaw_protocol::DecisionKind::AlwaysAllowInSession));
+    agent.decide(&destructive, ironclaw_protocol::Decision::ApproveOnce, true);
+
+    let after_thread = agent.approval_request().await;
+    assert_eq!(after_thread.code, "echo after > after.txt");
+    assert_eq!(
+        started_code(&agent.seen),
+        ["echo draft > notes.txt", "rm -rf notes.txt", thread],
+        "the thread-starting run itself could be undone, so it ran unasked"
+    );
+    let because = after_thread.asked_because.clone().expect("why it asked");
+    assert!(
+        because.contains("run #3 left") && because.contains("thread"),
+        "{because}"
+    );
+    agent.deny(&after_thread, "not now");
+    agent.turn_done().await;
+
+    let auto: Vec<bool> = agent
+        .seen
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ApprovalResolved { auto, .. } => Some(*auto),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(auto, [true, false, true, false], "{}", agent.dump());
+    let runs = ended_runs(&agent.seen);
+    assert_eq!(runs.len(), 3);
+    assert_eq!(
+        runs[0].1,
+        [ironclaw_protocol::FileChange {
+            path: "notes.txt".into(),
+            change: ironclaw_protocol::ChangeKind::Added
+        }]
+    );
+    assert!(runs.iter().all(|r| r.2.is_none()), "all undoable: {runs:?}");
+    assert!(!agent.workspace().join("after.txt").exists());
+}
+
+/// A run that turns out bigger than the undo cap is reported as not undoable (never hidden),
+/// and from then on the workspace cannot be checkpointed within the cap, so the next run is
+/// asked with that reason instead of running unasked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ask_unless_undoable_asks_once_the_workspace_cannot_be_checkpointed() {
+    let env = ironclaw_tests::TestEnv::new().await;
+    std::fs::write(env.paths.user_policy_file(), "undo: { keep: 16k }\n").expect("sandbox.yaml");
+    let mut agent = Agent::start_with(env, Wire::OpenAi, ApprovalPolicy::AskUnlessUndoable).await;
+    agent.push_all([
+        asks_to_run("c1", "shell", "head -c 65536 /dev/zero > big.bin"),
+        asks_to_run("c2", "shell", "echo small > small.txt"),
+        says("done"),
+    ]);
+    agent.send("go");
+    let req = agent.approval_request().await;
+    assert_eq!(req.code, "echo small > small.txt", "{}", agent.dump());
+    let runs = ended_runs(&agent.seen);
+    assert_eq!(runs.len(), 1, "the big write ran unasked");
+    let why = runs[0].2.clone().expect("marked as not undoable");
+    assert!(why.contains("cap"), "{why}");
+    assert!(agent.workspace().join("big.bin").exists());
+    let because = req.asked_because.clone().expect("why it asked");
+    assert!(
+        because.contains("could not be checkpointed") && because.contains("cap"),
+        "{because}"
+    );
+    agent.deny(&req, "no");
+    agent.turn_done().await;
+    assert!(!agent.workspace().join("small.txt").exists());
+}

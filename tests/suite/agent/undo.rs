@@ -2,25 +2,10 @@
 //! the files back (and says so in the audit log and the thread), and the model is told with
 //! the person's next message.
 
-use ironclaw_protocol::{AgentEvent, ApprovalPolicy, ChangeKind, ExecutionId, FileChange, Op};
+use ironclaw_protocol::{AgentEvent, ApprovalPolicy, ChangeKind, FileChange, Op};
 use ironclaw_tests::agent::*;
 use ironclaw_tests::TestEnv;
 use pretty_assertions::assert_eq;
-
-fn ended(events: &[AgentEvent]) -> Vec<(ExecutionId, Vec<FileChange>, Option<String>)> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::ExecutionEnded {
-                execution_id,
-                changes,
-                not_undoable,
-                ..
-            } => Some((*execution_id, changes.clone(), not_undoable.clone())),
-            _ => None,
-        })
-        .collect()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_undone_run_puts_the_files_back_is_audited_and_the_model_is_told() {
@@ -37,7 +22,7 @@ async fn an_undone_run_puts_the_files_back_is_audited_and_the_model_is_told() {
     ]);
     agent.send("write the notes, then overwrite them");
     let events = agent.collect_until_turn_end().await;
-    let runs = ended(&events);
+    let runs = ended_runs(&events);
     assert_eq!(runs.len(), 2, "{events:?}");
     let (second, changes, not_undoable) = runs[1].clone();
     assert_eq!(not_undoable, None);

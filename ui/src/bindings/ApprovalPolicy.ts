@@ -5,4 +5,4 @@
  * conversation. Every variant still requires an approval record per run: the policy only
  * decides whether the person is asked.
  */
-export type ApprovalPolicy = "ask_always" | "ask_unless_safe" | "never_ask";
+export type ApprovalPolicy = "ask_always" | "ask_unless_safe" | "ask_unless_undoable" | "never_ask";

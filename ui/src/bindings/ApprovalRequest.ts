@@ -26,4 +26,9 @@ choices: Array<DecisionChoice>,
  * names the run that left it ("run #3 left: …"). Empty when nothing was found. Answer
  * with [`Op::FreshInterpreter`] to start a clean one first.
  */
-alteredSession: Array<string>, };
+alteredSession: Array<string>, 
+/**
+ * Why the conversation's policy did not let this run without asking, when it could have
+ * ("the workspace cannot be checkpointed: …"); `None` when the policy asks for every run.
+ */
+askedBecause?: string | null, };

@@ -137,6 +137,11 @@ class ApprovalDialog {
         )
       : null;
 
+    // The policy would have let it run unasked if it could be undone: say why it cannot.
+    const askedBecause = r.askedBecause
+      ? h("p", { testid: "asked-because", className: "asked-because" }, h("strong", {}, "Asked because "), r.askedBecause)
+      : null;
+
     this.status = h("p", { testid: "approval-status", className: "approval-status", role: "status", "aria-live": "polite" });
     const denyBtn = h("button", { testid: "deny-button", className: "btn", type: "button" }, "Deny");
     const editBtn = h("button", { testid: "edit-button", className: "btn", type: "button" }, "Edit…");
@@ -170,6 +175,7 @@ class ApprovalDialog {
         h("span", { testid: "approval-risk", className: `chip risk-chip risk-${r.risk}` }, RISK_LABEL[r.risk] ?? r.risk),
       ),
       warning,
+      askedBecause,
       alteredNote,
       hidden,
       this.codeEl,

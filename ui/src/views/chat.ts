@@ -13,6 +13,7 @@ import { icon } from "../lib/icons";
 import { inNextFrame } from "../lib/frame";
 import { renderMarkdownInto, wireLinks } from "../lib/markdown";
 import { RISK_LABEL } from "./approval";
+import { POLICIES } from "./policies";
 import { ExecutionCell } from "./cell";
 
 export interface ChatActions {
@@ -356,7 +357,7 @@ export class ChatView {
         break;
       case "policyChanged":
         if (e.flagged) this.notice("Approval policy is now “never ask”: code runs without asking you first.", true);
-        else this.notice(e.policy === "ask_always" ? "Approval policy: ask before running any code." : "Approval policy: ask unless the code only reads.");
+        else this.notice(POLICIES.find((p) => p.value === e.policy)?.notice ?? `Approval policy: ${e.policy}.`);
         break;
       case "error":
         this.notice(e.message, true);

@@ -1,6 +1,5 @@
 // Settings: model/provider, sandbox profile (with its limits), approval policy, saved rules.
 
-import type { ApprovalPolicy } from "../bindings/ApprovalPolicy";
 import type { ProfileInfo } from "../bindings/ProfileInfo";
 import type { Settings } from "../bindings/Settings";
 import type { Api } from "../api";
@@ -8,13 +7,10 @@ import { errorText } from "../api";
 import { formatBytes, formatDuration, h } from "../lib/dom";
 import { describeHidden, markInvisible } from "../lib/invisible";
 import { appearanceSection } from "./appearance";
+import type { ApprovalPolicy } from "../bindings/ApprovalPolicy";
+import { POLICIES } from "./policies";
 import { ProviderFields, field } from "./provider";
 
-const POLICIES: { value: ApprovalPolicy; label: string }[] = [
-  { value: "ask_always", label: "Ask before running any code" },
-  { value: "ask_unless_safe", label: "Ask unless the code only reads (recommended)" },
-  { value: "never_ask", label: "Never ask (not recommended)" },
-];
 
 export interface SettingsActions {
   close(): void;

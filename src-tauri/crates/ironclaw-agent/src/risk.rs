@@ -11,6 +11,11 @@ pub struct Assessment {
     pub reasons: Vec<RiskReason>,
     /// Why running this code would change what later code does, if it would.
     pub alters_session: Option<String>,
+    /// The destructive effect a person should see before it happens even though Undo could
+    /// take it back (a deletion, discarded git work, anything outside the workspace...), if
+    /// any. Replacing files' contents and changing their modes are not on it: those are what
+    /// the checkpoint restores, and `>` alone would make every shell write ask.
+    pub beyond_undo: Option<String>,
 }
 
 pub fn assess(lang: Language, code: &str) -> Assessment {
@@ -29,8 +34,17 @@ pub fn assess(lang: Language, code: &str) -> Assessment {
             )
         })
         .map(|r| r.message.clone());
+    let beyond_undo = a
+        .reasons
+        .iter()
+        .find(|r| {
+            r.level == RiskLevel::Destructive
+                && !matches!(r.category, Category::Overwrite | Category::Permissions)
+        })
+        .map(|r| r.message.clone());
     Assessment {
         alters_session,
+        beyond_undo,
         level: a.level,
         reasons: a
             .reasons
@@ -78,5 +92,9 @@ impl Classifier for RiskClassifier {
 
     fn is_destructive(&self, lang: Language, code: &str) -> bool {
         self.assess(lang, code).level == RiskLevel::Destructive
+    }
+
+    fn destructive_beyond_undo(&self, lang: Language, code: &str) -> Option<String> {
+        self.assess(lang, code).beyond_undo
     }
 }

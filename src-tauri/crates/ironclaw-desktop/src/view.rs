@@ -145,5 +145,6 @@ pub fn request_of(a: &Approval) -> ApprovalRequest {
         choices: DecisionChoice::for_code(a.risk == RiskLevel::Destructive),
         // Known only to a live session (from its last run); the history does not keep it.
         altered_session: Vec::new(),
+        asked_because: None,
     }
 }

@@ -30,6 +30,11 @@ pub struct ApprovalRequest {
     /// with [`Op::FreshInterpreter`] to start a clean one first.
     #[serde(default)]
     pub altered_session: Vec<String>,
+    /// Why the conversation's policy did not let this run without asking, when it could have
+    /// ("the workspace cannot be checkpointed: …"); `None` when the policy asks for every run.
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
+    pub asked_because: Option<String>,
 }
 
 crate::text_enum!(

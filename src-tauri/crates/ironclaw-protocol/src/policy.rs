@@ -14,6 +14,11 @@ crate::text_enum!(
         AskAlways => "ask_always" | "askAlways" | "ask-always",
         /// Run code the risk classifier proves read-only without asking; ask for the rest.
         AskUnlessSafe => "ask_unless_safe" | "askUnlessSafe" | "ask-unless-safe",
+        /// Run without asking what can be taken back whole: effects confined to the sandbox and
+        /// the checkpointed workspace, the network limited to hosts already allowed. Ask when
+        /// the workspace cannot be checkpointed, while an earlier run's thread still runs, and
+        /// for destructive code (which keeps its second confirmation).
+        AskUnlessUndoable => "ask_unless_undoable" | "askUnlessUndoable" | "ask-unless-undoable",
         /// Explicit opt-in: run everything without asking. Always shown flagged.
         NeverAsk => "never_ask" | "neverAsk" | "never-ask",
     }
@@ -23,7 +28,7 @@ impl ApprovalPolicy {
     /// `never_ask` is an explicit opt-in that every front end must show as a warning.
     pub const fn is_flagged(self) -> bool {
         match self {
-            Self::AskAlways | Self::AskUnlessSafe => false,
+            Self::AskAlways | Self::AskUnlessSafe | Self::AskUnlessUndoable => false,
             Self::NeverAsk => true,
         }
     }

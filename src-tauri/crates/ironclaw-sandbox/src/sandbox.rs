@@ -198,7 +198,10 @@ impl Sandbox {
                 budget,
             )
         });
-        let checkpoint = self.checkpoint_before(name, &record.workspace).await;
+        let checkpoint = match &request.checkpointed {
+            Some(run) => Ok(run.clone()),
+            None => self.checkpoint_before(name, &record.workspace).await,
+        };
         let (epoch, mut refusals) = self.egress.begin_exec(name.as_str());
         let ctx = exec::ExecContext {
             docker: &self.docker,

@@ -19,6 +19,10 @@ pub trait Classifier: Send + Sync {
     fn is_read_only(&self, language: Language, code: &str) -> bool;
     /// Needs a second, deliberate confirmation.
     fn is_destructive(&self, language: Language, code: &str) -> bool;
+    /// Destructive in a way a person should see before it happens, even with Undo offered
+    /// after (a deletion, discarded git work...): why, in the classifier's words. Asked under
+    /// [`ApprovalPolicy::AskUnlessUndoable`].
+    fn destructive_beyond_undo(&self, language: Language, code: &str) -> Option<String>;
 }
 
 /// What the gate says about a requested execution before anyone is asked.
@@ -26,8 +30,15 @@ pub trait Classifier: Send + Sync {
 pub enum Triage {
     /// Runs without asking: `reason` says which rule or policy allowed it.
     AutoApproved { reason: String },
+    /// Runs without asking only if every effect it has can be taken back: the caller proves
+    /// that (the workspace checkpointed before it, no earlier run's thread still running) and
+    /// passes `undoable` to [`Gate::auto_ticket`]; otherwise it asks.
+    IfUndoable { reason: String },
     /// Waits for a person.
     Ask,
+    /// Waits for a person, though the policy runs most code unasked: `because` says why not
+    /// this code.
+    AskBecause(String),
 }
 
 /// An execution waiting for a person.
@@ -157,17 +168,37 @@ impl Gate {
                     Triage::Ask
                 }
             }
+            ApprovalPolicy::AskUnlessUndoable => {
+                // Undo is offered after destructive code runs, but a person should see a
+                // deletion before it happens, not only after.
+                if let Some(why) = self.classifier.destructive_beyond_undo(language, code) {
+                    Triage::AskBecause(format!(
+                        "the classifier rates this code destructive ({why}): Undo is offered \
+                         after it ran, but a deletion is shown before it happens"
+                    ))
+                } else {
+                    Triage::IfUndoable {
+                        reason: "every effect can be undone (the workspace was checkpointed, \
+                                 the network reaches only hosts already allowed) under the \
+                                 ask-unless-undoable policy"
+                            .into(),
+                    }
+                }
+            }
             ApprovalPolicy::NeverAsk => Triage::AutoApproved {
                 reason: "the conversation's never-ask policy".into(),
             },
         }
     }
 
-    /// A ticket for code [`Gate::check`] auto-approved. Re-checks, so a caller cannot skip it.
-    pub fn auto_ticket(&self, language: Language, code: &str) -> Option<Ticket> {
+    /// A ticket for code [`Gate::check`] auto-approved (or approved if undoable, and the caller
+    /// made sure it is). Re-checks, so a caller cannot skip it.
+    pub fn auto_ticket(&self, language: Language, code: &str, undoable: bool) -> Option<Ticket> {
         let hash = self.hash(language, code);
         let scope = match self.check(language, code) {
-            Triage::Ask => return None,
+            Triage::Ask | Triage::AskBecause(_) => return None,
+            Triage::IfUndoable { .. } if !undoable => return None,
+            Triage::IfUndoable { .. } => DecisionScope::PolicyAuto,
             Triage::AutoApproved { .. } if self.rule_allows(language, code) => {
                 DecisionScope::SessionRule
             }

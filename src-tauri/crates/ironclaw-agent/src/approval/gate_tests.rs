@@ -19,7 +19,10 @@ impl Classifier for Toy {
         code.starts_with("print")
     }
     fn is_destructive(&self, _: Language, code: &str) -> bool {
-        code.contains("rm ")
+        code.contains("rm ") || code.contains('>')
+    }
+    fn destructive_beyond_undo(&self, _: Language, code: &str) -> Option<String> {
+        code.contains("rm ").then(|| "deletes files".into())
     }
 }
 
@@ -31,7 +34,7 @@ fn gate(policy: ApprovalPolicy) -> Gate {
 fn default_policy_asks_for_everything() {
     let g = gate(ApprovalPolicy::default());
     assert_eq!(g.check(Language::Python, "print(1)"), Triage::Ask);
-    assert!(g.auto_ticket(Language::Python, "print(1)").is_none());
+    assert!(g.auto_ticket(Language::Python, "print(1)", false).is_none());
 }
 
 #[test]
@@ -225,7 +228,9 @@ fn always_allow_saves_a_revocable_rule_for_that_exact_code_only() {
         Triage::AutoApproved { .. }
     ));
     assert_eq!(
-        g.auto_ticket(Language::Shell, "make test").unwrap().scope,
+        g.auto_ticket(Language::Shell, "make test", false)
+            .unwrap()
+            .scope,
         DecisionScope::SessionRule
     );
     assert_eq!(g.check(Language::Shell, "make test2"), Triage::Ask);
@@ -245,10 +250,46 @@ fn ask_unless_safe_auto_approves_only_read_only_code() {
 }
 
 #[test]
+fn ask_unless_undoable_runs_writes_only_when_proven_undoable_and_asks_for_destructive_code() {
+    let mut g = gate(ApprovalPolicy::AskUnlessUndoable);
+    assert!(!g.policy().is_flagged());
+    let write = "open('x','w')";
+    assert!(matches!(
+        g.check(Language::Python, write),
+        Triage::IfUndoable { .. }
+    ));
+    assert!(
+        g.auto_ticket(Language::Python, write, false).is_none(),
+        "not proven undoable: asked"
+    );
+    let t = g.auto_ticket(Language::Python, write, true).unwrap();
+    assert_eq!(
+        (t.scope, t.source, t.code.as_str()),
+        (DecisionScope::PolicyAuto, DecidedBy::Policy, write)
+    );
+    let overwrite = "echo x > notes.txt";
+    assert!(
+        g.auto_ticket(Language::Shell, overwrite, true).is_some(),
+        "replacing a file is what Undo takes back"
+    );
+    match g.check(Language::Shell, "rm -rf build") {
+        Triage::AskBecause(why) => assert!(why.contains("deletes files"), "{why}"),
+        other => panic!("a deletion must be asked: {other:?}"),
+    }
+    assert!(g
+        .auto_ticket(Language::Shell, "rm -rf build", true)
+        .is_none());
+    // What made ask-unless-safe ask (the text no longer proves what runs) does not make an
+    // effect less undoable; a live thread does, and the caller says so with `undoable`.
+    g.taint("defined an alias");
+    assert!(g.auto_ticket(Language::Python, write, true).is_some());
+}
+
+#[test]
 fn never_ask_is_flagged_and_approves_everything() {
     let g = gate(ApprovalPolicy::NeverAsk);
     assert!(g.policy().is_flagged());
-    let t = g.auto_ticket(Language::Shell, "rm -rf x").unwrap();
+    let t = g.auto_ticket(Language::Shell, "rm -rf x", false).unwrap();
     assert_eq!(
         (t.scope, t.source),
         (DecisionScope::PolicyAuto, DecidedBy::Policy)
@@ -286,7 +327,7 @@ fn after_session_altering_code_ran_ask_unless_safe_asks_for_everything() {
     ));
     g.taint("defined an alias");
     assert_eq!(g.check(Language::Python, "print(1)"), Triage::Ask);
-    assert!(g.auto_ticket(Language::Python, "print(1)").is_none());
+    assert!(g.auto_ticket(Language::Python, "print(1)", false).is_none());
 }
 
 #[test]
@@ -362,7 +403,9 @@ fn a_saved_rule_for_destructive_code_does_not_let_it_run_unasked() {
             Triage::Ask,
             "{policy:?}"
         );
-        assert!(g.auto_ticket(Language::Shell, "rm -rf build").is_none());
+        assert!(g
+            .auto_ticket(Language::Shell, "rm -rf build", false)
+            .is_none());
         assert!(matches!(
             g.check(Language::Shell, "make test"),
             Triage::AutoApproved { .. }

@@ -68,57 +68,29 @@ pub(super) async fn handle(
         .lock()
         .map(|g| g.check(language, &run.code))
         .unwrap_or(Triage::Ask);
+    let mut checkpointed = None;
     let ticket = match verdict {
         Triage::AutoApproved { reason } => {
-            let Some(ticket) = inner
-                .gate
-                .lock()
-                .ok()
-                .and_then(|g| g.auto_ticket(language, &run.code))
-            else {
-                return Err(StepError::Failed(
-                    "the approval policy changed mid-request; try again".into(),
-                ));
-            };
-            record_auto(inner, &approval.id, &ticket, &reason);
-            ticket
+            auto_approve(inner, &approval.id, language, &run.code, false, &reason)?
         }
-        Triage::Ask => {
-            let (tx, rx) = oneshot::channel();
-            let pending = match inner.gate.lock() {
-                Ok(mut gate) => gate.request(approval.id, language, &run.code),
-                Err(_) => return Err(StepError::Failed("the approval gate is unavailable".into())),
-            };
-            if let Ok(mut w) = inner.waiters.lock() {
-                w.insert(approval.id, tx);
+        Triage::IfUndoable { reason } => match prove_undoable(inner).await {
+            Ok(checkpoint) => {
+                checkpointed = Some(checkpoint);
+                auto_approve(inner, &approval.id, language, &run.code, true, &reason)?
             }
-            inner.emit(AgentEvent::ApprovalRequested(ApprovalRequest {
-                approval_id: approval.id,
-                code_hash: pending.hash,
-                language,
-                code: run.code.clone(),
-                risk: assessment.level,
-                reasons: assessment.reasons.clone(),
-                destructive: pending.destructive,
-                choices: DecisionChoice::for_code(pending.destructive),
-                altered_session: altered_notes(inner, run.language),
-            }));
-            // Nothing runs while we wait; only the actor (handling Op::Decide) can answer.
-            let resolution = tokio::select! {
-                biased;
-                _ = cancel.cancelled() => return Err(StepError::Cancelled),
-                r = rx => match r {
-                    Ok(r) => r,
-                    // A cancel expires the approval (dropping our channel) before we see it.
-                    Err(_) if cancel.is_cancelled() => return Err(StepError::Cancelled),
-                    Err(_) => return Err(StepError::Failed("the session closed while waiting for approval".into())),
-                },
+            Err(why) => match ask(inner, &approval, &run, &assessment, Some(why), cancel).await? {
+                Ok(ticket) => ticket,
+                Err(denied) => return Ok(denied),
+            },
+        },
+        other @ (Triage::Ask | Triage::AskBecause(_)) => {
+            let because = match other {
+                Triage::AskBecause(why) => Some(why),
+                _ => None,
             };
-            match resolution {
-                Resolution::Run(ticket) => ticket,
-                Resolution::Denied { reason, .. } => {
-                    return Ok((super::notes::denied_note(reason.as_deref()), true))
-                }
+            match ask(inner, &approval, &run, &assessment, because, cancel).await? {
+                Ok(ticket) => ticket,
+                Err(denied) => return Ok(denied),
             }
         }
     };
@@ -127,7 +99,110 @@ pub(super) async fn handle(
             gate.taint(why.clone());
         }
     }
-    execute(inner, &approval.id, ticket, cancel).await
+    execute(inner, &approval.id, ticket, checkpointed, cancel).await
+}
+
+fn auto_approve(
+    inner: &Inner,
+    approval_id: &ironclaw_protocol::ApprovalId,
+    language: ironclaw_protocol::Language,
+    code: &str,
+    undoable: bool,
+    reason: &str,
+) -> Result<Ticket, StepError> {
+    let ticket = inner
+        .gate
+        .lock()
+        .ok()
+        .and_then(|g| g.auto_ticket(language, code, undoable))
+        .ok_or_else(|| {
+            StepError::Failed("the approval policy changed mid-request; try again".into())
+        })?;
+    record_auto(inner, approval_id, &ticket, reason);
+    Ok(ticket)
+}
+
+/// Under ask-unless-undoable: whether every effect of the next run can be taken back. Takes
+/// the run's checkpoint now (its id is returned, for the run to use), after making sure no
+/// earlier run's thread is still running in an interpreter (what it writes later belongs to no
+/// run's checkpoint). Otherwise, in words for the person, why it cannot.
+async fn prove_undoable(inner: &Arc<Inner>) -> Result<String, String> {
+    let live = inner
+        .altered
+        .lock()
+        .ok()
+        .map(|altered| {
+            altered
+                .values()
+                .flatten()
+                .filter(|a| matches!(a.kind.as_str(), "thread" | "check"))
+                .map(|a| super::leftovers::attributed(inner, a))
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    if !live.is_empty() {
+        return Err(format!(
+            "{}: what it does from now on belongs to no run, so it could not be undone \
+             (start a fresh interpreter to end it)",
+            live.join("; ")
+        ));
+    }
+    let sandbox = inner.runtime().await?.sandbox.clone();
+    sandbox
+        .prepare_checkpoint(&inner.sandbox_session, &inner.sandbox_options)
+        .await
+        .map_err(|e| {
+            format!("the workspace could not be checkpointed, so this run could not be undone: {e}")
+        })
+}
+
+/// Waits for a person's decision. `Ok(Err(note))`: denied, `note` is the model's tool result.
+async fn ask(
+    inner: &Arc<Inner>,
+    approval: &ironclaw_store::Approval,
+    run: &tools::RunCode,
+    assessment: &crate::risk::Assessment,
+    asked_because: Option<String>,
+    cancel: &CancellationToken,
+) -> Result<Result<Ticket, (String, bool)>, StepError> {
+    let language = run.language;
+    let (tx, rx) = oneshot::channel();
+    let pending = match inner.gate.lock() {
+        Ok(mut gate) => gate.request(approval.id, language, &run.code),
+        Err(_) => return Err(StepError::Failed("the approval gate is unavailable".into())),
+    };
+    if let Ok(mut w) = inner.waiters.lock() {
+        w.insert(approval.id, tx);
+    }
+    inner.emit(AgentEvent::ApprovalRequested(ApprovalRequest {
+        approval_id: approval.id,
+        code_hash: pending.hash,
+        language,
+        code: run.code.clone(),
+        risk: assessment.level,
+        reasons: assessment.reasons.clone(),
+        destructive: pending.destructive,
+        choices: DecisionChoice::for_code(pending.destructive),
+        altered_session: altered_notes(inner, run.language),
+        asked_because,
+    }));
+    // Nothing runs while we wait; only the actor (handling Op::Decide) can answer.
+    let resolution = tokio::select! {
+        biased;
+        _ = cancel.cancelled() => return Err(StepError::Cancelled),
+        r = rx => match r {
+            Ok(r) => r,
+            // A cancel expires the approval (dropping our channel) before we see it.
+            Err(_) if cancel.is_cancelled() => return Err(StepError::Cancelled),
+            Err(_) => return Err(StepError::Failed("the session closed while waiting for approval".into())),
+        },
+    };
+    Ok(match resolution {
+        Resolution::Run(ticket) => Ok(ticket),
+        Resolution::Denied { reason, .. } => {
+            Err((super::notes::denied_note(reason.as_deref()), true))
+        }
+    })
 }
 
 fn record_auto(
@@ -168,6 +243,7 @@ async fn execute(
     inner: &Arc<Inner>,
     approval_id: &ironclaw_protocol::ApprovalId,
     ticket: Ticket,
+    checkpointed: Option<String>,
     cancel: &CancellationToken,
 ) -> Result<(String, bool), StepError> {
     // What led here must be in the audit log before anything runs.
@@ -236,7 +312,9 @@ async fn execute(
         .approval_id
         .and_then(|id| inner.fresh.lock().ok().map(|mut f| f.remove(&id)))
         .unwrap_or(false);
-    let request = ExecRequest::new(language, ticket.code.clone()).fresh_interpreter(fresh);
+    let request = ExecRequest::new(language, ticket.code.clone())
+        .fresh_interpreter(fresh)
+        .checkpointed(checkpointed);
     let sandbox = inner
         .runtime()
         .await

@@ -29,6 +29,9 @@ pub struct ExecRequest {
     pub timeout: Option<Duration>,
     /// Start the interpreter afresh first, dropping whatever earlier runs left in it.
     pub fresh_interpreter: bool,
+    /// The run's checkpoint, already taken with [`crate::Sandbox::prepare_checkpoint`] (the
+    /// id it returned): the run takes no second one.
+    pub checkpointed: Option<String>,
 }
 
 impl ExecRequest {
@@ -38,7 +41,13 @@ impl ExecRequest {
             code: code.into(),
             timeout: None,
             fresh_interpreter: false,
+            checkpointed: None,
         }
+    }
+
+    pub fn checkpointed(mut self, run: Option<String>) -> Self {
+        self.checkpointed = run;
+        self
     }
 
     pub fn fresh_interpreter(mut self, fresh: bool) -> Self {

@@ -50,6 +50,29 @@ impl Sandbox {
             .map_err(|e| e.to_string())
     }
 
+    /// The checkpoint of a run about to start, taken now, before deciding whether it may start
+    /// without asking: a run whose checkpoint cannot be taken cannot be undone. Returns the id
+    /// to pass in [`crate::exec::ExecRequest::checkpointed`], or why the workspace cannot be
+    /// checkpointed (the session's record is damaged, the cap cannot hold the changes, the
+    /// disk is full…).
+    pub async fn prepare_checkpoint(
+        &self,
+        name: &SessionName,
+        options: &super::SessionOptions,
+    ) -> Result<String> {
+        let slot = self.slot(name).await;
+        let _running = slot.lock().await;
+        let record = self.registry.get_or_create(
+            name,
+            options.workspace.as_deref(),
+            options.profile.as_deref(),
+            self.user,
+        )?;
+        self.checkpoint_before(name, &record.workspace)
+            .await
+            .map_err(Error::Checkpoint)
+    }
+
     /// After a run: what it changed, into its result (or why it cannot be undone).
     pub(super) async fn checkpoint_after(
         &self,

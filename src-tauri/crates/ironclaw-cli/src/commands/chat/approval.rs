@@ -62,6 +62,9 @@ fn describe(req: &ApprovalRequest) -> String {
     for r in &req.reasons {
         s.push_str(&format!("│ • {} (line {})\n", inert(&r.message), r.line));
     }
+    if let Some(why) = &req.asked_because {
+        s.push_str(&format!("│ asked because {}\n", inert(why)));
+    }
     s.push_str("│\n");
     for line in req.code.lines() {
         s.push_str(&format!("│ {}\n", inert(line)));

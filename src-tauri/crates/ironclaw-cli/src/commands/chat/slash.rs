@@ -122,7 +122,7 @@ pub(super) fn slash(
             }
         }
         _ => eprintln!(
-            "commands: /policy [ask_always|ask_unless_safe|never_ask], /rules, /revoke HASH-PREFIX, \
+            "commands: /policy [ask_always|ask_unless_safe|ask_unless_undoable|never_ask], /rules, /revoke HASH-PREFIX, \
              /allow HOST:PORT [once|conversation|always], /deny HOST:PORT, \
              /undo [RUN-NUMBER] [--force], /redo RUN-NUMBER"
         ),
