@@ -130,6 +130,29 @@ impl Agent {
         }
     }
 
+    /// Ends this conversation's session (and stops its container) and opens a new
+    /// conversation under `policy` on the same installation, model server and sandbox.
+    pub async fn start_new_conversation(&mut self, policy: ApprovalPolicy) {
+        let old = self.session_name();
+        self.conversation = self
+            .deps
+            .history
+            .create_conversation("agent e2e", policy)
+            .expect("create conversation")
+            .id;
+        let (session, events) = ironclaw_agent::start(
+            self.deps.clone(),
+            self.conversation,
+            SessionConfig::default(),
+        )
+        .expect("start the session");
+        // The old handle goes: its actor ends once its channel closes.
+        self.session = session;
+        self.events = events;
+        self.seen.clear();
+        let _ = self.sandbox.stop(&old).await;
+    }
+
     pub fn push(&self, reply: Reply) {
         self.server.push(reply);
     }

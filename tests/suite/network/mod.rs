@@ -118,7 +118,7 @@ fn remove_networks(instance: &str) {
     }
 }
 
-pub(super) struct RemoveNetworks(String);
+pub(crate) struct RemoveNetworks(pub(crate) String);
 
 impl Drop for RemoveNetworks {
     fn drop(&mut self) {

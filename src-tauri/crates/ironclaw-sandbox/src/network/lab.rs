@@ -75,6 +75,17 @@ impl Lab {
         self.server(&script, port).await
     }
 
+    /// A package mirror on `port`: a PEP 503 index at `/simple/` with one pure-Python wheel,
+    /// `tinycalc` 1.0 (`tinycalc.mean`, `tinycalc.median`), for pip through the allowlist; and
+    /// `/data/sales.csv`, a small dataset to download.
+    pub async fn package_mirror(&mut self, port: u16) -> Result<Server> {
+        let script = format!(
+            "mkdir -p /tmp/www/simple/tinycalc /tmp/www/data && cd /tmp/www && python3 -c '{MIRROR}' \
+             && exec python3 -m http.server {port} --bind 0.0.0.0"
+        );
+        self.server(&script, port).await
+    }
+
     /// An HTTPS server on `port` with a fresh self-signed certificate for `cn`; `/index.html`
     /// says `hello from <tag>`.
     pub async fn tls_server(&mut self, tag: &str, cn: &str, port: u16) -> Result<Server> {
@@ -221,3 +232,31 @@ pub async fn remove_all(docker: &Docker, instance: &str) -> Result<()> {
     }
     super::engine::remove_networks_with_role(docker, instance, ROLE_LAB).await
 }
+
+/// Builds the package mirror's files (see [`Lab::package_mirror`]); no single quotes (it is
+/// passed to `python3 -c '…'`).
+const MIRROR: &str = r#"
+import base64, hashlib, zipfile
+name = "tinycalc-1.0-py3-none-any.whl"
+files = {
+    "tinycalc/__init__.py": "def mean(xs):\n    xs = list(xs)\n    return sum(xs) / len(xs)\n\ndef median(xs):\n    s = sorted(xs)\n    n = len(s)\n    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2\n",
+    "tinycalc-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: tinycalc\nVersion: 1.0\n",
+    "tinycalc-1.0.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: lab\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+}
+def digest(b):
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(b).digest()).rstrip(b"=").decode()
+record = "".join("%s,%s,%d\n" % (p, digest(c.encode()), len(c)) for p, c in files.items())
+record += "tinycalc-1.0.dist-info/RECORD,,\n"
+with zipfile.ZipFile("simple/tinycalc/" + name, "w") as z:
+    for p, c in files.items():
+        z.writestr(p, c)
+    z.writestr("tinycalc-1.0.dist-info/RECORD", record)
+sha = hashlib.sha256(open("simple/tinycalc/" + name, "rb").read()).hexdigest()
+open("simple/index.html", "w").write("<html><body><a href=\"tinycalc/\">tinycalc</a></body></html>\n")
+open("simple/tinycalc/index.html", "w").write("<html><body><a href=\"%s#sha256=%s\">%s</a></body></html>\n" % (name, sha, name))
+rows = ["region,month,units,price"]
+for i, region in enumerate(["north", "south", "east", "west"]):
+    for m in range(1, 13):
+        rows.append("%s,2025-%02d,%d,%.2f" % (region, m, 10 + (i * 7 + m * 3) % 40, 4.5 + i))
+open("data/sales.csv", "w").write("\n".join(rows) + "\n")
+"#;

@@ -14,9 +14,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use nix::errno::Errno;
-use nix::fcntl::{openat, renameat, OFlag};
+use nix::fcntl::{openat, renameat, AtFlags, OFlag};
 use nix::sys::stat::{fchmod, fstatat, mkdirat, Mode};
-use nix::unistd::{symlinkat, unlinkat, UnlinkatFlags};
+use nix::unistd::{fchownat, symlinkat, unlinkat, Gid, Uid, UnlinkatFlags};
 
 use super::node::{Change, Node};
 use super::objects::Objects;
@@ -38,6 +38,7 @@ pub fn apply(
     objects: &Objects,
 ) -> Result<(), CheckpointError> {
     let root = Root::open(workspace).map_err(|e| failed(b"", e.to_string()))?;
+    let owner = Owner::of(&root)?;
     let target = |c: &Change| match side {
         Side::Before => c.before.clone(),
         Side::After => c.after.clone(),
@@ -59,11 +60,11 @@ pub fn apply(
     for c in &ordered {
         match target(c) {
             None => {}
-            Some(Node::Dir { .. }) => make_dir(&root, &c.path)?,
+            Some(Node::Dir { .. }) => make_dir(&root, &c.path, owner)?,
             Some(Node::File { mode, content, .. }) => {
-                write_file(&root, &c.path, objects, &content, mode)?
+                write_file(&root, &c.path, objects, &content, mode, owner)?
             }
-            Some(Node::Symlink { target }) => make_link(&root, &c.path, &target)?,
+            Some(Node::Symlink { target }) => make_link(&root, &c.path, &target, owner)?,
             // A FIFO, socket or device is not recreated: IronClaw only records that it was there.
             Some(Node::Special { .. }) => {}
         }
@@ -78,6 +79,42 @@ pub fn apply(
         }
     }
     Ok(())
+}
+
+/// Who what is put back belongs to: the workspace folder's owner (the person, whose UID the
+/// sandbox runs as). Only set when IronClaw runs as root and the folder is someone else's:
+/// otherwise what IronClaw creates is the person's already, and a root-owned file put back
+/// into their workspace would be one the sandbox can no longer write.
+#[derive(Clone, Copy)]
+struct Owner(Option<(Uid, Gid)>);
+
+impl Owner {
+    fn of(root: &Root) -> Result<Owner, CheckpointError> {
+        if !Uid::effective().is_root() {
+            return Ok(Owner(None));
+        }
+        let fd = root
+            .open_dir_at(Path::new(""))
+            .map_err(|e| failed(b"", e.to_string()))?;
+        let stat = nix::sys::stat::fstat(fd.as_fd()).map_err(|e| failed(b"", e.to_string()))?;
+        let (uid, gid) = (Uid::from_raw(stat.st_uid), Gid::from_raw(stat.st_gid));
+        Ok(Owner((!uid.is_root()).then_some((uid, gid))))
+    }
+
+    /// Gives `name` in `dir` (not followed, if a link) to the owner.
+    fn give(self, dir: &OwnedFd, name: &OsStr, path: &[u8]) -> Result<(), CheckpointError> {
+        let Some((uid, gid)) = self.0 else {
+            return Ok(());
+        };
+        fchownat(
+            dir.as_fd(),
+            name,
+            Some(uid),
+            Some(gid),
+            AtFlags::AT_SYMLINK_NOFOLLOW,
+        )
+        .map_err(|e| failed(path, format!("giving it to the workspace's owner: {e}")))
+    }
 }
 
 /// The parent folder's descriptor and the last name of `path`.
@@ -126,10 +163,10 @@ fn remove(root: &Root, path: &[u8], keep: impl Fn(Kind) -> bool) -> Result<(), C
     }
 }
 
-fn make_dir(root: &Root, path: &[u8]) -> Result<(), CheckpointError> {
+fn make_dir(root: &Root, path: &[u8], owner: Owner) -> Result<(), CheckpointError> {
     let (dir, name) = parent(root, path)?;
     match mkdirat(dir.as_fd(), name, Mode::from_bits_truncate(0o700)) {
-        Ok(()) => Ok(()),
+        Ok(()) => owner.give(&dir, name, path),
         Err(Errno::EEXIST) => {
             match fstatat(dir.as_fd(), name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW) {
                 Ok(s) if Kind::of(&s) == Kind::Dir => Ok(()),
@@ -157,6 +194,7 @@ fn write_file(
     objects: &Objects,
     content: &super::objects::Hash,
     mode: u32,
+    owner: Owner,
 ) -> Result<(), CheckpointError> {
     let (dir, name) = parent(root, path)?;
     let tmp = temp_name(name);
@@ -173,6 +211,8 @@ fn write_file(
         let mut source = objects.open_object(content)?;
         std::io::copy(&mut source, &mut out).map_err(|e| failed(path, e.to_string()))?;
         out.flush().map_err(|e| failed(path, e.to_string()))?;
+        owner.give(&dir, tmp, path)?;
+        // After the chown, which clears set-id bits.
         fchmod(out.as_fd(), Mode::from_bits_truncate(mode))
             .map_err(|e| failed(path, e.to_string()))?;
         renameat(dir.as_fd(), tmp, dir.as_fd(), name).map_err(|e| failed(path, e.to_string()))
@@ -183,12 +223,16 @@ fn write_file(
     written
 }
 
-fn make_link(root: &Root, path: &[u8], target: &[u8]) -> Result<(), CheckpointError> {
+fn make_link(root: &Root, path: &[u8], target: &[u8], owner: Owner) -> Result<(), CheckpointError> {
     let (dir, name) = parent(root, path)?;
     let tmp = temp_name(name);
     let tmp = OsStr::from_bytes(&tmp);
     symlinkat(OsStr::from_bytes(target), dir.as_fd(), tmp)
         .map_err(|e| failed(path, e.to_string()))?;
+    if let Err(e) = owner.give(&dir, tmp, path) {
+        let _ = unlinkat(dir.as_fd(), tmp, UnlinkatFlags::NoRemoveDir);
+        return Err(e);
+    }
     renameat(dir.as_fd(), tmp, dir.as_fd(), name).map_err(|e| {
         let _ = unlinkat(dir.as_fd(), tmp, UnlinkatFlags::NoRemoveDir);
         failed(path, e.to_string())

@@ -334,3 +334,37 @@ fn the_oldest_runs_give_way_to_the_cap_and_a_run_too_big_for_it_is_refused_witho
             .join(&Hash::of(&[7u8; 500]).to_string()[2..])
             .exists()));
 }
+
+/// IronClaw running as root (a server, CI) restores into a workspace that belongs to the
+/// person: what it puts back must be theirs, or the sandbox (running as them) can no longer
+/// write the files Undo brought back.
+#[test]
+fn what_undo_and_redo_put_back_belongs_to_the_workspace_owner() {
+    use std::os::unix::fs::{chown, MetadataExt};
+    if !nix::unistd::Uid::effective().is_root() {
+        // As anyone else, what IronClaw creates is already its user's.
+        return;
+    }
+    let e = env();
+    let (uid, gid) = (4242, 4343);
+    let own = |p: &Path| chown(p, Some(uid), Some(gid)).unwrap();
+    own(&e.ws);
+    let store = Store::open(&e.record, DEFAULT_CAP_BYTES).unwrap();
+    store.before_run(&e.ws, "r1").unwrap();
+    std::fs::create_dir_all(e.ws.join("out/deep")).unwrap();
+    std::fs::write(e.ws.join("out/deep/result.csv"), "x").unwrap();
+    symlink("deep/result.csv", e.ws.join("out/latest")).unwrap();
+    std::fs::remove_file(e.ws.join("notes.txt")).unwrap();
+    store.after_run(&e.ws, "r1").unwrap();
+
+    let owner = |p: &str| {
+        let m = std::fs::symlink_metadata(e.ws.join(p)).unwrap();
+        (m.uid(), m.gid())
+    };
+    store.undo(&e.ws, "r1", false).unwrap();
+    assert_eq!(owner("notes.txt"), (uid, gid), "a file put back by undo");
+    store.redo(&e.ws, "r1").unwrap();
+    for p in ["out", "out/deep", "out/deep/result.csv", "out/latest"] {
+        assert_eq!(owner(p), (uid, gid), "{p}, put back by redo");
+    }
+}
