@@ -9,8 +9,9 @@ use std::sync::Arc;
 
 use ironclaw_desktop::doctor::{DoctorReport, ImageProgress};
 use ironclaw_desktop::types::{
-    ConversationSummary, ConversationView, FolderOpening, LogChunk, PendingApproval, ProfileInfo,
-    ProviderCheck, ProviderKindName, RunImage, SessionRuleView, Settings, WorkspaceEntry,
+    ChangeDetail, ConversationSummary, ConversationView, FolderOpening, LogChunk, PendingApproval,
+    ProfileInfo, ProviderCheck, ProviderKindName, RunImage, SessionRuleView, Settings,
+    WorkspaceEntry,
 };
 use ironclaw_desktop::{validate_external_url, CommandError, Desktop, ErrorKind};
 use ironclaw_protocol::{
@@ -240,6 +241,20 @@ pub async fn undo_run(
 ) -> Res<()> {
     desktop
         .undo_run(id, execution_id, force)
+        .await
+        .map_err(CommandError::from)
+}
+
+/// One file a run changed: both sides as the run's checkpoint keeps them (text, image, link,
+/// folder…) and a line diff when both are text.
+#[tauri::command]
+pub async fn run_change(
+    desktop: State<'_, Desktop>,
+    execution_id: ExecutionId,
+    path: String,
+) -> Res<ChangeDetail> {
+    desktop
+        .run_change(execution_id, &path)
         .await
         .map_err(CommandError::from)
 }

@@ -70,6 +70,7 @@ export class App {
         if (!this.currentId) return;
         void this.api.redoRun(this.currentId, executionId).catch((e) => this.failed(e, "Could not redo"));
       },
+      changeDetail: (executionId, path) => this.api.runChange(executionId, path),
       decideHost: (target, decision) => {
         if (!this.currentId) return;
         void this.api.decideHost(this.currentId, target, decision).catch((e) => this.failed(e));

@@ -506,6 +506,20 @@ describe("undo a run", () => {
     expect(q("cell-changes-summary", strip).textContent).toBe("2 files changed");
     expect(q("cell-change-list", strip).textContent).toContain("sales.csv");
 
+    // Each file opens its diff, fetched once from the run's checkpoint, and closes again.
+    const csv = (all("cell-change", strip) as HTMLButtonElement[]).find((b) => b.textContent?.includes("sales.csv"))!;
+    csv.click();
+    await settle(40);
+    const detail = q("change-detail", strip);
+    expect(detail.querySelector(".diff-removed")?.textContent).toBe("- south,7");
+    expect([...detail.querySelectorAll(".diff-added")].map((l) => l.textContent)).toEqual(["+ south,9", "+ east,4"]);
+    expect(csv.getAttribute("aria-expanded")).toBe("true");
+    csv.click();
+    expect(detail.hidden).toBe(true);
+    csv.click();
+    expect(detail.hidden).toBe(false);
+    expect(api.calls.filter((c) => c.name === "runChange")).toHaveLength(1);
+
     q<HTMLButtonElement>("cell-undo", strip).click();
     await settle(40);
     const undo = api.calls.filter((c) => c.name === "undoRun");

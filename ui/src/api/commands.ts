@@ -8,6 +8,7 @@ import { Channel, invoke } from "@tauri-apps/api/core";
 import type { AgentEvent } from "../bindings/AgentEvent";
 import type { ApprovalId } from "../bindings/ApprovalId";
 import type { ApprovalPolicy } from "../bindings/ApprovalPolicy";
+import type { ChangeDetail } from "../bindings/ChangeDetail";
 import type { CodeHash } from "../bindings/CodeHash";
 import type { ConversationId } from "../bindings/ConversationId";
 import type { ConversationSummary } from "../bindings/ConversationSummary";
@@ -76,6 +77,11 @@ export interface Commands {
    */
   undoRun(id: ConversationId, executionId: ExecutionId, force: boolean): Promise<void>;
   /**
+   * One file a run changed: both sides as the run's checkpoint keeps them (text, image, link,
+   * folder…) and a line diff when both are text.
+   */
+  runChange(executionId: ExecutionId, path: string): Promise<ChangeDetail>;
+  /**
    * Puts back what an undone run changed; the outcome comes as a `runRedone` event.
    */
   redoRun(id: ConversationId, executionId: ExecutionId): Promise<void>;
@@ -137,6 +143,7 @@ export const COMMAND_NAMES = [
   "list_rules",
   "revoke_rule",
   "undo_run",
+  "run_change",
   "redo_run",
   "read_run_image",
   "list_workspace",
@@ -175,6 +182,7 @@ export const tauriCommands: Commands = {
   listRules: (id) => invoke<SessionRuleView[]>("list_rules", { id }),
   revokeRule: (id, codeHash) => invoke<void>("revoke_rule", { id, codeHash }),
   undoRun: (id, executionId, force) => invoke<void>("undo_run", { id, executionId, force }),
+  runChange: (executionId, path) => invoke<ChangeDetail>("run_change", { executionId, path }),
   redoRun: (id, executionId) => invoke<void>("redo_run", { id, executionId }),
   readRunImage: (executionId, path) => invoke<RunImage>("read_run_image", { executionId, path }),
   listWorkspace: (id) => invoke<WorkspaceEntry[]>("list_workspace", { id }),

@@ -2,6 +2,7 @@
 // later run that changed the same file blocks it unless forced.
 
 import type { AgentEvent } from "../bindings/AgentEvent";
+import type { ChangeDetail } from "../bindings/ChangeDetail";
 import type { Conv } from "./fake-turn";
 
 export function undoRun(c: Conv, executionId: string, force: boolean): AgentEvent {
@@ -28,4 +29,37 @@ export function redoRun(c: Conv, executionId: string): AgentEvent {
   run.undone = false;
   run.undoable = true;
   return { type: "runRedone", executionId, changes: run.changes };
+}
+
+/** A file a run changed, as the core's `run_change` describes it: made-up contents that show a
+ *  diff (an SVG shows as an image on both sides). */
+export function changeDetail(convs: Iterable<Conv>, executionId: string, path: string): ChangeDetail {
+  for (const c of convs) {
+    for (const i of c.items) {
+      if (i.type !== "execution" || i.executionId !== executionId) continue;
+      const ch = i.changes.find((x) => x.path === path);
+      if (!ch) break;
+      const svg = (fill: string) => ({ kind: "image" as const, dataUrl: `data:image/svg+xml;base64,${btoa(`<svg xmlns="http://www.w3.org/2000/svg" width="80" height="40"><rect width="80" height="40" fill="${fill}"/></svg>`)}` });
+      if (path.endsWith(".svg")) {
+        return { path, change: ch.change, before: ch.change === "added" ? { kind: "absent" } : svg("#999"), after: ch.change === "deleted" ? { kind: "absent" } : svg("steelblue"), diff: [], unavailable: null };
+      }
+      const before = "region,units\nnorth,12\nsouth,7\n";
+      const after = "region,units\nnorth,12\nsouth,9\neast,4\n";
+      return {
+        path,
+        change: ch.change,
+        before: ch.change === "added" ? { kind: "absent" } : { kind: "text", text: before },
+        after: ch.change === "deleted" ? { kind: "absent" } : { kind: "text", text: after },
+        diff: [
+          { kind: "same", text: "region,units" },
+          { kind: "same", text: "north,12" },
+          { kind: "removed", text: "south,7" },
+          { kind: "added", text: "south,9" },
+          { kind: "added", text: "east,4" },
+        ],
+        unavailable: null,
+      };
+    }
+  }
+  throw { kind: "invalid_input", message: `${path}: this run did not change it` };
 }

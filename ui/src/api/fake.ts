@@ -18,6 +18,7 @@ import type { DoctorReport } from "../bindings/DoctorReport";
 import type { ExecutionFilesEvent } from "../bindings/ExecutionFilesEvent";
 import type { FolderOpening } from "../bindings/FolderOpening";
 import type { RunImage } from "../bindings/RunImage";
+import type { ChangeDetail } from "../bindings/ChangeDetail";
 import type { FocusApprovalEvent } from "../bindings/FocusApprovalEvent";
 import type { ImageProgress } from "../bindings/ImageProgress";
 import type { LogChunk } from "../bindings/LogChunk";
@@ -34,7 +35,7 @@ import type { ErrorKind } from "../bindings/ErrorKind";
 import type { Api, ExportFormat, Unlisten } from "./types";
 import { DAMAGED, FRESH_HISTORY, HISTORY_MISSING, IMAGE_DONE, IMAGE_START, PROFILES, doctorReport, folderOpening, imageImportStep, logText, providerCheck, recovered } from "./fake-answers";
 import { runFlood, runLive, type Runner } from "./fake-runs";
-import { redoRun, undoRun } from "./fake-undo";
+import { changeDetail, redoRun, undoRun } from "./fake-undo";
 import { SEED_CONVERSATIONS, chartSvg, requestFor } from "./fake-script";
 import { newId, runTurn, streamText, type Conv, type TurnHost } from "./fake-turn";
 
@@ -296,6 +297,12 @@ export class FakeBackend implements Api {
     this.log("undoRun", id, executionId, force);
     await this.tick();
     this.emit(id, undoRun(this.conv(id), executionId, force));
+  }
+
+  async runChange(executionId: string, path: string): Promise<ChangeDetail> {
+    this.log("runChange", executionId, path);
+    await this.tick();
+    return changeDetail(this.convs.values(), executionId, path);
   }
 
   async redoRun(id: string, executionId: string): Promise<void> {

@@ -3,12 +3,52 @@
 // changed the same files the core changes nothing and the strip asks whether to take those back
 // too; a run that could not be checkpointed says why it cannot be undone.
 
+import type { ChangeDetail } from "../bindings/ChangeDetail";
+import type { ChangeSide } from "../bindings/ChangeSide";
 import type { FileChange } from "../bindings/FileChange";
-import { h } from "../lib/dom";
+import { errorText } from "../api/types";
+import { formatBytes, h } from "../lib/dom";
 
 export interface UndoActions {
   undo(executionId: string, force: boolean): void;
   redo(executionId: string): void;
+  /** Both sides of one changed file, from the run's checkpoint. */
+  detail(executionId: string, path: string): Promise<ChangeDetail>;
+}
+
+const DIFF_MARK = { same: " ", added: "+", removed: "-", gap: "" } as const;
+
+/** One side that is not text shown in a diff: what it was, in words (or the image). */
+function sideView(label: string, side: ChangeSide): HTMLElement {
+  const body = ((): HTMLElement | string => {
+    switch (side.kind) {
+      case "absent": return "nothing";
+      case "folder": return "a folder";
+      case "special": return "a FIFO, socket or device";
+      case "link": return h("span", {}, "a link to ", h("code", {}, side.target));
+      case "binary": return `binary data, ${formatBytes(side.bytes)}`;
+      case "tooLarge": return `${formatBytes(side.bytes)}: too large to show here`;
+      case "text": return `text, ${side.text.split("\n").length} lines`;
+      case "image": return h("img", { className: "change-image", src: side.dataUrl, alt: `${label} image` });
+    }
+  })();
+  return h("figure", { className: `change-side change-side-${side.kind}` }, h("figcaption", {}, label), body);
+}
+
+/** The detail of one changed file: a line diff for text, both sides for anything else. */
+export function changeDetailView(d: ChangeDetail): HTMLElement {
+  if (d.unavailable) return h("p", { testid: "change-detail", className: "change-detail muted" }, `Not shown: ${d.unavailable}`);
+  if (d.diff.length) {
+    const pre = h("pre", { className: "diff", "aria-label": `Changes to ${d.path}` });
+    for (const line of d.diff) {
+      pre.append(h("span", { className: `diff-line diff-${line.kind}` }, line.kind === "gap" ? line.text : `${DIFF_MARK[line.kind]} ${line.text}`), "\n");
+    }
+    return h("div", { testid: "change-detail", className: "change-detail" }, pre);
+  }
+  if (d.before.kind === "text" && d.after.kind === "text") {
+    return h("p", { testid: "change-detail", className: "change-detail muted" }, "The contents are the same; only the permissions changed.");
+  }
+  return h("div", { testid: "change-detail", className: "change-detail change-sides" }, sideView("Before", d.before), sideView("After", d.after));
 }
 
 const VERB: Record<FileChange["change"], string> = {
@@ -39,7 +79,10 @@ export class ChangesStrip {
     const list = h("ul", { testid: "cell-change-list", className: "change-list" });
     for (const c of changes) {
       // Paths are the code's to choose: text only, never markup.
-      list.append(h("li", { className: `change change-${c.change}` }, h("span", { className: "change-kind" }, VERB[c.change]), " ", h("code", {}, c.path)));
+      const open = h("button", { testid: "cell-change", className: "change-open", type: "button", "aria-expanded": "false", title: "Show what changed" }, h("span", { className: "change-kind" }, VERB[c.change]), " ", h("code", {}, c.path));
+      const item = h("li", { className: `change change-${c.change}` }, open);
+      open.addEventListener("click", () => void this.toggleDetail(item, open, c.path));
+      list.append(item);
     }
     this.summary = h("summary", { testid: "cell-changes-summary" }, plural(changes.length, "file changed", "files changed"));
     this.status = h("span", { testid: "cell-undo-status", className: "undo-status", role: "status" });
@@ -65,6 +108,22 @@ export class ChangesStrip {
       this.undone();
     } else if (!state.undoable) {
       this.undoBtn.hidden = true;
+    }
+  }
+
+  /** Shows (fetching it once) or hides one file's diff under its line. */
+  private async toggleDetail(item: HTMLElement, open: HTMLElement, path: string): Promise<void> {
+    const shown = item.querySelector<HTMLElement>('[data-testid="change-detail"]');
+    if (shown) {
+      shown.hidden = !shown.hidden;
+      open.setAttribute("aria-expanded", String(!shown.hidden));
+      return;
+    }
+    open.setAttribute("aria-expanded", "true");
+    try {
+      item.append(changeDetailView(await this.actions.detail(this.executionId, path)));
+    } catch (e) {
+      item.append(h("p", { testid: "change-detail", className: "change-detail muted" }, `Could not show it: ${errorText(e)}`));
     }
   }
 

@@ -2,6 +2,7 @@
 // composer. Streaming text is re-rendered at most once per animation frame per message.
 
 import type { AgentEvent } from "../bindings/AgentEvent";
+import type { ChangeDetail } from "../bindings/ChangeDetail";
 import type { ApprovalRequest } from "../bindings/ApprovalRequest";
 import type { ApprovalState } from "../bindings/ApprovalState";
 import type { ConversationView } from "../bindings/ConversationView";
@@ -28,6 +29,8 @@ export interface ChatActions {
   decideHost(target: string, decision: HostDecision): void;
   undo(executionId: string, force: boolean): void;
   redo(executionId: string): void;
+  /** One file a run changed, both sides and a diff. */
+  changeDetail(executionId: string, path: string): Promise<ChangeDetail>;
 }
 
 interface Message {
@@ -166,6 +169,7 @@ export class ChatView {
           openLog: (id) => this.actions.openLog(id),
           undo: (id, force) => this.actions.undo(id, force),
           redo: (id) => this.actions.redo(id),
+          detail: (id, path) => this.actions.changeDetail(id, path),
         });
         this.cells.set(item.executionId, cell);
         this.append(cell.el);
@@ -318,6 +322,7 @@ export class ChatView {
           openLog: (id) => this.actions.openLog(id),
           undo: (id, force) => this.actions.undo(id, force),
           redo: (id) => this.actions.redo(id),
+          detail: (id, path) => this.actions.changeDetail(id, path),
         }).numbered(e.number);
         this.cells.set(e.executionId, cell);
         this.append(cell.el);

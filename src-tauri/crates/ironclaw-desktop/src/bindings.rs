@@ -27,6 +27,7 @@ pub fn export(dir: &std::path::Path) -> Result<(), ts_rs::ExportError> {
     LogChunk::export_all(&cfg)?;
     FolderOpening::export_all(&cfg)?;
     RunImage::export_all(&cfg)?;
+    ChangeDetail::export_all(&cfg)?;
     ProfileInfo::export_all(&cfg)?;
     Settings::export_all(&cfg)?;
     ProviderCheck::export_all(&cfg)?;

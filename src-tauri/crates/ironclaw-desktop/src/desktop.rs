@@ -382,6 +382,15 @@ impl Desktop {
         crate::run_images::read(&self.core.history, &self.core.paths, execution, path)
     }
 
+    /// One file a run changed, both sides and a line diff (see [`crate::run_changes`]).
+    pub async fn run_change(
+        &self,
+        execution: ExecutionId,
+        path: &str,
+    ) -> Result<crate::types::ChangeDetail> {
+        crate::run_changes::detail(&self.core.history, &self.core.paths, execution, path).await
+    }
+
     pub fn read_workspace_image(&self, id: ConversationId, path: &str) -> Result<String> {
         self.core.history.get_conversation(id)?;
         let dir = workspace::dir(&self.core.paths, id)?;

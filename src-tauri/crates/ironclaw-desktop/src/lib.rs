@@ -24,6 +24,7 @@ pub mod links;
 pub mod notify;
 pub mod pending;
 pub mod profiles;
+mod run_changes;
 mod run_images;
 pub mod sandboxes;
 pub mod sessions;

@@ -118,6 +118,75 @@ pub enum RunImage {
     Refused { reason: String },
 }
 
+/// One side of a file a run changed, as the run's checkpoint keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(
+    tag = "kind",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum ChangeSide {
+    /// Nothing was there.
+    Absent,
+    Folder,
+    Text {
+        text: String,
+    },
+    Image {
+        data_url: String,
+    },
+    /// Not text and not an image shown inline.
+    Binary {
+        bytes: u64,
+    },
+    /// A link, shown as its target (never followed).
+    Link {
+        target: String,
+    },
+    /// A FIFO, socket or device.
+    Special,
+    /// Larger than is shown inline.
+    TooLarge {
+        bytes: u64,
+    },
+}
+
+/// One line of a text diff.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct DiffLine {
+    /// `same`, `added`, `removed`, or `gap` (unchanged lines left out; `text` says how many).
+    pub kind: DiffKind,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum DiffKind {
+    Same,
+    Added,
+    Removed,
+    Gap,
+}
+
+/// A file a run changed: both sides, and a line diff when both are text.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct ChangeDetail {
+    pub path: String,
+    pub change: ironclaw_protocol::ChangeKind,
+    pub before: ChangeSide,
+    pub after: ChangeSide,
+    pub diff: Vec<DiffLine>,
+    /// Why the sides cannot be shown (the checkpoint was dropped for the cap…), if so.
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
+    pub unavailable: Option<String>,
+}
+
 /// What `open_conversation` returns: everything to render, then live events follow.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]

@@ -25,7 +25,7 @@ pub fn mime_for(path: &Path) -> Option<&'static str> {
 }
 
 /// Whether the bytes look like the claimed type, so a renamed binary is not passed off as one.
-fn content_matches(mime: &str, bytes: &[u8]) -> bool {
+pub(crate) fn content_matches(mime: &str, bytes: &[u8]) -> bool {
     match mime {
         "image/png" => bytes.starts_with(b"\x89PNG\r\n\x1a\n"),
         "image/jpeg" => bytes.starts_with(&[0xFF, 0xD8, 0xFF]),
@@ -81,10 +81,14 @@ pub fn read_data_url(root: &Path, relative: &str) -> Result<String> {
             format!("the file's content is not {mime}"),
         ));
     }
-    Ok(format!(
+    Ok(data_url(mime, &bytes))
+}
+
+pub(crate) fn data_url(mime: &str, bytes: &[u8]) -> String {
+    format!(
         "data:{mime};base64,{}",
-        base64::engine::general_purpose::STANDARD.encode(&bytes)
-    ))
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    )
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use ironclaw_workspace::checkpoint::{Change, CheckpointError, Store, UndoOutcome};
+use ironclaw_workspace::checkpoint::{Change, CheckpointError, Store, Stored, UndoOutcome};
 
 use super::Sandbox;
 use crate::error::{Error, Result};
@@ -152,6 +152,24 @@ pub async fn redo(paths: &Paths, name: &SessionName, run: &str) -> Result<Vec<Fi
     let workspace = workspace_of(paths, name)?;
     let keep = Policy::load(paths)?.undo_keep_bytes;
     redo_with(open_store(paths, name, &workspace, keep)?, workspace, run).await
+}
+
+/// Both sides (before, after) of `path` as `run` changed it, from the record (files read up to
+/// `max` bytes each): what the app shows as a diff. Needs no Docker.
+pub async fn change_sides(
+    paths: &Paths,
+    name: &SessionName,
+    run: &str,
+    path: &str,
+    max: u64,
+) -> Result<[Stored; 2]> {
+    let workspace = workspace_of(paths, name)?;
+    let keep = Policy::load(paths)?.undo_keep_bytes;
+    let store = open_store(paths, name, &workspace, keep)?;
+    let (run, path) = (run.to_owned(), path.to_owned());
+    blocking(move || store.sides(&run, &path, max))
+        .await
+        .map_err(checkpoint_error)
 }
 
 async fn undo_with(

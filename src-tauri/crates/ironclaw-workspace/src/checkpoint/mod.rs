@@ -20,6 +20,7 @@ mod node;
 mod objects;
 mod restore;
 mod scan;
+mod sides;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
@@ -30,6 +31,7 @@ pub use node::{diff, Change, ChangeKind, Manifest, Node, Stamp};
 pub use objects::Hash;
 use objects::Objects;
 use restore::Side;
+pub use sides::Stored;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CheckpointError {

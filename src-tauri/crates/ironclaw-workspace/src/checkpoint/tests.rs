@@ -368,3 +368,48 @@ fn what_undo_and_redo_put_back_belongs_to_the_workspace_owner() {
         assert_eq!(owner(p), (uid, gid), "{p}, put back by redo");
     }
 }
+
+#[test]
+fn both_sides_of_a_change_come_from_the_record_not_the_workspace() {
+    let e = env();
+    let store = Store::open(&e.record, DEFAULT_CAP_BYTES).unwrap();
+    store.before_run(&e.ws, "r1").unwrap();
+    std::fs::write(e.ws.join("data/sales.csv"), "a,b\n1,999\n").unwrap();
+    std::fs::write(e.ws.join("big.bin"), vec![7u8; 4096]).unwrap();
+    std::fs::remove_file(e.ws.join("latest")).unwrap();
+    store.after_run(&e.ws, "r1").unwrap();
+    // Changed again since: the sides are still the run's own.
+    std::fs::write(e.ws.join("data/sales.csv"), "later").unwrap();
+
+    let [before, after] = store.sides("r1", "data/sales.csv", 1024).unwrap();
+    let bytes = |s: &Stored| match s {
+        Stored::File { bytes, .. } => bytes.clone(),
+        other => panic!("not a file: {other:?}"),
+    };
+    assert_eq!(bytes(&before).unwrap(), b"a,b\n1,2\n");
+    assert_eq!(bytes(&after).unwrap(), b"a,b\n1,999\n");
+    let [absent, big] = store.sides("r1", "big.bin", 1024).unwrap();
+    assert_eq!(absent, Stored::Absent);
+    assert!(
+        matches!(
+            big,
+            Stored::File {
+                size: 4096,
+                bytes: None,
+                ..
+            }
+        ),
+        "larger than asked: not read ({big:?})"
+    );
+    let [link, gone] = store.sides("r1", "latest", 1024).unwrap();
+    assert_eq!(
+        (link, gone),
+        (
+            Stored::Link {
+                target: b"data/sales.csv".to_vec()
+            },
+            Stored::Absent
+        )
+    );
+    assert!(store.sides("r1", "notes.txt", 1024).is_err(), "unchanged");
+}

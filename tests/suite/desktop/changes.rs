@@ -1,0 +1,97 @@
+//! A run's changed files, opened from its cell: both sides come from the run's checkpoint (not
+//! the workspace as it is now), with a line diff for text and the image before and after.
+
+use ironclaw_desktop::types::{ChangeSide, DiffKind};
+use ironclaw_protocol::{AgentEvent, ChangeKind, Decision, ExecutionId};
+use ironclaw_tests::agent::{asks_to_run, says};
+use pretty_assertions::assert_eq;
+
+use super::App;
+
+async fn approve_and_end(app: &mut App) -> ExecutionId {
+    let req = app.approval_request().await;
+    let confirmed = req.choices.iter().any(|c| c.needs_confirmation);
+    app.desktop
+        .decide(
+            app.conversation,
+            req.approval_id,
+            req.code_hash,
+            Decision::ApproveOnce,
+            confirmed,
+        )
+        .await
+        .expect("decide");
+    match app
+        .next_event("executionEnded", |e| {
+            matches!(e, AgentEvent::ExecutionEnded { .. })
+        })
+        .await
+    {
+        AgentEvent::ExecutionEnded { execution_id, .. } => execution_id,
+        _ => unreachable!(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_file_shows_the_runs_own_diff_and_images_before_and_after() {
+    let mut app = App::start().await;
+    app.open().await;
+    let png = "import base64\nopen('plot.png', 'wb').write(base64.b64decode('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=='))";
+    app.push_all([
+        asks_to_run("c1", "shell", "printf 'a\\nb\\nc\\n' > notes.txt"),
+        asks_to_run(
+            "c2",
+            "python",
+            &format!("{png}\nopen('notes.txt', 'w').write('a\\nB\\nc\\nd\\n')"),
+        ),
+        says("done"),
+    ]);
+    app.send("write notes and a plot").await;
+    approve_and_end(&mut app).await;
+    let second = approve_and_end(&mut app).await;
+    app.turn_end().await;
+    // Changed since, outside any run: the detail is still what the run did.
+    let ws = ironclaw_desktop::workspace::dir(&app.env.paths, app.conversation).expect("workspace");
+    std::fs::write(ws.join("notes.txt"), "rewritten by the person\n").expect("write");
+
+    let notes = app
+        .desktop
+        .run_change(second, "notes.txt")
+        .await
+        .expect("the notes' change");
+    assert_eq!(notes.change, ChangeKind::Modified);
+    assert_eq!(notes.unavailable, None);
+    let lines: Vec<(DiffKind, &str)> = notes
+        .diff
+        .iter()
+        .map(|l| (l.kind, l.text.as_str()))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            (DiffKind::Same, "a"),
+            (DiffKind::Removed, "b"),
+            (DiffKind::Added, "B"),
+            (DiffKind::Same, "c"),
+            (DiffKind::Added, "d"),
+        ]
+    );
+
+    let plot = app
+        .desktop
+        .run_change(second, "plot.png")
+        .await
+        .expect("the plot's change");
+    assert_eq!(
+        (plot.change, &plot.before),
+        (ChangeKind::Added, &ChangeSide::Absent)
+    );
+    assert!(
+        matches!(&plot.after, ChangeSide::Image { data_url } if data_url.starts_with("data:image/png;base64,iVBORw0KGgo")),
+        "{:?}",
+        plot.after
+    );
+
+    let refused = app.desktop.run_change(second, "../../etc/passwd").await;
+    assert!(refused.is_err(), "only what the run changed: {refused:?}");
+}
