@@ -129,3 +129,64 @@ async fn an_undone_run_puts_the_files_back_is_audited_and_the_model_is_told() {
     );
     assert!(ws.join("extra.txt").exists());
 }
+
+/// A run whose container is killed mid-way ends in an error, but what it wrote before that is
+/// recorded with it (its checkpoint was taken and linked before it started) and Undo takes it
+/// back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_killed_mid_way_can_still_be_undone() {
+    use bollard::query_parameters::KillContainerOptions;
+    let mut agent =
+        Agent::start_with(TestEnv::new().await, Wire::OpenAi, ApprovalPolicy::NeverAsk).await;
+    agent.push_all([
+        asks_to_run(
+            "c1",
+            "python",
+            "open('/workspace/half.txt', 'w').write('half done')\nimport time\nprint('started', flush=True)\ntime.sleep(600)",
+        ),
+        says("it went away"),
+    ]);
+    agent.send("run it");
+    agent
+        .next_event_matching(
+            "the run's first output",
+            |e| matches!(e, AgentEvent::ExecutionOutput { text, .. } if text.contains("started")),
+        )
+        .await;
+    let id = agent
+        .env
+        .container_id(&agent.conversation.to_string())
+        .await
+        .expect("the session's container");
+    agent
+        .env
+        .docker()
+        .kill_container(&id, None::<KillContainerOptions>)
+        .await
+        .expect("docker kill");
+    let events = agent.collect_until_turn_end().await;
+    let runs = ended_runs(&events);
+    assert_eq!(runs.len(), 1, "{}", agent.dump());
+    let (execution_id, changes, not_undoable) = runs[0].clone();
+    assert_eq!(not_undoable, None, "{}", agent.dump());
+    assert_eq!(
+        changes,
+        [FileChange {
+            path: "half.txt".into(),
+            change: ChangeKind::Added
+        }]
+    );
+    assert!(
+        agent.workspace().join("half.txt").exists(),
+        "the run did write it"
+    );
+
+    agent.op(Op::UndoRun {
+        execution_id,
+        force: false,
+    });
+    agent
+        .next_event_matching("RunUndone", |e| matches!(e, AgentEvent::RunUndone { .. }))
+        .await;
+    assert!(!agent.workspace().join("half.txt").exists());
+}

@@ -312,15 +312,16 @@ async fn execute(
         .approval_id
         .and_then(|id| inner.fresh.lock().ok().map(|mut f| f.remove(&id)))
         .unwrap_or(false);
-    let request = ExecRequest::new(language, ticket.code.clone())
-        .fresh_interpreter(fresh)
-        .checkpointed(checkpointed);
     let sandbox = inner
         .runtime()
         .await
         .map_err(StepError::Failed)?
         .sandbox
         .clone();
+    let checkpointed = super::undo::prepare(inner, &sandbox, execution.id, checkpointed).await;
+    let request = ExecRequest::new(language, ticket.code.clone())
+        .fresh_interpreter(fresh)
+        .checkpointed(checkpointed.clone());
     let result = super::orphan::exec(
         inner,
         &sandbox,
@@ -332,7 +333,14 @@ async fn execute(
     .await;
     let activity = result.as_ref().ok().and_then(|r| r.network.as_ref());
     super::network::summary(inner, execution_id, activity);
-    let (changes, not_undoable) = super::undo::record(inner, execution_id, &result);
+    let (changes, not_undoable) = super::undo::record(
+        inner,
+        &sandbox,
+        execution_id,
+        &result,
+        checkpointed.as_deref(),
+    )
+    .await;
     let ran_before = inner
         .ran_before
         .swap(true, std::sync::atomic::Ordering::AcqRel);

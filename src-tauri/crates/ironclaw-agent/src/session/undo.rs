@@ -12,38 +12,79 @@ use ironclaw_workspace::checkpoint::UndoOutcome;
 
 use super::Inner;
 
-/// Keeps a finished run's checkpoint with it; returns what the run changed and, when it
-/// cannot be undone, why.
-pub(super) fn record<E: std::fmt::Display>(
+/// The run's checkpoint, taken right before it starts (unless the policy took it already, to
+/// prove the run undoable) and linked to the execution at once: a run that ends in an error, or
+/// whose app is killed mid-way, can still be undone from its cell. `None` when it cannot be
+/// taken; the run then tries again itself and says why it cannot be undone.
+pub(super) async fn prepare(
     inner: &Inner,
+    sandbox: &ironclaw_sandbox::Sandbox,
     execution_id: ExecutionId,
-    result: &Result<ExecResult, E>,
-) -> (Vec<FileChange>, Option<String>) {
-    let Ok(r) = result else {
-        return (
-            Vec::new(),
-            Some("the run failed before its changes could be recorded".into()),
-        );
-    };
-    let Some(run_id) = &r.run_id else {
-        let why = r
-            .checkpoint_error
-            .clone()
-            .unwrap_or_else(|| "its changes were not recorded".into());
-        return (r.changes.clone(), Some(why));
+    taken: Option<String>,
+) -> Option<String> {
+    let run = match taken {
+        Some(run) => run,
+        None => sandbox
+            .prepare_checkpoint(&inner.sandbox_session, &inner.sandbox_options)
+            .await
+            .map_err(|e| tracing::warn!(error = %e, "the run's checkpoint could not be taken"))
+            .ok()?,
     };
     if let Err(e) = inner
         .deps
         .history
-        .record_run_checkpoint(execution_id, run_id, &r.changes)
+        .record_run_checkpoint(execution_id, &run, &[])
+    {
+        tracing::warn!(error = %e, "could not link the run's checkpoint to its execution");
+    }
+    Some(run)
+}
+
+/// Keeps a finished run's checkpoint with it; returns what the run changed and, when it
+/// cannot be undone, why. A run that failed is checkpointed here (`prepared`).
+pub(super) async fn record<E: std::fmt::Display>(
+    inner: &Inner,
+    sandbox: &ironclaw_sandbox::Sandbox,
+    execution_id: ExecutionId,
+    result: &Result<ExecResult, E>,
+    prepared: Option<&str>,
+) -> (Vec<FileChange>, Option<String>) {
+    let (run_id, changes) = match result {
+        Ok(r) => match &r.run_id {
+            Some(run) => (run.clone(), r.changes.clone()),
+            None => {
+                let why = r
+                    .checkpoint_error
+                    .clone()
+                    .unwrap_or_else(|| "its changes were not recorded".into());
+                return (r.changes.clone(), Some(why));
+            }
+        },
+        Err(_) => {
+            let Some(run) = prepared else {
+                return (
+                    Vec::new(),
+                    Some("the run failed before its changes could be recorded".into()),
+                );
+            };
+            match sandbox.finish_checkpoint(&inner.sandbox_session, run).await {
+                Ok(changes) => (run.to_owned(), changes),
+                Err(e) => return (Vec::new(), Some(e.to_string())),
+            }
+        }
+    };
+    if let Err(e) = inner
+        .deps
+        .history
+        .record_run_checkpoint(execution_id, &run_id, &changes)
     {
         tracing::warn!(error = %e, "could not keep the run's checkpoint in the history");
         return (
-            r.changes.clone(),
+            changes,
             Some(format!("the history could not keep its checkpoint: {e}")),
         );
     }
-    (r.changes.clone(), None)
+    (changes, None)
 }
 
 /// Handles `Op::UndoRun`; `redo` handles `Op::RedoRun`. Off the actor: restoring files takes

@@ -73,6 +73,25 @@ impl Sandbox {
             .map_err(Error::Checkpoint)
     }
 
+    /// Records what a prepared run changed when the run itself ended in an error (its container
+    /// was killed, the engine went away…): the code may have changed files before that, and
+    /// those changes must be undoable too.
+    pub async fn finish_checkpoint(
+        &self,
+        name: &SessionName,
+        run: &str,
+    ) -> Result<Vec<FileChange>> {
+        let slot = self.slot(name).await;
+        let _running = slot.lock().await;
+        let workspace = workspace_of(&self.paths, name)?;
+        let store = self.checkpoints(name, &workspace)?;
+        let id = run.to_owned();
+        let changes = blocking(move || store.after_run(&workspace, &id))
+            .await
+            .map_err(checkpoint_error)?;
+        Ok(file_changes(&changes))
+    }
+
     /// After a run: what it changed, into its result (or why it cannot be undone).
     pub(super) async fn checkpoint_after(
         &self,
