@@ -221,7 +221,10 @@ async fn a_maker_of_many_symlinks_is_killed_at_the_files_quota() {
 }
 
 /// Hard links cost no inode: the files quota does not count them, the bytes quota counts the
-/// folder they grow. Shown so the gap is a known one: 2,000 links pass a quota of 500 files.
+/// folder they grow. Shown so the gap is a known one: 1,900 links pass a quota of 500 files.
+/// (The walk gives up past 4 names per allowed file, 2,000 here, and then stops the run: 1,900
+/// stays under that bound however late a walk sees them, where 2,000 links plus the file and
+/// its folder were caught by a walk that came late enough on a loaded machine.)
 #[tokio::test]
 async fn hard_links_are_counted_once_as_the_mechanism_sees_them() {
     let env = TestEnv::with_policy(QUOTA).await;
@@ -230,7 +233,7 @@ async fn hard_links_are_counted_once_as_the_mechanism_sees_them() {
         "h",
         ExecRequest::new(
             Language::Python,
-            maker("os.link('one', 'many/%d' % i) if i <= 2000 else None")
+            maker("os.link('one', 'many/%d' % i) if i <= 1900 else None")
                 .replace("import os\n", "import os\nopen('one', 'w').write('x')\n"),
         ),
     )
@@ -239,7 +242,7 @@ async fn hard_links_are_counted_once_as_the_mechanism_sees_them() {
     assert!(out.result.quota_exceeded.is_none(), "{:?}", out.result);
     let walked = measure(&env.workspace("h"), everything()).expect("walk");
     assert!(
-        walked.names > 2000 && walked.usage.files < 100,
+        walked.names > 1900 && walked.usage.files < 100,
         "{walked:?}"
     );
 }
