@@ -45,7 +45,8 @@ async fn files_a_run_writes_are_reported_marked_and_shown_inline_and_nothing_out
         asks_to_run(
             "c2",
             "python",
-            "open('/workspace/second.txt', 'w').write('2')",
+            // The second file's time is set back a year: the panel must still mark it.
+            "import os\nopen('/workspace/second.txt', 'w').write('2')\nopen('/workspace/hidden.txt', 'w').write('h')\nos.utime('/workspace/hidden.txt', (1e9, 1e9))",
         ),
         says("Another."),
     ]);
@@ -121,6 +122,18 @@ async fn files_a_run_writes_are_reported_marked_and_shown_inline_and_nothing_out
             .changed_by_last_run
     };
     assert!(changed("second.txt"));
+    let hidden = listing
+        .iter()
+        .find(|e| e.path == "hidden.txt")
+        .expect("hidden.txt listed");
+    assert!(
+        hidden.modified_ms < 1_000_000_001_000,
+        "its time was set back: {hidden:?}"
+    );
+    assert!(
+        hidden.changed_by_last_run,
+        "a run cannot hide a change by setting the file's time back"
+    );
     assert!(!changed("plot.png"), "written by the run before the last");
     assert!(
         !listing.iter().any(|e| e.path.starts_with(".ironclaw")),

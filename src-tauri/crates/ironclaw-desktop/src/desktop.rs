@@ -23,7 +23,7 @@ use crate::types::{
     ConversationSummary, ConversationView, FolderOpening, LogChunk, ProfileInfo, ProviderCheck,
     ProviderKindName, RunImage, Settings, WorkspaceEntry,
 };
-use crate::workspace::{self, RunWindow};
+use crate::workspace::{self, LastRun, RunWindow};
 use crate::{profiles, view};
 
 pub struct DesktopOptions {
@@ -363,18 +363,33 @@ impl Desktop {
         self.core.history.get_conversation(id)?;
         let dir = workspace::dir(&self.core.paths, id)?;
         let last_run = self.last_run(id)?;
-        Ok(workspace::list(&dir, last_run))
+        Ok(workspace::list(&dir, last_run.as_ref()))
     }
 
-    fn last_run(&self, id: ConversationId) -> Result<Option<RunWindow>> {
+    fn last_run(&self, id: ConversationId) -> Result<Option<LastRun>> {
         let full = self.core.history.get_full_conversation(id)?;
-        let newest = full.executions().max_by_key(|x| x.started_at);
-        Ok(newest.map(|x| RunWindow {
-            start_ms: x.started_at.as_millis(),
-            // File times can trail the recorded end by a moment (the record is written
-            // after the run's last output arrives).
-            end_ms: x.ended_at.map(|t| t.as_millis() + 1000),
-        }))
+        let Some(newest) = full.executions().max_by_key(|x| x.started_at) else {
+            return Ok(None);
+        };
+        // A finished run's checkpoint lists exactly what it changed (an undone run: nothing
+        // of it is left to mark); a run still going, or one without a checkpoint, goes by time.
+        let exact = match (
+            newest.ended_at,
+            self.core.history.run_checkpoint(newest.id)?,
+        ) {
+            (Some(_), Some(cp)) if cp.undone => Some(Vec::new()),
+            (Some(_), Some(cp)) => Some(cp.changes),
+            _ => None,
+        };
+        Ok(Some(LastRun::of(
+            exact.as_deref(),
+            RunWindow {
+                start_ms: newest.started_at.as_millis(),
+                // File times can trail the recorded end by a moment (the record is written
+                // after the run's last output arrives).
+                end_ms: newest.ended_at.map(|t| t.as_millis() + 1000),
+            },
+        )))
     }
 
     /// An image a run wrote, for a reopened conversation (see [`crate::run_images`]).

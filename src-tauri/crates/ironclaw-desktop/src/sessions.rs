@@ -148,8 +148,14 @@ impl Core {
                 execution_id,
                 duration_ms,
                 exit_code,
+                changes,
+                not_undoable,
                 ..
-            } => self.execution_ended(id, *execution_id, *duration_ms, *exit_code),
+            } => {
+                // The run's own changes when its checkpoint has them; else its time window.
+                let exact = not_undoable.is_none().then_some(changes.as_slice());
+                self.execution_ended(id, *execution_id, *duration_ms, *exit_code, exact)
+            }
             AgentEvent::AssistantMessage { .. } => self.conversation_updated(id),
             AgentEvent::TurnEnded { .. } => {
                 // What the turn still waited for arrived as `ApprovalExpired` before this.
@@ -298,13 +304,21 @@ impl Core {
         execution: ExecutionId,
         duration_ms: f64,
         exit_code: i32,
+        changes: Option<&[ironclaw_protocol::FileChange]>,
     ) {
         let started = self
             .history
             .get_execution(execution)
             .map(|x| x.started_at.as_millis());
         if let (Ok(since), Ok(root)) = (started, workspace::dir(&self.paths, id)) {
-            let files = workspace::changed_since(&root, since);
+            let last = workspace::LastRun::of(
+                changes,
+                workspace::RunWindow {
+                    start_ms: since,
+                    end_ms: None,
+                },
+            );
+            let files = workspace::changed_by(&root, &last);
             // So the images come back with the conversation, not only with this event.
             let images = crate::run_images::to_record(&files);
             if !images.is_empty() {

@@ -32,6 +32,40 @@ pub fn dir(paths: &Paths, conversation: ConversationId) -> Result<PathBuf> {
     })
 }
 
+/// What the last run changed, as far as is known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LastRun {
+    /// Exactly these paths (from the run's checkpoint): what the code cannot hide, since the
+    /// checkpoint goes by change time, which no code can set back.
+    Exact(std::collections::HashSet<String>),
+    /// No checkpoint: files whose modification time falls in the run (the code can set that
+    /// back, so this is a best guess).
+    Window(RunWindow),
+}
+
+impl LastRun {
+    fn changed(&self, path: &str, modified_ms: i64) -> bool {
+        match self {
+            LastRun::Exact(paths) => paths.contains(path),
+            LastRun::Window(w) => w.contains(modified_ms),
+        }
+    }
+
+    /// The run's own changes when its checkpoint recorded them, else its time window.
+    pub fn of(changes: Option<&[ironclaw_protocol::FileChange]>, window: RunWindow) -> LastRun {
+        match changes {
+            Some(changes) => LastRun::Exact(
+                changes
+                    .iter()
+                    .filter(|c| c.change != ironclaw_protocol::ChangeKind::Deleted)
+                    .map(|c| c.path.clone())
+                    .collect(),
+            ),
+            None => LastRun::Window(window),
+        }
+    }
+}
+
 /// A window of time in Unix milliseconds: files modified in it count as changed by a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RunWindow {
@@ -48,7 +82,7 @@ impl RunWindow {
 /// The workspace as the panel shows it. Folders are walked on descriptors (see [`reader`]):
 /// links, FIFOs, sockets and devices are listed with their kind but never opened or followed,
 /// and only regular files are opened (non-blocking) to tell text from binary.
-pub fn list(root: &Path, last_run: Option<RunWindow>) -> Vec<WorkspaceEntry> {
+pub fn list(root: &Path, last_run: Option<&LastRun>) -> Vec<WorkspaceEntry> {
     let Ok(root) = reader::Root::open(root) else {
         return Vec::new();
     };
@@ -99,7 +133,7 @@ pub fn list(root: &Path, last_run: Option<RunWindow>) -> Vec<WorkspaceEntry> {
                 modified_ms,
                 kind,
                 changed_by_last_run: kind != EntryKind::Dir
-                    && last_run.is_some_and(|w| w.contains(modified_ms)),
+                    && last_run.is_some_and(|l| l.changed(&path, modified_ms)),
             });
             // A name that is not UTF-8 cannot be named back through the lossy path.
             if kind == EntryKind::Dir && depth + 1 < MAX_DEPTH && entry.name.to_str().is_some() {
@@ -110,13 +144,9 @@ pub fn list(root: &Path, last_run: Option<RunWindow>) -> Vec<WorkspaceEntry> {
     out
 }
 
-/// Files (not folders) modified at or after `since_ms`: what a run created or changed.
-pub fn changed_since(root: &Path, since_ms: i64) -> Vec<WorkspaceEntry> {
-    let window = RunWindow {
-        start_ms: since_ms,
-        end_ms: None,
-    };
-    list(root, Some(window))
+/// Files (not folders) the last run created or changed.
+pub fn changed_by(root: &Path, last_run: &LastRun) -> Vec<WorkspaceEntry> {
+    list(root, Some(last_run))
         .into_iter()
         .filter(|e| e.changed_by_last_run)
         .collect()
