@@ -153,6 +153,20 @@ impl Agent {
         let _ = self.sandbox.stop(&old).await;
     }
 
+    /// `docker kill` of this conversation's container (a fault injected mid-run).
+    pub async fn kill_container(&self) {
+        let id = self
+            .env
+            .container_id(&self.conversation.to_string())
+            .await
+            .expect("the session's container");
+        self.env
+            .docker()
+            .kill_container(&id, None::<bollard::query_parameters::KillContainerOptions>)
+            .await
+            .expect("docker kill");
+    }
+
     pub fn push(&self, reply: Reply) {
         self.server.push(reply);
     }

@@ -135,7 +135,6 @@ async fn an_undone_run_puts_the_files_back_is_audited_and_the_model_is_told() {
 /// back.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_killed_mid_way_can_still_be_undone() {
-    use bollard::query_parameters::KillContainerOptions;
     let mut agent =
         Agent::start_with(TestEnv::new().await, Wire::OpenAi, ApprovalPolicy::NeverAsk).await;
     agent.push_all([
@@ -153,17 +152,7 @@ async fn a_run_killed_mid_way_can_still_be_undone() {
             |e| matches!(e, AgentEvent::ExecutionOutput { text, .. } if text.contains("started")),
         )
         .await;
-    let id = agent
-        .env
-        .container_id(&agent.conversation.to_string())
-        .await
-        .expect("the session's container");
-    agent
-        .env
-        .docker()
-        .kill_container(&id, None::<KillContainerOptions>)
-        .await
-        .expect("docker kill");
+    agent.kill_container().await;
     let events = agent.collect_until_turn_end().await;
     let runs = ended_runs(&events);
     assert_eq!(runs.len(), 1, "{}", agent.dump());

@@ -2,25 +2,14 @@
 //! the workspace as it is now), with a line diff for text and the image before and after.
 
 use ironclaw_desktop::types::{ChangeSide, DiffKind};
-use ironclaw_protocol::{AgentEvent, ChangeKind, Decision, ExecutionId};
+use ironclaw_protocol::{AgentEvent, ChangeKind, ExecutionId};
 use ironclaw_tests::agent::{asks_to_run, says};
 use pretty_assertions::assert_eq;
 
 use super::App;
 
 async fn approve_and_end(app: &mut App) -> ExecutionId {
-    let req = app.approval_request().await;
-    let confirmed = req.choices.iter().any(|c| c.needs_confirmation);
-    app.desktop
-        .decide(
-            app.conversation,
-            req.approval_id,
-            req.code_hash,
-            Decision::ApproveOnce,
-            confirmed,
-        )
-        .await
-        .expect("decide");
+    app.approve_next_request().await;
     match app
         .next_event("executionEnded", |e| {
             matches!(e, AgentEvent::ExecutionEnded { .. })

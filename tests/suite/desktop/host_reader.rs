@@ -33,17 +33,7 @@ async fn bounded<T: Send + 'static>(what: &str, call: impl FnOnce() -> T + Send 
 
 /// Approves the next request as it is and waits for the end of the turn.
 async fn approve_next(app: &mut App) {
-    let req = app.approval_request().await;
-    app.desktop
-        .decide(
-            app.conversation,
-            req.approval_id,
-            req.code_hash,
-            Decision::ApproveOnce,
-            true,
-        )
-        .await
-        .expect("decide");
+    app.approve_next_request().await;
     app.turn_end().await;
 }
 

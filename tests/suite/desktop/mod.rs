@@ -163,6 +163,24 @@ impl App {
         }
     }
 
+    /// Waits for the next request and approves it as it is, with the second confirmation when
+    /// the request needs one.
+    pub async fn approve_next_request(&mut self) -> ApprovalRequest {
+        let req = self.approval_request().await;
+        let confirmed = req.choices.iter().any(|c| c.needs_confirmation);
+        self.desktop
+            .decide(
+                self.conversation,
+                req.approval_id,
+                req.code_hash,
+                ironclaw_protocol::Decision::ApproveOnce,
+                confirmed,
+            )
+            .await
+            .expect("decide");
+        req
+    }
+
     pub async fn approval_request(&mut self) -> ApprovalRequest {
         match self
             .next_event("approvalRequested", |e| {

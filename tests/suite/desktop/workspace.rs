@@ -3,7 +3,7 @@
 
 use ironclaw_desktop::types::{EntryKind, HistoryItem, RunImage};
 use ironclaw_desktop::AppEvent;
-use ironclaw_protocol::{AgentEvent, Decision, ExecutionId, OutputStream};
+use ironclaw_protocol::{AgentEvent, ExecutionId, OutputStream};
 use ironclaw_tests::agent::{asks_to_run, says};
 use pretty_assertions::assert_eq;
 
@@ -12,17 +12,7 @@ use super::App;
 /// Approves the next request as it is (confirmed: the symlink to /etc/passwd reads as
 /// destructive, which is not what these tests are about) and waits for the end of the turn.
 async fn approve_next(app: &mut App) {
-    let req = app.approval_request().await;
-    app.desktop
-        .decide(
-            app.conversation,
-            req.approval_id,
-            req.code_hash,
-            Decision::ApproveOnce,
-            true,
-        )
-        .await
-        .expect("decide");
+    app.approve_next_request().await;
     app.turn_end().await;
 }
 

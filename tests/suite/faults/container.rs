@@ -1,6 +1,5 @@
 //! The session's container killed (`docker kill`) while approved code runs in it.
 
-use bollard::query_parameters::KillContainerOptions;
 use ironclaw_protocol::{AgentEvent, OutputStream, TurnOutcome};
 use ironclaw_tests::agent::*;
 use pretty_assertions::assert_eq;
@@ -30,17 +29,7 @@ async fn container_killed_mid_execution_is_reported_and_the_next_run_recreates_i
             matches!(e, AgentEvent::ExecutionOutput { stream: OutputStream::Stdout, text, .. } if text.contains("started"))
         })
         .await;
-    let id = agent
-        .env
-        .container_id(&agent.conversation.to_string())
-        .await
-        .expect("the session's container");
-    agent
-        .env
-        .docker()
-        .kill_container(&id, None::<KillContainerOptions>)
-        .await
-        .expect("docker kill");
+    agent.kill_container().await;
     agent.turn_done().await;
 
     let results = agent.tool_results_in(1);
