@@ -178,6 +178,11 @@ impl Root {
         Ok(Root { dir })
     }
 
+    /// The root folder's own `fstat` (what it is now, not what its path names now).
+    pub fn stat(&self) -> Result<FileStat, Refusal> {
+        fstat(self.dir.as_fd()).map_err(Refusal::Os)
+    }
+
     /// Opens `relative` (`/`-separated, inside the root) for reading, only if it is a regular
     /// file. Never blocks, never follows a link.
     pub fn open_file(&self, relative: &str) -> Result<OpenFile, Refusal> {
@@ -337,6 +342,25 @@ pub fn entries(dir: OwnedFd) -> Result<(Vec<Entry>, DirHandle), Refusal> {
 pub struct DirHandle(Dir);
 
 impl DirHandle {
+    /// A folder opened with [`Root::open_dir_at`] or [`DirHandle::open_dir`], to look at some of
+    /// its names without listing it.
+    pub fn new(dir: OwnedFd) -> Result<DirHandle, Refusal> {
+        Dir::from_fd(dir).map(DirHandle).map_err(Refusal::Os)
+    }
+
+    /// The one name `name`, described like a listed entry; `None` when it is not there.
+    pub fn entry(&self, name: &OsStr) -> Result<Option<Entry>, Refusal> {
+        match fstatat(self.0.as_fd(), name, AtFlags::AT_SYMLINK_NOFOLLOW) {
+            Ok(stat) => Ok(Some(Entry {
+                kind: Kind::of(&stat),
+                name: name.to_os_string(),
+                stat,
+            })),
+            Err(Errno::ENOENT | Errno::ENOTDIR) => Ok(None),
+            Err(e) => Err(refusal(e)),
+        }
+    }
+
     pub fn open_file(&self, name: &OsStr) -> Result<OpenFile, Refusal> {
         open_file_in(self.0.as_fd(), name)
     }

@@ -12,8 +12,9 @@
 //! Before a run, [`Store::before_run`] brings `current` up to date (changes made since the last
 //! run are recorded as made *outside* a run) and notes the run as started; afterwards
 //! [`Store::after_run`] records what it changed. A run the app never finished (a crash, `kill
-//! -9`) is recorded by the next `before_run` with what was found. A run that changed nothing
-//! costs one walk of the workspace's metadata: a file is read only when its stamp moved.
+//! -9`) is recorded by the next `before_run` with what was found. A file is read only when its
+//! stamp moved; while the process keeps its `Store`, only the names the kernel reported changed
+//! are looked at (see [`watch`]), so a run that changed nothing costs no walk of the workspace.
 
 mod log;
 mod node;
@@ -21,6 +22,7 @@ mod objects;
 mod restore;
 mod scan;
 mod sides;
+mod watch;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
@@ -120,6 +122,13 @@ struct State {
     log_len: u64,
     /// Records up to this one were dropped for the cap: their runs cannot be undone.
     pruned_through: u64,
+    /// What changed in the workspace since `current` was scanned, as the kernel reports it;
+    /// `None` until the first scan in this process, and after anything that makes its reports
+    /// incomplete (a record reloaded from another process's writes, a failed scan).
+    watch: Option<watch::Watch>,
+    /// Scans in this process that walked the whole workspace (the first, and each the watch
+    /// could not vouch for).
+    full_walks: u64,
 }
 
 /// The record, locked against this process's other threads and, with `flock`, against other
@@ -162,6 +171,8 @@ fn load(dir: &Path) -> Result<State> {
         log,
         log_len,
         pruned_through,
+        watch: None,
+        full_walks: 0,
     })
 }
 
@@ -194,7 +205,10 @@ impl Store {
             .map_err(|(_, e)| CheckpointError::io(&lock_path, e.into()))?;
         let len = std::fs::metadata(self.dir.join("log")).map_or(0, |m| m.len());
         if len != state.log_len {
+            // Its `current` is another process's scan: the watch cannot vouch for it.
+            let walks = state.full_walks;
             *state = load(&self.dir)?;
+            state.full_walks = walks;
         }
         Ok(Locked {
             state,
@@ -251,6 +265,12 @@ impl Store {
             .filter(|e| e.seq > state.pruned_through || e.changed == 0)
             .filter_map(|e| e.run.clone())
             .find(|r| !is_undone(&state.log, r)))
+    }
+
+    /// How many scans in this process walked the whole workspace rather than only the names
+    /// the kernel reported changed (see [`watch`]).
+    pub fn full_walks(&self) -> Result<u64> {
+        Ok(self.state()?.full_walks)
     }
 
     /// Whether `run` is undone now (its last undo is newer than its last redo).
@@ -375,17 +395,47 @@ impl Store {
         kind: RecordKind,
         run: Option<String>,
     ) -> Result<Vec<Change>> {
+        let synced = self.sync_with(state, workspace, kind, run);
+        if synced.is_err() {
+            // What the watch reported since `current` was not all recorded.
+            state.watch = None;
+        }
+        synced
+    }
+
+    fn sync_with(
+        &self,
+        state: &mut State,
+        workspace: &Path,
+        kind: RecordKind,
+        run: Option<String>,
+    ) -> Result<Vec<Change>> {
         let budget = |s: &Store| s.cap.saturating_sub(s.objects.total());
-        let scanned = match scan::scan(workspace, &state.current, &self.objects, budget(self)) {
+        let scanned = match scan::scan(
+            workspace,
+            &state.current,
+            &self.objects,
+            budget(self),
+            &mut state.watch,
+        ) {
             Err(CheckpointError::OverCap { .. }) => {
                 self.objects.abandon();
                 self.make_room(state)?;
-                scan::scan(workspace, &state.current, &self.objects, budget(self))
+                scan::scan(
+                    workspace,
+                    &state.current,
+                    &self.objects,
+                    budget(self),
+                    &mut state.watch,
+                )
             }
             other => other,
         };
         let now = match scanned.and_then(|m| self.objects.commit().map(|()| m)) {
-            Ok(m) => m,
+            Ok((m, walked)) => {
+                state.full_walks += u64::from(walked);
+                m
+            }
             Err(e) => {
                 self.objects.abandon();
                 return Err(e);
@@ -505,3 +555,6 @@ fn matches_now(current: &Manifest, c: &Change) -> bool {
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests;
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod watch_tests;

@@ -2,12 +2,15 @@
 //! followed, no FIFO or device is opened. A file whose stamp is unchanged since the last scan
 //! is not read again; any other is copied into the object store as it is hashed.
 //!
-//! Two steps: a walk of the metadata, which also sums what must be copied, then the copies.
+//! Two steps: a look at the metadata, which also sums what must be copied, then the copies.
+//! The look is a walk of everything, or, while a [`Watch`] follows the workspace, only of the
+//! names it reported.
 //! When the copies would pass the budget nothing is read at all, so a workspace too big to
 //! checkpoint costs a metadata walk per run, not a read of everything.
 
+use std::collections::{HashSet, VecDeque};
 use std::ffi::OsStr;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
@@ -15,8 +18,9 @@ use nix::sys::stat::FileStat;
 
 use super::node::{Manifest, Node, Stamp};
 use super::objects::Objects;
+use super::watch::{Names, Plan, Watch};
 use super::CheckpointError;
-use crate::reader::{self, Kind, Refusal, Root};
+use crate::reader::{self, DirHandle, Entry, Kind, Refusal, Root};
 
 /// How often a file that keeps changing while it is copied is tried again before the scan
 /// gives up on it (the code is still writing it: a process a run left behind, say).
@@ -37,20 +41,99 @@ fn stamp_of(stat: &FileStat) -> Stamp {
 /// Everything under `workspace`, with `previous` used to skip files whose stamp is unchanged.
 /// When the files to copy hold more than `budget` bytes, nothing is copied and the scan ends
 /// with [`CheckpointError::OverCap`].
+///
+/// With a `watch` that has followed the workspace since the scan that made `previous`, only
+/// the names it reports are looked at (see [`watch`](super::watch)); otherwise everything is
+/// walked and a new watch started. After an error the watch is gone: what it reported was not
+/// recorded, so the next scan walks everything. Also says whether everything was walked.
 pub fn scan(
     workspace: &Path,
     previous: &Manifest,
     objects: &Objects,
     budget: u64,
-) -> Result<Manifest, CheckpointError> {
+    watch: &mut Option<Watch>,
+) -> Result<(Manifest, bool), CheckpointError> {
+    let scanned = scan_with(workspace, previous, objects, budget, watch);
+    if scanned.is_err() {
+        *watch = None;
+    }
+    scanned
+}
+
+fn scan_with(
+    workspace: &Path,
+    previous: &Manifest,
+    objects: &Objects,
+    budget: u64,
+    watch: &mut Option<Watch>,
+) -> Result<(Manifest, bool), CheckpointError> {
     let root = Root::open(workspace).map_err(|e| refused(b"", e))?;
-    let (mut out, to_copy) = walk(&root, previous)?;
+    let root_stat = root.stat().map_err(|e| refused(b"", e))?;
+    let plan = match watch.as_mut() {
+        Some(w) => w.plan(workspace, &root_stat),
+        None => Plan::Full("no watch yet"),
+    };
+    let mut found = Found {
+        out: Manifest::new(),
+        to_copy: Vec::new(),
+    };
+    let looked = match plan {
+        Plan::Names(names) => look_at(&root, previous, names, watch, &mut found)?,
+        Plan::Full(reason) => {
+            tracing::debug!(reason, "checkpoint: walking the whole workspace");
+            false
+        }
+    };
+    if !looked {
+        found = Found {
+            out: Manifest::new(),
+            to_copy: Vec::new(),
+        };
+        let top = root.open_dir("").map_err(|e| refused(b"", e))?;
+        // Names that ever had a second name stay looked at (see `Watch::linked`).
+        let linked = watch.take().map(|w| w.linked).unwrap_or_default();
+        *watch = match Watch::start(workspace, top.as_fd(), &root_stat) {
+            Ok(mut w) => {
+                w.linked = linked;
+                Some(w)
+            }
+            Err(why) => {
+                tracing::debug!(why, "checkpoint: every run walks the whole workspace");
+                None
+            }
+        };
+        walk(&[], top, previous, watch, &mut found)?;
+    }
+    let Found {
+        mut out,
+        mut to_copy,
+    } = found;
+    // A name reported inside a folder that was new is found twice: by the folder's walk and
+    // on its own.
+    to_copy.sort_by(|a, b| a.0.cmp(&b.0));
+    to_copy.dedup_by(|a, b| a.0 == b.0);
     let needed: u64 = to_copy.iter().map(|(_, size)| size).sum();
     if needed > budget {
         return Err(CheckpointError::OverCap { needed });
     }
+    // Files come folder by folder: each folder is opened once for all of its files (which
+    // also keeps the events this reading sends to the watch at one per file).
+    let mut folder: Option<(Vec<u8>, Option<DirHandle>)> = None;
     for (path, _) in to_copy {
-        match copy_file(&root, &path, objects)? {
+        let (parent, name) = split(&path);
+        if folder.as_ref().is_none_or(|(p, _)| p != parent) {
+            let opened = match root.open_dir_at(Path::new(OsStr::from_bytes(parent))) {
+                Ok(fd) => Some(DirHandle::new(fd).map_err(|e| refused(parent, e))?),
+                Err(Refusal::Missing | Refusal::Link | Refusal::NotADir(_)) => None,
+                Err(e) => return Err(refused(parent, e)),
+            };
+            folder = Some((parent.to_vec(), opened));
+        }
+        let copied = match folder.as_ref().and_then(|(_, d)| d.as_ref()) {
+            Some(dir) => copy_file(dir, &path, OsStr::from_bytes(name), objects)?,
+            None => None,
+        };
+        match copied {
             Some(node) => {
                 out.insert(path, node);
             }
@@ -60,21 +143,46 @@ pub fn scan(
             }
         }
     }
-    Ok(out)
+    Ok((out, !looked))
 }
 
-/// The metadata of everything, and the files whose contents must be read (with their size).
-#[allow(clippy::type_complexity)]
+/// What a scan found: the metadata of everything, and the files whose contents must be read
+/// (with their size). A file to read keeps its previous node in `out` until it is read.
+struct Found {
+    out: Manifest,
+    to_copy: Vec<(Vec<u8>, u64)>,
+}
+
+fn child(prefix: &[u8], name: &OsStr) -> Vec<u8> {
+    let mut path = prefix.to_vec();
+    if !path.is_empty() {
+        path.push(b'/');
+    }
+    path.extend_from_slice(name.as_bytes());
+    path
+}
+
+/// Walks the folder `prefix`, open as `top`, and everything under it, into `found`; every
+/// folder is watched before it is listed.
 fn walk(
-    root: &Root,
+    prefix: &[u8],
+    top: OwnedFd,
     previous: &Manifest,
-) -> Result<(Manifest, Vec<(Vec<u8>, u64)>), CheckpointError> {
-    let top = root.open_dir("").map_err(|e| refused(b"", e))?;
-    let mut out = Manifest::new();
-    let mut to_copy = Vec::new();
+    watch: &mut Option<Watch>,
+    found: &mut Found,
+) -> Result<(), CheckpointError> {
     // Folders still to read, with their path; a stack, so depth costs no recursion.
-    let mut stack: Vec<(Vec<u8>, OwnedFd)> = vec![(Vec::new(), top)];
+    let mut stack: Vec<(Vec<u8>, OwnedFd)> = vec![(prefix.to_vec(), top)];
     while let Some((prefix, fd)) = stack.pop() {
+        if let Some(w) = watch.as_mut() {
+            let added = nix::sys::stat::fstat(fd.as_fd())
+                .map_err(|e| e.to_string())
+                .and_then(|stat| w.add(&prefix, fd.as_fd(), &stat));
+            if let Err(why) = added {
+                tracing::info!(why, "checkpoint: runs walk the whole workspace");
+                *watch = None;
+            }
+        }
         let (entries, dir) = match reader::entries(fd) {
             Ok(listed) => listed,
             // Gone or replaced since its parent was listed: the code is still at work. What is
@@ -83,65 +191,190 @@ fn walk(
             Err(e) => return Err(refused(&prefix, e)),
         };
         for entry in entries {
-            let mut path = prefix.clone();
-            if !path.is_empty() {
-                path.push(b'/');
-            }
-            path.extend_from_slice(entry.name.as_bytes());
-            let node = match entry.kind {
-                Kind::Dir => {
-                    match dir.open_dir(&entry.name) {
-                        Ok(child) => stack.push((path.clone(), child)),
-                        Err(Refusal::Missing | Refusal::Link | Refusal::NotADir(_)) => continue,
-                        Err(e) => return Err(refused(&path, e)),
-                    }
-                    Node::Dir {
-                        mode: mode_of(&entry.stat),
-                    }
-                }
-                Kind::Symlink => match dir.read_link(&entry.name) {
-                    Ok(target) => Node::Symlink {
-                        target: target.as_bytes().to_vec(),
-                    },
-                    Err(Refusal::Missing) => continue,
+            let path = child(&prefix, &entry.name);
+            if entry.kind == Kind::Dir {
+                match dir.open_dir(&entry.name) {
+                    Ok(child) => stack.push((path.clone(), child)),
+                    Err(Refusal::Missing | Refusal::Link | Refusal::NotADir(_)) => continue,
                     Err(e) => return Err(refused(&path, e)),
-                },
-                Kind::File => {
-                    let stamp = stamp_of(&entry.stat);
-                    let size = entry.stat.st_size.max(0) as u64;
-                    match previous.get(&path) {
-                        Some(Node::File {
-                            stamp: s,
-                            size: z,
-                            content,
-                            ..
-                        }) if *s == stamp && *z == size => Node::File {
-                            mode: mode_of(&entry.stat),
-                            size,
-                            content: *content,
-                            stamp,
-                        },
-                        _ => {
-                            to_copy.push((path, size));
-                            continue;
-                        }
-                    }
                 }
-                Kind::Fifo | Kind::Socket | Kind::Device => Node::Special {
-                    mode: mode_of(&entry.stat),
-                },
-            };
-            out.insert(path, node);
+            }
+            if let Some(w) = watch.as_mut() {
+                if entry.kind == Kind::File && entry.stat.st_nlink > 1 {
+                    w.linked.insert(path.clone());
+                }
+            }
+            add_entry(&dir, path, &entry, previous, found)?;
         }
     }
-    Ok((out, to_copy))
+    Ok(())
 }
 
-/// Copies one file into the store; `None` when it vanished or stopped being a file meanwhile.
-fn copy_file(root: &Root, path: &[u8], objects: &Objects) -> Result<Option<Node>, CheckpointError> {
-    let relative = Path::new(OsStr::from_bytes(path));
+/// Records one entry of a listed folder (a folder's contents are the caller's to walk).
+fn add_entry(
+    dir: &DirHandle,
+    path: Vec<u8>,
+    entry: &Entry,
+    previous: &Manifest,
+    found: &mut Found,
+) -> Result<(), CheckpointError> {
+    let node = match entry.kind {
+        Kind::Dir => Node::Dir {
+            mode: mode_of(&entry.stat),
+        },
+        Kind::Symlink => match dir.read_link(&entry.name) {
+            Ok(target) => Node::Symlink {
+                target: target.as_bytes().to_vec(),
+            },
+            Err(Refusal::Missing) => {
+                found.out.remove(&path);
+                return Ok(());
+            }
+            Err(e) => return Err(refused(&path, e)),
+        },
+        Kind::File => {
+            let stamp = stamp_of(&entry.stat);
+            let size = entry.stat.st_size.max(0) as u64;
+            match previous.get(&path) {
+                Some(Node::File {
+                    stamp: s,
+                    size: z,
+                    content,
+                    ..
+                }) if *s == stamp && *z == size => Node::File {
+                    mode: mode_of(&entry.stat),
+                    size,
+                    content: *content,
+                    stamp,
+                },
+                _ => {
+                    found.to_copy.push((path, size));
+                    return Ok(());
+                }
+            }
+        }
+        Kind::Fifo | Kind::Socket | Kind::Device => Node::Special {
+            mode: mode_of(&entry.stat),
+        },
+    };
+    found.out.insert(path, node);
+    Ok(())
+}
+
+/// Looks at exactly `names` (what the watch reported) on top of `previous`, walking any folder
+/// that is new. `false` when only a full walk will do.
+fn look_at(
+    root: &Root,
+    previous: &Manifest,
+    names: Names,
+    watch: &mut Option<Watch>,
+    found: &mut Found,
+) -> Result<bool, CheckpointError> {
+    found.out = previous.clone();
+    let mut queue: VecDeque<Vec<u8>> = names.all.into_iter().collect();
+    let mut seen = HashSet::new();
+    while let Some(path) = queue.pop_front() {
+        if !seen.insert(path.clone()) {
+            continue;
+        }
+        let Some(w) = watch.as_mut() else {
+            return Ok(false);
+        };
+        let (parent, name) = split(&path);
+        let name = OsStr::from_bytes(name);
+        let entry = match root.open_dir_at(Path::new(OsStr::from_bytes(parent))) {
+            Ok(fd) => {
+                let dir = DirHandle::new(fd).map_err(|e| refused(parent, e))?;
+                match dir.entry(name) {
+                    Ok(Some(entry)) => Some((dir, entry)),
+                    Ok(None) => None,
+                    Err(e) => return Err(refused(&path, e)),
+                }
+            }
+            // The folder it was in is gone or replaced: so is the name (the folder's own
+            // change is reported by its parent).
+            Err(Refusal::Missing | Refusal::Link | Refusal::NotADir(_)) => None,
+            Err(e) => return Err(refused(parent, e)),
+        };
+        let Some((dir, entry)) = entry else {
+            if names.written_last.contains(&path) {
+                return Ok(false);
+            }
+            remove_tree(&mut found.out, &path);
+            w.forget(&path);
+            continue;
+        };
+        let was_dir = matches!(found.out.get(&path), Some(Node::Dir { .. }));
+        if entry.kind == Kind::Dir && was_dir && w.dir_inode(&path) == Some(entry.stat.st_ino) {
+            // The same folder (its contents are reported by its own watch): only its mode.
+            add_entry(&dir, path, &entry, previous, found)?;
+            continue;
+        }
+        if was_dir {
+            remove_tree(&mut found.out, &path);
+            w.forget(&path);
+        }
+        // A second name: its other names in the workspace may have been written through
+        // this one.
+        if entry.kind == Kind::File && entry.stat.st_nlink > 1 && w.linked.insert(path.clone()) {
+            let ino = entry.stat.st_ino;
+            queue.extend(
+                found
+                    .out
+                    .iter()
+                    .filter(|(_, n)| matches!(n, Node::File { stamp, .. } if stamp.ino == ino))
+                    .map(|(p, _)| p.clone()),
+            );
+        }
+        if entry.kind == Kind::Dir {
+            // New here: everything in it is new to the record, and it is watched from now on.
+            match dir.open_dir(name) {
+                Ok(fd) => walk(&path, fd, previous, watch, found)?,
+                Err(Refusal::Missing | Refusal::Link | Refusal::NotADir(_)) => {
+                    found.out.remove(&path);
+                    continue;
+                }
+                Err(e) => return Err(refused(&path, e)),
+            }
+        }
+        add_entry(&dir, path, &entry, previous, found)?;
+    }
+    Ok(true)
+}
+
+/// A path's folder and last name.
+fn split(path: &[u8]) -> (&[u8], &[u8]) {
+    match path.iter().rposition(|b| *b == b'/') {
+        Some(i) => (&path[..i], &path[i + 1..]),
+        None => (&[][..], path),
+    }
+}
+
+/// Removes `path` and everything under it.
+fn remove_tree(out: &mut Manifest, path: &[u8]) {
+    out.remove(path);
+    let mut prefix = path.to_vec();
+    prefix.push(b'/');
+    let inside: Vec<Vec<u8>> = out
+        .range(prefix.clone()..)
+        .take_while(|(p, _)| p.starts_with(&prefix))
+        .map(|(p, _)| p.clone())
+        .collect();
+    for p in inside {
+        out.remove(&p);
+    }
+}
+
+/// Copies the file `name` of `dir` (at `path`) into the store; `None` when it vanished or
+/// stopped being a file meanwhile.
+fn copy_file(
+    dir: &DirHandle,
+    path: &[u8],
+    name: &OsStr,
+    objects: &Objects,
+) -> Result<Option<Node>, CheckpointError> {
     for _ in 0..UNSTABLE_TRIES {
-        let mut opened = match root.open_file_at(relative) {
+        let mut opened = match dir.open_file(name) {
             Ok(f) => f,
             Err(
                 Refusal::Missing

@@ -1,0 +1,311 @@
+//! Which names in a workspace may have changed since the last scan, from the kernel's inotify
+//! events, so that a run that changed nothing costs a look at a few names instead of a walk of
+//! the whole tree.
+//!
+//! The events are trusted only where the kernel is known to send them, and every gap in what
+//! it sends is closed by looking anyway or by walking everything:
+//!
+//! - A write through a shared memory mapping sends no event. A file can only be mapped for
+//!   writing through a descriptor opened for writing, and every open sends one: each file
+//!   opened since the last scan is looked at again (the first write to a mapped page moves its
+//!   change time). A mapping still alive at the scan is the sandbox's to refuse (SECURITY.md,
+//!   "Undo").
+//! - A file with more than one name can be written through a name outside any watched folder:
+//!   such files are looked at in every scan, and so is every other name of the same inode.
+//! - The next scan walks everything when the kernel's queue overflowed, a folder was moved
+//!   (its watch would still name the old path), a watch could not be added (the per-user
+//!   limit), the workspace is on a filesystem that another machine can change without an
+//!   event here (NFS, SMB, FUSE…), a folder inside it is another filesystem, the workspace
+//!   folder itself was replaced, or another process changed the record.
+//! - And every [`FULL_WALK_EVERY`] regardless, for anything not thought of here.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::os::fd::{AsRawFd, BorrowedFd};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify, WatchDescriptor};
+use nix::sys::stat::FileStat;
+use nix::sys::statfs;
+
+/// A full walk at least this often, whatever the events say.
+pub const FULL_WALK_EVERY: Duration = Duration::from_secs(600);
+
+/// Past this many changed names a walk is as cheap as looking at each, and the set's memory is
+/// bounded.
+const MAX_NAMES: usize = 50_000;
+
+/// Filesystems whose every change on this machine's view of them is a local system call, so
+/// the kernel sees (and reports) each one.
+const LOCAL: [statfs::FsType; 5] = [
+    statfs::EXT4_SUPER_MAGIC,
+    statfs::XFS_SUPER_MAGIC,
+    statfs::BTRFS_SUPER_MAGIC,
+    statfs::TMPFS_MAGIC,
+    statfs::F2FS_SUPER_MAGIC,
+];
+
+fn mask() -> AddWatchFlags {
+    AddWatchFlags::IN_MODIFY
+        | AddWatchFlags::IN_ATTRIB
+        | AddWatchFlags::IN_CLOSE_WRITE
+        | AddWatchFlags::IN_OPEN
+        | AddWatchFlags::IN_MOVED_FROM
+        | AddWatchFlags::IN_MOVED_TO
+        | AddWatchFlags::IN_CREATE
+        | AddWatchFlags::IN_DELETE
+        | AddWatchFlags::IN_DELETE_SELF
+        | AddWatchFlags::IN_MOVE_SELF
+        | AddWatchFlags::IN_ONLYDIR
+}
+
+/// What the next scan must do.
+#[derive(Debug)]
+pub enum Plan {
+    /// Walk everything, for this reason (logged).
+    Full(&'static str),
+    /// Look at exactly these names (and, for a new folder, everything in it).
+    Names(Names),
+}
+
+/// The names a scan must look at.
+#[derive(Debug, Default)]
+pub struct Names {
+    pub all: BTreeSet<Vec<u8>>,
+    /// Names whose last event was a write, an open or an attribute change. If one is gone when
+    /// looked at, a file was written through a name it no longer has (a descriptor kept after
+    /// `rm`): its other names, if it has any, cannot be known without a walk.
+    pub written_last: HashSet<Vec<u8>>,
+}
+
+/// What the last event about a name was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Last {
+    Removed,
+    Created,
+    Written,
+}
+
+/// The watches over one workspace, and what they reported since the last scan.
+#[derive(Debug)]
+pub struct Watch {
+    workspace: PathBuf,
+    /// The root folder's device and inode, when the watch began.
+    root: (u64, u64),
+    inotify: Inotify,
+    /// Each watched folder's path, by watch.
+    paths: HashMap<WatchDescriptor, Vec<u8>>,
+    /// Each watched folder's watch and inode, by path.
+    dirs: HashMap<Vec<u8>, (WatchDescriptor, u64)>,
+    /// Files that had more than one name while watched: looked at in every scan, even once
+    /// the other names are gone (a descriptor or mapping opened through a removed name still
+    /// writes to this one).
+    pub linked: BTreeSet<Vec<u8>>,
+    began: Instant,
+}
+
+impl Watch {
+    /// Starts watching the workspace `root` (opened at `workspace`), or says why it cannot be.
+    pub fn start(workspace: &Path, root: BorrowedFd<'_>, stat: &FileStat) -> Result<Watch, String> {
+        let fs = statfs::fstatfs(root).map_err(|e| format!("statfs: {e}"))?;
+        if !LOCAL.contains(&fs.filesystem_type()) {
+            return Err(format!(
+                "the workspace is on a filesystem (type {:#x}) that can change without this machine's \
+                 kernel reporting it",
+                fs.filesystem_type().0
+            ));
+        }
+        let inotify = Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC)
+            .map_err(|e| format!("inotify: {e}"))?;
+        // The root is watched like every folder, as the walk that follows opens it.
+        Ok(Watch {
+            workspace: workspace.to_owned(),
+            root: (stat.st_dev, stat.st_ino),
+            inotify,
+            paths: HashMap::new(),
+            dirs: HashMap::new(),
+            linked: BTreeSet::new(),
+            began: Instant::now(),
+        })
+    }
+
+    /// Watches the folder `path`, open as `dir` (whose `fstat` is `stat`), before it is listed:
+    /// whatever changes in it after the listing is reported.
+    pub fn add(&mut self, path: &[u8], dir: BorrowedFd<'_>, stat: &FileStat) -> Result<(), String> {
+        if stat.st_dev != self.root.0 {
+            return Err(format!(
+                "{:?} is another filesystem mounted inside the workspace",
+                String::from_utf8_lossy(path)
+            ));
+        }
+        // Through the descriptor, so the watch is on exactly the folder that is listed, not
+        // on whatever its path names by now.
+        let proc = format!("/proc/self/fd/{}", dir.as_raw_fd());
+        let wd = self
+            .inotify
+            .add_watch(proc.as_str(), mask())
+            .map_err(|e| match e {
+                Errno::ENOSPC => "the per-user inotify watch limit (fs.inotify.max_user_watches) \
+                              is reached"
+                    .to_owned(),
+                other => format!("inotify_add_watch: {other}"),
+            })?;
+        if let Some(other) = self.paths.get(&wd) {
+            if other != path {
+                // The same folder under two names (a bind mount): its events would name only
+                // one of them.
+                return Err(format!(
+                    "{:?} and {:?} are the same folder",
+                    String::from_utf8_lossy(other),
+                    String::from_utf8_lossy(path)
+                ));
+            }
+        }
+        self.paths.insert(wd, path.to_vec());
+        self.dirs.insert(path.to_vec(), (wd, stat.st_ino));
+        Ok(())
+    }
+
+    /// The inode of the watched folder `path`, if it is watched.
+    pub fn dir_inode(&self, path: &[u8]) -> Option<u64> {
+        self.dirs.get(path).map(|(_, ino)| *ino)
+    }
+
+    /// Stops watching `path` and everything under it (it is gone, or no longer a folder).
+    pub fn forget(&mut self, path: &[u8]) {
+        let gone: Vec<Vec<u8>> = self
+            .dirs
+            .keys()
+            .filter(|p| under(p, path))
+            .cloned()
+            .collect();
+        for p in gone {
+            if let Some((wd, _)) = self.dirs.remove(&p) {
+                self.paths.remove(&wd);
+                // Already gone with a deleted folder; nothing to do about an error.
+                let _ = self.inotify.rm_watch(wd);
+            }
+        }
+        self.linked.retain(|p| !under(p, path));
+    }
+
+    /// What the next scan of `workspace` (its root now `root`) must look at.
+    pub fn plan(&mut self, workspace: &Path, root: &FileStat) -> Plan {
+        if workspace != self.workspace || (root.st_dev, root.st_ino) != self.root {
+            return Plan::Full("the workspace folder was replaced");
+        }
+        if self.began.elapsed() >= FULL_WALK_EVERY {
+            return Plan::Full("the periodic full walk is due");
+        }
+        let mut names = BTreeSet::new();
+        let mut last = HashMap::new();
+        loop {
+            let events = match self.inotify.read_events() {
+                Ok(events) if events.is_empty() => break,
+                Ok(events) => events,
+                Err(Errno::EAGAIN) => break,
+                Err(Errno::EINTR) => continue,
+                Err(_) => return Plan::Full("the watch's events could not be read"),
+            };
+            for e in events {
+                if let Some(reason) = self.take(&e, &mut names, &mut last) {
+                    return Plan::Full(reason);
+                }
+            }
+            if names.len() > MAX_NAMES {
+                return Plan::Full("more names changed than a walk costs");
+            }
+        }
+        names.extend(self.linked.iter().cloned());
+        Plan::Names(Names {
+            all: names,
+            written_last: last
+                .into_iter()
+                .filter(|(_, l)| *l == Last::Written)
+                .map(|(p, _)| p)
+                .collect(),
+        })
+    }
+
+    /// Adds the name one event is about to `names`, or says why only a full walk will do.
+    fn take(
+        &mut self,
+        e: &nix::sys::inotify::InotifyEvent,
+        names: &mut BTreeSet<Vec<u8>>,
+        last: &mut HashMap<Vec<u8>, Last>,
+    ) -> Option<&'static str> {
+        use std::os::unix::ffi::OsStrExt;
+        let m = e.mask;
+        if m.contains(AddWatchFlags::IN_Q_OVERFLOW) {
+            return Some("the kernel's event queue overflowed");
+        }
+        if m.contains(AddWatchFlags::IN_UNMOUNT) {
+            return Some("the workspace's filesystem was unmounted");
+        }
+        let dir = self.paths.get(&e.wd)?.clone();
+        let is_root = dir.is_empty();
+        if m.contains(AddWatchFlags::IN_IGNORED) {
+            if is_root {
+                return Some("the workspace folder was removed");
+            }
+            self.paths.remove(&e.wd);
+            if self.dirs.get(&dir).is_some_and(|(wd, _)| *wd == e.wd) {
+                self.dirs.remove(&dir);
+            }
+            return None;
+        }
+        if m.intersects(AddWatchFlags::IN_MOVE_SELF | AddWatchFlags::IN_DELETE_SELF) {
+            // A folder's own removal is also reported by its parent, with its name.
+            return match (is_root, m.contains(AddWatchFlags::IN_MOVE_SELF)) {
+                (true, _) => Some("the workspace folder was moved or removed"),
+                (false, true) => Some("a folder was moved"),
+                (false, false) => None,
+            };
+        }
+        let is_dir = m.contains(AddWatchFlags::IN_ISDIR);
+        if is_dir && m.intersects(AddWatchFlags::IN_MOVED_FROM | AddWatchFlags::IN_MOVED_TO) {
+            return Some("a folder was moved");
+        }
+        if is_dir && m.contains(AddWatchFlags::IN_OPEN) {
+            // Listing a folder changes nothing (and every scan lists some).
+            return None;
+        }
+        match &e.name {
+            Some(name) => {
+                let mut path = dir;
+                if !path.is_empty() {
+                    path.push(b'/');
+                }
+                path.extend_from_slice(name.as_bytes());
+                let now = if m.intersects(AddWatchFlags::IN_DELETE | AddWatchFlags::IN_MOVED_FROM) {
+                    Last::Removed
+                } else if m.intersects(AddWatchFlags::IN_CREATE | AddWatchFlags::IN_MOVED_TO) {
+                    Last::Created
+                } else {
+                    Last::Written
+                };
+                if now == Last::Written && last.get(&path) == Some(&Last::Removed) {
+                    // Written through a name it has just lost: which inode, and so which of
+                    // its other names, cannot be known.
+                    return Some("a file was written through a name it no longer has");
+                }
+                last.insert(path.clone(), now);
+                names.insert(path);
+            }
+            // The watched folder itself (its mode); the root's is not recorded.
+            None if !is_root => {
+                names.insert(dir);
+            }
+            None => {}
+        }
+        None
+    }
+}
+
+/// `path` is `top` or inside it.
+pub fn under(path: &[u8], top: &[u8]) -> bool {
+    top.is_empty()
+        || path == top
+        || (path.len() > top.len() && path.starts_with(top) && path[top.len()] == b'/')
+}
