@@ -4,6 +4,8 @@
 //!
 //! - runs that change nothing: the record brought up to date before and after, next to a bare
 //!   `lstat` walk of the same tree (the least any change detection must do);
+//! - runs that rewrite one 4 KiB file, next to the same walk (the cost must follow what changed,
+//!   not the workspace's size);
 //! - runs that rewrite 100 MiB: the copy of the new bytes, next to a plain `std::fs::copy` of a
 //!   file that size.
 //!
@@ -101,6 +103,25 @@ fn measure(dir: &Path, plan: Plan) -> anyhow::Result<Vec<Row>> {
         }
     }
 
+    // One small file changed: what a typical run costs, and it must not grow with the
+    // workspace (the 10,000 other files are not looked at).
+    let mut small = Vec::new();
+    let edited = ws.join("d000").join("edited.txt");
+    for round in 0..plan.noop_runs + 3 {
+        let run = format!("small-{round}");
+        let t = Instant::now();
+        store.before_run(&ws, &run)?;
+        let before = t.elapsed();
+        std::fs::write(&edited, format!("round {round}\n").repeat(256))?;
+        let t = Instant::now();
+        let changes = store.after_run(&ws, &run)?;
+        let after = t.elapsed();
+        anyhow::ensure!(changes.len() == 1, "the small edit recorded {changes:?}");
+        if round >= 3 {
+            small.push(before + after);
+        }
+    }
+
     let mut rewrite = Vec::new();
     let mut plain = Vec::new();
     let big = ws.join("rewritten.bin");
@@ -135,6 +156,11 @@ fn measure(dir: &Path, plan: Plan) -> anyhow::Result<Vec<Row>> {
             Ok(walk),
         ),
         Row::time(
+            "checkpoint_small",
+            "**IronClaw** checkpoint of a run that rewrote one 4 KiB file (before + after the run)",
+            Ok(small),
+        ),
+        Row::time(
             "checkpoint_rewrite",
             format!(
                 "**IronClaw** checkpoint of a run that rewrote {} MiB (the copy of the new bytes)",
@@ -156,7 +182,7 @@ fn measure(dir: &Path, plan: Plan) -> anyhow::Result<Vec<Row>> {
             Ok(vec![baseline]),
         ),
     ];
-    for (ours, bare) in [(0, 1), (2, 3)] {
+    for (ours, bare) in [(0, 1), (2, 1), (3, 4)] {
         rows[ours].ratio = match (rows[ours].p50, rows[bare].p50) {
             (Some(a), Some(b)) if b > 0.0 => Some(a / b),
             _ => None,

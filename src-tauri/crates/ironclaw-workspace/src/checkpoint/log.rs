@@ -119,6 +119,28 @@ pub(super) fn append_log(path: &Path, e: &LogEntry) -> Result<u64> {
     Ok(line.len() as u64)
 }
 
+/// Whether markers that only say which run was in progress are forced to disk too: the same
+/// switch (`IRONCLAW_SYNC=full`) as the history's and audit log's (`ironclaw_store::sync_to_disk`).
+/// Without it they survive the process being killed, which is what they are for; a power cut
+/// mid-run then records that run's changes as made outside a run.
+pub(super) fn sync_to_disk() -> bool {
+    static FULL: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *FULL.get_or_init(|| {
+        std::env::var("IRONCLAW_SYNC").is_ok_and(|v| v.eq_ignore_ascii_case("full"))
+    })
+}
+
+/// Writes through a temporary file, then renamed into place: whole or not at all, even when
+/// the process is killed, but not synced (see [`sync_to_disk`]).
+pub(super) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    if sync_to_disk() {
+        return write_durably(path, bytes);
+    }
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, bytes).map_err(|e| CheckpointError::io(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| CheckpointError::io(path, e))
+}
+
 /// Writes through a temporary file, synced, then renamed into place.
 pub(super) fn write_durably(path: &Path, bytes: &[u8]) -> Result<()> {
     let tmp = path.with_extension("tmp");

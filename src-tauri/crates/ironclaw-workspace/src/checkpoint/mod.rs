@@ -33,6 +33,7 @@ pub use node::{diff, Change, ChangeKind, Manifest, Node, Stamp};
 pub use objects::Hash;
 use objects::Objects;
 use restore::Side;
+use scan::Scanned;
 pub use sides::Stored;
 
 #[derive(Debug, thiserror::Error)]
@@ -122,6 +123,9 @@ struct State {
     log_len: u64,
     /// Records up to this one were dropped for the cap: their runs cannot be undone.
     pruned_through: u64,
+    /// The newest record the `current` file on disk includes; later ones are replayed onto it
+    /// when the record is loaded.
+    snapshot_seq: u64,
     /// What changed in the workspace since `current` was scanned, as the kernel reports it;
     /// `None` until the first scan in this process, and after anything that makes its reports
     /// incomplete (a record reloaded from another process's writes, a failed scan).
@@ -151,17 +155,40 @@ impl std::ops::DerefMut for Locked<'_> {
     }
 }
 
+/// The whole manifest is written every this many records (and before records are dropped):
+/// between, `current` on disk is the last snapshot plus the records after it.
+const SNAPSHOT_EVERY: u64 = 64;
+
 fn load(dir: &Path) -> Result<State> {
-    let current = match std::fs::read_to_string(dir.join("current")) {
-        Ok(text) => node::decode_manifest(&text)?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Manifest::new(),
-        Err(e) => return Err(CheckpointError::io(dir.join("current"), e)),
-    };
     let (log, log_len) = match std::fs::read_to_string(dir.join("log")) {
         Ok(text) => (parse_log(&text)?, text.len() as u64),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Vec::new(), 0),
         Err(e) => return Err(CheckpointError::io(dir.join("log"), e)),
     };
+    let newest = log.last().map_or(0, |e| e.seq);
+    let (mut current, snapshot_seq) = match std::fs::read_to_string(dir.join("current")) {
+        Ok(text) => match text.strip_prefix("seq ").and_then(|t| t.split_once('\n')) {
+            Some((seq, rest)) => (
+                node::decode_manifest(rest)?,
+                seq.parse()
+                    .map_err(|_| CheckpointError::Corrupt("the snapshot's first line".into()))?,
+            ),
+            // Written whole after every change (before snapshots): up to date.
+            None => (node::decode_manifest(&text)?, newest),
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Manifest::new(), 0),
+        Err(e) => return Err(CheckpointError::io(dir.join("current"), e)),
+    };
+    for entry in log.iter().filter(|e| e.seq > snapshot_seq && e.changed > 0) {
+        let path = dir.join("records").join(entry.seq.to_string());
+        let text = std::fs::read_to_string(&path).map_err(|e| CheckpointError::io(&path, e))?;
+        for change in node::decode_changes(&text)? {
+            match change.after {
+                Some(n) => current.insert(change.path, n),
+                None => current.remove(&change.path),
+            };
+        }
+    }
     let pruned_through = std::fs::read_to_string(dir.join("pruned"))
         .ok()
         .and_then(|t| t.trim().parse().ok())
@@ -171,6 +198,7 @@ fn load(dir: &Path) -> Result<State> {
         log,
         log_len,
         pruned_through,
+        snapshot_seq,
         watch: None,
         full_walks: 0,
     })
@@ -230,7 +258,7 @@ impl Store {
             };
             self.sync(&mut state, workspace, kind, owner)?
         };
-        write_durably(&self.dir.join("pending"), run.as_bytes())?;
+        log::write_atomically(&self.dir.join("pending"), run.as_bytes())?;
         Ok(found)
     }
 
@@ -410,6 +438,7 @@ impl Store {
         kind: RecordKind,
         run: Option<String>,
     ) -> Result<Vec<Change>> {
+        // A failed scan leaves `current` as it was; the watch is dropped (by `sync`).
         let budget = |s: &Store| s.cap.saturating_sub(s.objects.total());
         let scanned = match scan::scan(
             workspace,
@@ -441,7 +470,35 @@ impl Store {
                 return Err(e);
             }
         };
-        let changes = diff(&state.current, &now);
+        let changes = match &now {
+            Scanned::Same => Vec::new(),
+            Scanned::Whole(m) => diff(&state.current, m),
+            // Only the names looked at can differ: the cost follows what changed, not the
+            // workspace's size.
+            Scanned::Patch { set, removed } => {
+                let touched: Manifest = removed
+                    .iter()
+                    .chain(set.keys())
+                    .filter_map(|p| state.current.get(p).map(|n| (p.clone(), n.clone())))
+                    .collect();
+                let mut after = touched.clone();
+                for p in removed {
+                    after.remove(p);
+                }
+                after.extend(set.iter().map(|(p, n)| (p.clone(), n.clone())));
+                diff(&touched, &after)
+            }
+        };
+        match now {
+            Scanned::Same => {}
+            Scanned::Whole(m) => state.current = m,
+            Scanned::Patch { set, removed } => {
+                for p in &removed {
+                    state.current.remove(p);
+                }
+                state.current.extend(set);
+            }
+        }
         // An outside record with nothing in it says nothing.
         if changes.is_empty() && kind == RecordKind::Outside {
             return Ok(changes);
@@ -452,10 +509,6 @@ impl Store {
                 &self.dir.join("records").join(seq.to_string()),
                 node::encode_changes(&changes).as_bytes(),
             )?;
-            write_durably(
-                &self.dir.join("current"),
-                node::encode_manifest(&now).as_bytes(),
-            )?;
         }
         let entry = LogEntry {
             seq,
@@ -465,8 +518,22 @@ impl Store {
         };
         state.log_len += append_log(&self.dir.join("log"), &entry)?;
         state.log.push(entry);
-        state.current = now;
+        // The record is the change; the whole manifest is written now and then, so that a
+        // change costs what it changed (see `load`).
+        if !changes.is_empty() && seq >= state.snapshot_seq + SNAPSHOT_EVERY {
+            self.write_snapshot(state)?;
+        }
         Ok(changes)
+    }
+
+    /// Writes `current` whole, as of the newest record.
+    fn write_snapshot(&self, state: &mut State) -> Result<()> {
+        let seq = state.log.last().map_or(0, |e| e.seq);
+        let mut text = format!("seq {seq}\n");
+        text.push_str(&node::encode_manifest(&state.current));
+        write_durably(&self.dir.join("current"), text.as_bytes())?;
+        state.snapshot_seq = seq;
+        Ok(())
     }
 
     /// Drops the oldest records (their runs can no longer be undone) and the copies nothing
@@ -483,6 +550,10 @@ impl Store {
                 .collect();
             if self.objects.total() <= self.cap / 2 || droppable.is_empty() {
                 return Ok(());
+            }
+            // The records about to go must not be needed to rebuild `current` (see `load`).
+            if state.snapshot_seq < state.log.last().map_or(0, |e| e.seq) {
+                self.write_snapshot(state)?;
             }
             // The older half at a time: one sweep of the store per halving, not per record.
             let through = droppable[(droppable.len() - 1) / 2];

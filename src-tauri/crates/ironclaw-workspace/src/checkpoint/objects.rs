@@ -7,7 +7,7 @@
 use std::fmt;
 use std::fs::File;
 use std::io::{Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use sha2::{Digest, Sha256};
@@ -130,16 +130,32 @@ impl Objects {
     /// object in place whose bytes did not (a later `put` would trust it). So: the data is
     /// synced, then renamed into place, then the names are synced.
     pub fn commit(&self) -> Result<(), CheckpointError> {
+        const SYNC_EACH_UP_TO: usize = 16;
         let pending = std::mem::take(&mut *self.pending.lock().unwrap_or_else(|e| e.into_inner()));
         if pending.is_empty() {
             return Ok(());
         }
-        let sync = || -> Result<(), CheckpointError> {
+        // `syncfs` flushes the whole filesystem (the workspace's own fresh writes too): one
+        // call for many copies, but for a few it costs more than syncing each.
+        let each = pending.len() <= SYNC_EACH_UP_TO;
+        let sync_all = || -> Result<(), CheckpointError> {
             let dir =
                 std::fs::File::open(&self.dir).map_err(|e| CheckpointError::io(&self.dir, e))?;
             nix::unistd::syncfs(&dir).map_err(|e| CheckpointError::io(&self.dir, e.into()))
         };
-        sync()?;
+        let sync_one = |path: &Path| -> Result<(), CheckpointError> {
+            std::fs::File::open(path)
+                .and_then(|f| f.sync_all())
+                .map_err(|e| CheckpointError::io(path, e))
+        };
+        if each {
+            for (tmp, _, _) in &pending {
+                sync_one(tmp)?;
+            }
+        } else {
+            sync_all()?;
+        }
+        let mut folders = std::collections::BTreeSet::new();
         for (tmp, dest, size) in pending {
             if dest.is_file() {
                 let _ = std::fs::remove_file(&tmp);
@@ -147,12 +163,21 @@ impl Objects {
             }
             if let Some(parent) = dest.parent() {
                 std::fs::create_dir_all(parent).map_err(|e| CheckpointError::io(parent, e))?;
+                folders.insert(parent.to_owned());
             }
             std::fs::rename(&tmp, &dest).map_err(|e| CheckpointError::io(&dest, e))?;
             self.total
                 .fetch_add(size, std::sync::atomic::Ordering::Relaxed);
         }
-        sync()
+        if !each {
+            return sync_all();
+        }
+        // The new names, and any new shard folder's name in the store's own folder.
+        folders.insert(self.dir.clone());
+        for folder in &folders {
+            sync_one(folder)?;
+        }
+        Ok(())
     }
 
     /// Drops copies written for a scan that failed.

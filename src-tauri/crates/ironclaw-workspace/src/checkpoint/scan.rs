@@ -8,7 +8,7 @@
 //! When the copies would pass the budget nothing is read at all, so a workspace too big to
 //! checkpoint costs a metadata walk per run, not a read of everything.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{BTreeSet, HashSet, VecDeque};
 use std::ffi::OsStr;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
@@ -52,7 +52,7 @@ pub fn scan(
     objects: &Objects,
     budget: u64,
     watch: &mut Option<Watch>,
-) -> Result<(Manifest, bool), CheckpointError> {
+) -> Result<(Scanned, bool), CheckpointError> {
     let scanned = scan_with(workspace, previous, objects, budget, watch);
     if scanned.is_err() {
         *watch = None;
@@ -66,18 +66,16 @@ fn scan_with(
     objects: &Objects,
     budget: u64,
     watch: &mut Option<Watch>,
-) -> Result<(Manifest, bool), CheckpointError> {
+) -> Result<(Scanned, bool), CheckpointError> {
     let root = Root::open(workspace).map_err(|e| refused(b"", e))?;
     let root_stat = root.stat().map_err(|e| refused(b"", e))?;
     let plan = match watch.as_mut() {
         Some(w) => w.plan(workspace, &root_stat),
         None => Plan::Full("no watch yet"),
     };
-    let mut found = Found {
-        out: Manifest::new(),
-        to_copy: Vec::new(),
-    };
+    let mut found = Found::new(Some(previous));
     let looked = match plan {
+        Plan::Names(names) if names.all.is_empty() => return Ok((Scanned::Same, false)),
         Plan::Names(names) => look_at(&root, previous, names, watch, &mut found)?,
         Plan::Full(reason) => {
             tracing::debug!(reason, "checkpoint: walking the whole workspace");
@@ -85,10 +83,7 @@ fn scan_with(
         }
     };
     if !looked {
-        found = Found {
-            out: Manifest::new(),
-            to_copy: Vec::new(),
-        };
+        found = Found::new(None);
         let top = root.open_dir("").map_err(|e| refused(b"", e))?;
         // Names that ever had a second name stay looked at (see `Watch::linked`).
         let linked = watch.take().map(|w| w.linked).unwrap_or_default();
@@ -104,10 +99,7 @@ fn scan_with(
         };
         walk(&[], top, previous, watch, &mut found)?;
     }
-    let Found {
-        mut out,
-        mut to_copy,
-    } = found;
+    let mut to_copy = std::mem::take(&mut found.to_copy);
     // A name reported inside a folder that was new is found twice: by the folder's walk and
     // on its own.
     to_copy.sort_by(|a, b| a.0.cmp(&b.0));
@@ -134,23 +126,98 @@ fn scan_with(
             None => None,
         };
         match copied {
-            Some(node) => {
-                out.insert(path, node);
-            }
+            Some(node) => found.insert(path, node),
             // Gone, or no longer a file: the next scan sees what is there.
-            None => {
-                out.remove(&path);
-            }
+            None => found.remove(&path),
         }
     }
-    Ok((out, !looked))
+    let scanned = match found.base {
+        None => Scanned::Whole(found.out),
+        Some(_) => Scanned::Patch {
+            set: found.out,
+            removed: found.removed,
+        },
+    };
+    Ok((scanned, !looked))
 }
 
-/// What a scan found: the metadata of everything, and the files whose contents must be read
-/// (with their size). A file to read keeps its previous node in `out` until it is read.
-struct Found {
+/// What the workspace holds now.
+#[derive(Debug)]
+pub enum Scanned {
+    /// Exactly what the last scan found: the watch reported nothing.
+    Same,
+    /// Everything, from a walk.
+    Whole(Manifest),
+    /// The last scan's manifest with these names set and these removed: the names the watch
+    /// reported (and what is in folders new since), and nothing else.
+    Patch {
+        set: Manifest,
+        removed: BTreeSet<Vec<u8>>,
+    },
+}
+
+/// What a scan found, and the files whose contents must still be read (with their size). A
+/// file to read keeps its previous node until it is read.
+struct Found<'a> {
+    /// Everything (a walk), or only the names looked at, on top of `base`.
     out: Manifest,
+    base: Option<&'a Manifest>,
+    /// Names of `base` that are gone.
+    removed: BTreeSet<Vec<u8>>,
     to_copy: Vec<(Vec<u8>, u64)>,
+}
+
+impl<'a> Found<'a> {
+    fn new(base: Option<&'a Manifest>) -> Self {
+        Found {
+            out: Manifest::new(),
+            base,
+            removed: BTreeSet::new(),
+            to_copy: Vec::new(),
+        }
+    }
+
+    fn get(&self, path: &[u8]) -> Option<&Node> {
+        if let Some(n) = self.out.get(path) {
+            return Some(n);
+        }
+        match self.base {
+            Some(base) if !self.removed.contains(path) => base.get(path),
+            _ => None,
+        }
+    }
+
+    fn insert(&mut self, path: Vec<u8>, node: Node) {
+        self.removed.remove(&path);
+        self.out.insert(path, node);
+    }
+
+    fn remove(&mut self, path: &[u8]) {
+        self.out.remove(path);
+        if self.base.is_some_and(|b| b.contains_key(path)) {
+            self.removed.insert(path.to_vec());
+        }
+    }
+
+    /// Removes `path` and everything under it.
+    fn remove_tree(&mut self, path: &[u8]) {
+        let mut prefix = path.to_vec();
+        prefix.push(b'/');
+        let inside = |m: &Manifest| -> Vec<Vec<u8>> {
+            m.range(prefix.clone()..)
+                .take_while(|(p, _)| p.starts_with(&prefix))
+                .map(|(p, _)| p.clone())
+                .collect()
+        };
+        let mut gone = inside(&self.out);
+        if let Some(base) = self.base {
+            gone.extend(inside(base));
+        }
+        self.remove(path);
+        for p in gone {
+            self.remove(&p);
+        }
+    }
 }
 
 fn child(prefix: &[u8], name: &OsStr) -> Vec<u8> {
@@ -169,7 +236,7 @@ fn walk(
     top: OwnedFd,
     previous: &Manifest,
     watch: &mut Option<Watch>,
-    found: &mut Found,
+    found: &mut Found<'_>,
 ) -> Result<(), CheckpointError> {
     // Folders still to read, with their path; a stack, so depth costs no recursion.
     let mut stack: Vec<(Vec<u8>, OwnedFd)> = vec![(prefix.to_vec(), top)];
@@ -216,7 +283,7 @@ fn add_entry(
     path: Vec<u8>,
     entry: &Entry,
     previous: &Manifest,
-    found: &mut Found,
+    found: &mut Found<'_>,
 ) -> Result<(), CheckpointError> {
     let node = match entry.kind {
         Kind::Dir => Node::Dir {
@@ -227,7 +294,7 @@ fn add_entry(
                 target: target.as_bytes().to_vec(),
             },
             Err(Refusal::Missing) => {
-                found.out.remove(&path);
+                found.remove(&path);
                 return Ok(());
             }
             Err(e) => return Err(refused(&path, e)),
@@ -257,7 +324,7 @@ fn add_entry(
             mode: mode_of(&entry.stat),
         },
     };
-    found.out.insert(path, node);
+    found.insert(path, node);
     Ok(())
 }
 
@@ -268,9 +335,8 @@ fn look_at(
     previous: &Manifest,
     names: Names,
     watch: &mut Option<Watch>,
-    found: &mut Found,
+    found: &mut Found<'_>,
 ) -> Result<bool, CheckpointError> {
-    found.out = previous.clone();
     let mut queue: VecDeque<Vec<u8>> = names.all.into_iter().collect();
     let mut seen = HashSet::new();
     while let Some(path) = queue.pop_front() {
@@ -300,18 +366,18 @@ fn look_at(
             if names.written_last.contains(&path) {
                 return Ok(false);
             }
-            remove_tree(&mut found.out, &path);
+            found.remove_tree(&path);
             w.forget(&path);
             continue;
         };
-        let was_dir = matches!(found.out.get(&path), Some(Node::Dir { .. }));
+        let was_dir = matches!(found.get(&path), Some(Node::Dir { .. }));
         if entry.kind == Kind::Dir && was_dir && w.dir_inode(&path) == Some(entry.stat.st_ino) {
             // The same folder (its contents are reported by its own watch): only its mode.
             add_entry(&dir, path, &entry, previous, found)?;
             continue;
         }
         if was_dir {
-            remove_tree(&mut found.out, &path);
+            found.remove_tree(&path);
             w.forget(&path);
         }
         // A second name: its other names in the workspace may have been written through
@@ -319,9 +385,9 @@ fn look_at(
         if entry.kind == Kind::File && entry.stat.st_nlink > 1 && w.linked.insert(path.clone()) {
             let ino = entry.stat.st_ino;
             queue.extend(
-                found
-                    .out
+                previous
                     .iter()
+                    .chain(found.out.iter())
                     .filter(|(_, n)| matches!(n, Node::File { stamp, .. } if stamp.ino == ino))
                     .map(|(p, _)| p.clone()),
             );
@@ -331,7 +397,7 @@ fn look_at(
             match dir.open_dir(name) {
                 Ok(fd) => walk(&path, fd, previous, watch, found)?,
                 Err(Refusal::Missing | Refusal::Link | Refusal::NotADir(_)) => {
-                    found.out.remove(&path);
+                    found.remove(&path);
                     continue;
                 }
                 Err(e) => return Err(refused(&path, e)),
@@ -347,21 +413,6 @@ fn split(path: &[u8]) -> (&[u8], &[u8]) {
     match path.iter().rposition(|b| *b == b'/') {
         Some(i) => (&path[..i], &path[i + 1..]),
         None => (&[][..], path),
-    }
-}
-
-/// Removes `path` and everything under it.
-fn remove_tree(out: &mut Manifest, path: &[u8]) {
-    out.remove(path);
-    let mut prefix = path.to_vec();
-    prefix.push(b'/');
-    let inside: Vec<Vec<u8>> = out
-        .range(prefix.clone()..)
-        .take_while(|(p, _)| p.starts_with(&prefix))
-        .map(|(p, _)| p.clone())
-        .collect();
-    for p in inside {
-        out.remove(&p);
     }
 }
 

@@ -20,6 +20,9 @@ fn walked(ws: &Path, scratch: &Path, known: &Manifest) -> Manifest {
     let objects = Objects::open(scratch.join("objects")).unwrap();
     let (m, full) = scan::scan(ws, known, &objects, u64::MAX, &mut None).unwrap();
     assert!(full);
+    let scan::Scanned::Whole(m) = m else {
+        panic!("a scan without a watch walks everything")
+    };
     objects.abandon();
     m
 }
@@ -430,4 +433,48 @@ fn a_write_through_a_removed_second_name_is_found() {
         .collect();
     assert_eq!(got, vec![("data.csv".to_owned(), ChangeKind::Modified)]);
     check(&store, &ws, tmp.path(), "end");
+}
+
+#[test]
+fn the_record_reopens_exactly_from_its_last_snapshot_and_the_records_after_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir_all(ws.join("d")).unwrap();
+    let record = tmp.path().join("record");
+    // Small enough that the oldest records are dropped along the way.
+    let store = Store::open(&record, 64 << 10).unwrap();
+    let mut rng = Rng(7);
+    for i in 0..150 {
+        let run = format!("r{i}");
+        store.before_run(&ws, &run).unwrap();
+        let name = ws.join(format!("d/{}", rng.below(20)));
+        if rng.below(5) == 0 {
+            let _ = std::fs::remove_file(&name);
+        } else {
+            let n = 200 + rng.below(2000);
+            std::fs::write(&name, rng.bytes(n)).unwrap();
+        }
+        store.after_run(&ws, &run).unwrap();
+    }
+    let snapshot = std::fs::read_to_string(record.join("current")).unwrap();
+    let seq: u64 = snapshot.lines().next().unwrap()[4..].parse().unwrap();
+    assert!(seq >= 128, "a snapshot was written along the way ({seq})");
+    let pruned: u64 = std::fs::read_to_string(record.join("pruned"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(pruned > 0, "records were dropped for the cap");
+
+    let reopened = Store::open(&record, 64 << 10).unwrap();
+    assert_eq!(current(&reopened), current(&store));
+    // And it goes on from there: the next run's change is exactly one file.
+    reopened.before_run(&ws, "after").unwrap();
+    std::fs::write(ws.join("d/new"), "n").unwrap();
+    let changes = reopened.after_run(&ws, "after").unwrap();
+    let got: Vec<_> = changes
+        .iter()
+        .map(|c| (c.display_path(), c.change))
+        .collect();
+    assert_eq!(got, vec![("d/new".to_owned(), ChangeKind::Added)]);
 }
