@@ -10,7 +10,7 @@ use std::sync::Arc;
 use ironclaw_desktop::doctor::{DoctorReport, ImageProgress};
 use ironclaw_desktop::types::{
     ChangeDetail, ConversationSummary, ConversationView, FolderOpening, LogChunk, PendingApproval,
-    ProfileInfo, ProviderCheck, ProviderKindName, RunImage, SessionRuleView, Settings,
+    ProfileInfo, ProviderCheck, ProviderKindName, RunImage, SessionRuleView, Settings, UndoUsage,
     WorkspaceEntry,
 };
 use ironclaw_desktop::{validate_external_url, CommandError, Desktop, ErrorKind};
@@ -59,6 +59,12 @@ pub async fn save_settings(desktop: State<'_, Desktop>, settings: Settings) -> R
         .save_settings(&settings)
         .await
         .map_err(CommandError::from)
+}
+
+/// How much file history Undo keeps now, and its caps (Settings' or sandbox.yaml's).
+#[tauri::command]
+pub fn undo_usage(desktop: State<'_, Desktop>) -> Res<UndoUsage> {
+    desktop.undo_usage().map_err(CommandError::from)
 }
 
 /// The key goes straight to the OS keyring; callers must not keep it afterwards.

@@ -236,3 +236,69 @@ async fn undo_keep_in_sandbox_yaml_caps_the_copies_and_a_bigger_run_says_it_cann
         "the run itself still ran"
     );
 }
+
+#[tokio::test]
+async fn undo_keep_total_drops_the_oldest_runs_of_any_conversation_first() {
+    let env = TestEnv::new().await;
+    std::fs::write(env.paths.user_policy_file(), "undo: { keep_total: 100k }\n")
+        .expect("sandbox.yaml");
+    // Each run replaces 16 KiB with new random bytes: the old bytes stay for Undo.
+    let rewrite = "head -c 16384 /dev/urandom > result.bin";
+    let older: Vec<String> = (0..3)
+        .map(|_| {
+            json_exec(&env, "older", rewrite)["run_id"]
+                .as_str()
+                .expect("undoable")
+                .to_owned()
+        })
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let newer: Vec<String> = (0..4)
+        .map(|_| {
+            json_exec(&env, "newer", rewrite)["run_id"]
+                .as_str()
+                .expect("undoable")
+                .to_owned()
+        })
+        .collect();
+    let kept = du(&env.paths.checkpoints_dir());
+    assert!(kept <= 100 << 10, "copies kept: {kept}");
+
+    // The older conversation's first run gave way; its last one and every newer run did not.
+    let out = env
+        .cli()
+        .args(["undo", "--session", "older", &older[0]])
+        .output()
+        .expect("run ironclaw undo");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && said.contains("can no longer be undone"),
+        "{said}"
+    );
+    let (code, undone) = undo(&env, &["--session", "newer", &newer[0], "--force"]);
+    assert_eq!(code, 0, "{undone}");
+    let (code, undone) = undo(&env, &["--session", "older", &older[2]]);
+    assert_eq!(code, 0, "{undone}");
+}
+
+/// Bytes of the undo copies under the checkpoints folder (every conversation's `objects`).
+fn du(dir: &Path) -> u64 {
+    let mut total = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).expect("read_dir").flatten() {
+            let meta = entry.metadata().expect("metadata");
+            if meta.is_dir() {
+                stack.push(entry.path());
+            } else if entry
+                .path()
+                .components()
+                .any(|c| c.as_os_str() == "objects")
+                && !entry.path().components().any(|c| c.as_os_str() == "tmp")
+            {
+                total += meta.len();
+            }
+        }
+    }
+    total
+}

@@ -87,6 +87,31 @@ describe("composer, cells, log viewer, rules", () => {
     expect(all("rule-item")).toHaveLength(0);
   });
 
+  it("Settings shows what undo keeps and saves its caps in GiB, empty meaning sandbox.yaml's", async () => {
+    const { api } = await startApp();
+    q<HTMLButtonElement>("open-settings").click();
+    await settle();
+    const keep = q<HTMLInputElement>("settings-undo-keep");
+    const total = q<HTMLInputElement>("settings-undo-keep-total");
+    expect(keep.value).toBe("");
+    expect(keep.placeholder).toBe("2 (sandbox.yaml)");
+    expect(q("settings-undo-usage").textContent).toContain("300 MB of file copies now, at most 2.0 GB per conversation and 10 GB in all");
+    keep.value = "0.5";
+    q<HTMLButtonElement>("settings-save").click();
+    await settle();
+    const saved = api.calls.filter((c) => c.name === "saveSettings").at(-1)?.args[0] as { undoKeepBytes: number | null; undoKeepTotalBytes: number | null };
+    expect(saved.undoKeepBytes).toBe(512 * 1024 * 1024);
+    expect(saved.undoKeepTotalBytes).toBeNull();
+    expect(q("settings-undo-usage").textContent).toContain("at most 512 MB per conversation");
+    // Nonsense is refused before anything is saved.
+    total.value = "-3";
+    const before = api.calls.filter((c) => c.name === "saveSettings").length;
+    q<HTMLButtonElement>("settings-save").click();
+    await settle();
+    expect(api.calls.filter((c) => c.name === "saveSettings").length).toBe(before);
+    expect(root.querySelector(".settings-status")?.textContent).toContain("All conversations: enter a size in GiB");
+  });
+
   it("the pending badge counts approvals across conversations and hides at zero", async () => {
     await startApp("approval");
     const badge = q("pending-badge");

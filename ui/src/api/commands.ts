@@ -32,6 +32,7 @@ import type { SessionRuleView } from "../bindings/SessionRuleView";
 import type { Settings } from "../bindings/Settings";
 import type { StartupNotice } from "../bindings/StartupNotice";
 import type { StartupState } from "../bindings/StartupState";
+import type { UndoUsage } from "../bindings/UndoUsage";
 import type { WorkspaceEntry } from "../bindings/WorkspaceEntry";
 
 export interface Commands {
@@ -39,6 +40,10 @@ export interface Commands {
   prepareImage(onProgress: (message: ImageProgress) => void): Promise<void>;
   getSettings(): Promise<Settings>;
   saveSettings(settings: Settings): Promise<Settings>;
+  /**
+   * How much file history Undo keeps now, and its caps (Settings' or sandbox.yaml's).
+   */
+  undoUsage(): Promise<UndoUsage>;
   /**
    * The key goes straight to the OS keyring; callers must not keep it afterwards.
    */
@@ -126,6 +131,7 @@ export const COMMAND_NAMES = [
   "prepare_image",
   "get_settings",
   "save_settings",
+  "undo_usage",
   "set_api_key",
   "check_provider",
   "list_profiles",
@@ -165,6 +171,7 @@ export const tauriCommands: Commands = {
   prepareImage: (onProgress) => invoke<void>("prepare_image", { onProgress: channel(onProgress) }),
   getSettings: () => invoke<Settings>("get_settings"),
   saveSettings: (settings) => invoke<Settings>("save_settings", { settings }),
+  undoUsage: () => invoke<UndoUsage>("undo_usage"),
   setApiKey: (provider, key) => invoke<void>("set_api_key", { provider, key }),
   checkProvider: () => invoke<ProviderCheck>("check_provider"),
   listProfiles: () => invoke<ProfileInfo[]>("list_profiles"),

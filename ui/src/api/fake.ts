@@ -29,6 +29,7 @@ import type { ProfileInfo } from "../bindings/ProfileInfo";
 import type { ProviderCheck } from "../bindings/ProviderCheck";
 import type { SessionRuleView } from "../bindings/SessionRuleView";
 import type { Settings } from "../bindings/Settings";
+import type { UndoUsage } from "../bindings/UndoUsage";
 import type { WorkspaceEntry } from "../bindings/WorkspaceEntry";
 import type { CommandError } from "../bindings/CommandError";
 import type { ErrorKind } from "../bindings/ErrorKind";
@@ -97,6 +98,8 @@ export class FakeBackend implements Api {
       defaultPolicy: "ask_unless_safe",
       notifications: true,
       longRunNotifyMs: 10_000,
+      undoKeepBytes: null,
+      undoKeepTotalBytes: null,
     };
     for (const seed of SEED_CONVERSATIONS()) {
       this.convs.set(seed.summary.id, {
@@ -430,6 +433,21 @@ export class FakeBackend implements Api {
       for (const request of c.pending) out.push({ conversationId: c.summary.id, title: c.summary.title, request: structuredClone(request) });
     }
     return out;
+  }
+
+  /** Bytes the undo history holds, for `undoUsage` (tests set it). */
+  undoKept = 300 * 1024 * 1024;
+
+  async undoUsage(): Promise<UndoUsage> {
+    this.log("undoUsage");
+    const GIB = 1024 ** 3;
+    return {
+      keptBytes: this.undoKept,
+      keepBytes: this.settings.undoKeepBytes ?? 2 * GIB,
+      keepTotalBytes: this.settings.undoKeepTotalBytes ?? 10 * GIB,
+      policyKeepBytes: 2 * GIB,
+      policyKeepTotalBytes: 10 * GIB,
+    };
   }
 
   /** What `runningSandboxes` answers (tests set it). */

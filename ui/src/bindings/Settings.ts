@@ -22,4 +22,14 @@ notifications: boolean,
 /**
  * Runs longer than this notify when they finish in the background.
  */
-longRunNotifyMs: number, };
+longRunNotifyMs: number, 
+/**
+ * Most bytes of copies one conversation's undo history keeps (`null`: `undo.keep` in
+ * sandbox.yaml).
+ */
+undoKeepBytes: number | null, 
+/**
+ * Most bytes of copies all conversations' undo history keeps together (`null`:
+ * `undo.keep_total` in sandbox.yaml).
+ */
+undoKeepTotalBytes: number | null, };

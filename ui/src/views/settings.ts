@@ -78,6 +78,37 @@ export async function openSettings(api: Api, conversationId: string | null, acti
     () => (sandboxes.textContent = "Sandboxes running now: unknown (Docker did not answer); all are stopped when you quit"),
   );
 
+  // Undo history: empty means sandbox.yaml's cap, shown as the placeholder. In GiB, the unit
+  // the caps are sized in.
+  const GIB = 1024 ** 3;
+  const gib = (bytes: number) => String(Math.round((bytes / GIB) * 100) / 100);
+  const undoInput = (testid: string, value: number | null) => {
+    const input = h("input", { testid, className: "input", type: "number", min: "0.01", step: "0.5", inputmode: "decimal" });
+    if (value != null) input.value = gib(value);
+    return input;
+  };
+  const undoKeep = undoInput("settings-undo-keep", settings.undoKeepBytes);
+  const undoTotal = undoInput("settings-undo-keep-total", settings.undoKeepTotalBytes);
+  const undoHint = h("p", { className: "field-hint", testid: "settings-undo-usage" }, "Undo history: …");
+  const showUsage = () =>
+    api.undoUsage().then(
+      (u) => {
+        undoKeep.placeholder = `${gib(u.policyKeepBytes)} (sandbox.yaml)`;
+        undoTotal.placeholder = `${gib(u.policyKeepTotalBytes)} (sandbox.yaml)`;
+        undoHint.textContent = `Undo keeps ${formatBytes(u.keptBytes)} of file copies now, at most ${formatBytes(u.keepBytes)} per conversation and ${formatBytes(u.keepTotalBytes)} in all. Past either, the oldest runs stop being undoable first. Empty: sandbox.yaml's value.`;
+      },
+      (e) => (undoHint.textContent = `Undo history: ${errorText(e)}`),
+    );
+  void showUsage();
+  /** GiB typed → bytes; empty → null (sandbox.yaml's). */
+  const undoBytes = (input: HTMLInputElement): number | null => {
+    const text = input.value.trim();
+    if (text === "") return null;
+    const n = Number(text);
+    if (!Number.isFinite(n) || n <= 0) throw new Error(`${input === undoKeep ? "Per conversation" : "All conversations"}: enter a size in GiB (e.g. 2), or leave it empty for sandbox.yaml's.`);
+    return Math.round(n * GIB);
+  };
+
   const policy = h("select", { testid: "settings-policy", className: "input" });
   for (const p of POLICIES) policy.append(h("option", { value: p.value }, p.label));
   policy.value = settings.defaultPolicy;
@@ -122,6 +153,8 @@ export async function openSettings(api: Api, conversationId: string | null, acti
         defaultProfile: profile.value || settings.defaultProfile,
         defaultPolicy: policy.value as ApprovalPolicy,
         notifications: notify.checked,
+        undoKeepBytes: undoBytes(undoKeep),
+        undoKeepTotalBytes: undoBytes(undoTotal),
       };
       const { settings: saved, check } = await provider.save(api, base);
       // The policy applies to new conversations and, from now on, to the open one.
@@ -130,6 +163,7 @@ export async function openSettings(api: Api, conversationId: string | null, acti
       status.textContent = check.ok ? `Saved. ${check.message}` : `Saved, but the model did not answer: ${check.message}`;
       status.classList.toggle("error", !check.ok);
       actions.saved(saved);
+      void showUsage();
     } catch (e) {
       status.textContent = errorText(e);
       status.classList.add("error");
@@ -150,6 +184,7 @@ export async function openSettings(api: Api, conversationId: string | null, acti
       h("header", { className: "screen-head settings-head" }, h("h1", {}, "Settings"), h("span", { className: "spacer" }), doctor),
       h("section", {}, h("h2", {}, "Model"), provider.el),
       h("section", {}, h("h2", {}, "Sandbox"), field("Profile", profile), limits, sandboxes),
+      h("section", {}, h("h2", {}, "Undo history"), field("Per conversation (GiB)", undoKeep), field("All conversations (GiB)", undoTotal), undoHint),
       h("section", {}, h("h2", {}, "Approvals"), field("Policy for new conversations and this one", policy), h("label", { className: "check-line" }, notify, " Desktop notifications for approvals and long runs while IronClaw is in the background"), h("h3", {}, "Always-allow rules"), ruleList),
       appearanceSection(),
       // Sticky: Save, Close and what saving said stay in view however far the form scrolls.

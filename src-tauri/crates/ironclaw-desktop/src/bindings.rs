@@ -30,6 +30,7 @@ pub fn export(dir: &std::path::Path) -> Result<(), ts_rs::ExportError> {
     ChangeDetail::export_all(&cfg)?;
     ProfileInfo::export_all(&cfg)?;
     Settings::export_all(&cfg)?;
+    UndoUsage::export_all(&cfg)?;
     ProviderCheck::export_all(&cfg)?;
     DoctorReport::export_all(&cfg)?;
     ImageProgress::export_all(&cfg)?;

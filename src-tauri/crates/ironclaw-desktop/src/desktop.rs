@@ -21,7 +21,7 @@ use crate::settings::{self, SettingsStore};
 use crate::sink::{EventSink, Subscriber};
 use crate::types::{
     ConversationSummary, ConversationView, FolderOpening, LogChunk, ProfileInfo, ProviderCheck,
-    ProviderKindName, RunImage, Settings, WorkspaceEntry,
+    ProviderKindName, RunImage, Settings, UndoUsage, WorkspaceEntry,
 };
 use crate::workspace::{self, LastRun, RunWindow};
 use crate::{profiles, view};
@@ -190,7 +190,30 @@ impl Desktop {
     pub async fn save_settings(&self, settings: &Settings) -> Result<Settings> {
         let saved = self.core.settings.save(settings)?;
         *self.core.model.lock().await = None;
+        let sandbox = self.core.sandbox.lock().await.clone();
+        if let Some(sandbox) = sandbox {
+            sandbox
+                .set_undo_caps(saved.undo_keep_bytes, saved.undo_keep_total_bytes)
+                .await;
+        }
         Ok(saved)
+    }
+
+    /// What the undo history holds and may hold, for Settings. Needs no Docker.
+    pub fn undo_usage(&self) -> Result<UndoUsage> {
+        let policy = ironclaw_sandbox::policy::Policy::load(&self.core.paths)?;
+        let settings = self.core.settings.defaults()?;
+        Ok(UndoUsage {
+            kept_bytes: ironclaw_workspace::checkpoint::kept_under(
+                &self.core.paths.checkpoints_dir(),
+            ),
+            keep_bytes: settings.undo_keep_bytes.unwrap_or(policy.undo_keep_bytes),
+            keep_total_bytes: settings
+                .undo_keep_total_bytes
+                .unwrap_or(policy.undo_keep_total_bytes),
+            policy_keep_bytes: policy.undo_keep_bytes,
+            policy_keep_total_bytes: policy.undo_keep_total_bytes,
+        })
     }
 
     pub async fn set_api_key(&self, provider: ProviderKindName, key: &str) -> Result<()> {

@@ -63,6 +63,8 @@ impl Core {
         let engine = docker::connect().await?;
         let policy = Policy::load(&self.paths)?;
         let sandbox = Arc::new(Sandbox::new(engine.docker, self.paths.clone(), policy));
+        let defaults = self.settings.defaults()?;
+        sandbox.use_undo_caps(defaults.undo_keep_bytes, defaults.undo_keep_total_bytes);
         *slot = Some(sandbox.clone());
         Ok(sandbox)
     }

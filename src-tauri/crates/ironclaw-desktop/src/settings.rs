@@ -24,7 +24,14 @@ struct Defaults {
     default_policy: ironclaw_protocol::ApprovalPolicy,
     notifications: bool,
     long_run_notify_ms: u64,
+    #[serde(default)]
+    undo_keep_bytes: Option<u64>,
+    #[serde(default)]
+    undo_keep_total_bytes: Option<u64>,
 }
+
+/// Below this an undo history could not hold one small run's copies.
+const MIN_UNDO_KEEP: u64 = 1 << 20;
 
 pub struct SettingsStore {
     paths: Paths,
@@ -63,6 +70,8 @@ impl SettingsStore {
             settings.default_policy = d.default_policy;
             settings.notifications = d.notifications;
             settings.long_run_notify_ms = d.long_run_notify_ms;
+            settings.undo_keep_bytes = d.undo_keep_bytes;
+            settings.undo_keep_total_bytes = d.undo_keep_total_bytes;
         }
         Ok(settings)
     }
@@ -79,6 +88,21 @@ impl SettingsStore {
     }
 
     pub fn save(&self, settings: &Settings) -> Result<Settings> {
+        for (what, value) in [
+            ("undo history per conversation", settings.undo_keep_bytes),
+            (
+                "undo history of all conversations",
+                settings.undo_keep_total_bytes,
+            ),
+        ] {
+            if let Some(v) = value.filter(|v| *v < MIN_UNDO_KEEP) {
+                return Err(DesktopError::invalid(
+                    what,
+                    &format!("{v} bytes"),
+                    "it must be at least 1 MiB (leave it empty to use sandbox.yaml's)",
+                ));
+            }
+        }
         if let Some(profile) = &settings.default_profile {
             let policy = ironclaw_sandbox::policy::Policy::load(&self.paths)?;
             policy.profile(Some(profile))?;
@@ -123,6 +147,8 @@ impl SettingsStore {
                 default_policy: settings.default_policy,
                 notifications: settings.notifications,
                 long_run_notify_ms: settings.long_run_notify_ms,
+                undo_keep_bytes: settings.undo_keep_bytes,
+                undo_keep_total_bytes: settings.undo_keep_total_bytes,
             },
         )?;
         self.get()
@@ -281,6 +307,32 @@ mod tests {
             ..Settings::default()
         };
         assert!(store.save(&settings).is_err());
+    }
+
+    #[test]
+    fn undo_caps_round_trip_and_a_cap_below_one_mebibyte_is_refused() {
+        let (_dir, store) = store();
+        assert_eq!(store.get().unwrap().undo_keep_bytes, None);
+        let settings = Settings {
+            undo_keep_bytes: Some(512 << 20),
+            undo_keep_total_bytes: Some(3 << 30),
+            ..Settings::default()
+        };
+        let saved = store.save(&settings).unwrap();
+        assert_eq!(
+            (saved.undo_keep_bytes, saved.undo_keep_total_bytes),
+            (Some(512 << 20), Some(3 << 30))
+        );
+        let err = store
+            .save(&Settings {
+                undo_keep_total_bytes: Some(1000),
+                ..Settings::default()
+            })
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("at least 1 MiB"), "{err}");
+        // Nothing of the refused save was kept.
+        assert_eq!(store.get().unwrap().undo_keep_total_bytes, Some(3 << 30));
     }
 
     #[test]

@@ -345,6 +345,29 @@ pub struct Settings {
     /// Runs longer than this notify when they finish in the background.
     #[serde(default = "ten_seconds")]
     pub long_run_notify_ms: u64,
+    /// Most bytes of copies one conversation's undo history keeps (`null`: `undo.keep` in
+    /// sandbox.yaml).
+    #[serde(default)]
+    pub undo_keep_bytes: Option<u64>,
+    /// Most bytes of copies all conversations' undo history keeps together (`null`:
+    /// `undo.keep_total` in sandbox.yaml).
+    #[serde(default)]
+    pub undo_keep_total_bytes: Option<u64>,
+}
+
+/// What the undo history of every conversation holds now, and may hold.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct UndoUsage {
+    /// Bytes of file copies kept now, all conversations together.
+    pub kept_bytes: u64,
+    /// The caps in force: Settings', else sandbox.yaml's.
+    pub keep_bytes: u64,
+    pub keep_total_bytes: u64,
+    /// sandbox.yaml's caps, which apply when Settings sets none.
+    pub policy_keep_bytes: u64,
+    pub policy_keep_total_bytes: u64,
 }
 
 fn yes() -> bool {
@@ -363,6 +386,8 @@ impl Default for Settings {
             default_policy: ApprovalPolicy::default(),
             notifications: true,
             long_run_notify_ms: ten_seconds(),
+            undo_keep_bytes: None,
+            undo_keep_total_bytes: None,
         }
     }
 }

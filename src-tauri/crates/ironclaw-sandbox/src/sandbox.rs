@@ -74,6 +74,9 @@ pub struct Sandbox {
     quota_watch: std::sync::atomic::AtomicBool,
     checkpoint_stores:
         std::sync::Mutex<HashMap<SessionName, Arc<ironclaw_workspace::checkpoint::Store>>>,
+    /// Undo history caps (per conversation, all together): the policy's, unless Settings set
+    /// others.
+    undo_caps: std::sync::Mutex<(u64, u64)>,
 }
 
 impl Sandbox {
@@ -96,6 +99,10 @@ impl Sandbox {
             user,
             docker,
             paths,
+            undo_caps: std::sync::Mutex::new((
+                policy.undo_keep_bytes,
+                policy.undo_keep_total_bytes,
+            )),
             policy,
             warm: tokio::sync::Mutex::default(),
             quota_bases: std::sync::Mutex::default(),

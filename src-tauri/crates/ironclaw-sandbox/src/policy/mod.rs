@@ -52,6 +52,9 @@ pub struct Policy {
     /// Most bytes of file copies one conversation's undo history keeps; the oldest runs stop
     /// being undoable first.
     pub undo_keep_bytes: u64,
+    /// Most bytes of file copies all conversations' undo history keeps together; the oldest
+    /// runs of any conversation stop being undoable first.
+    pub undo_keep_total_bytes: u64,
     pub profiles: BTreeMap<String, Profile>,
     /// What allowlist-mode sandboxes may reach (shared by every profile).
     pub network: NetworkPolicy,
@@ -225,9 +228,11 @@ const TOP_FIELDS: &[&str] = &[
     "profiles",
 ];
 const OUTPUT_FIELDS: &[&str] = &["capture"];
-const UNDO_FIELDS: &[&str] = &["keep"];
+const UNDO_FIELDS: &[&str] = &["keep", "keep_total"];
 /// What one conversation's undo history keeps when `undo.keep` is not set.
 const DEFAULT_UNDO_KEEP: u64 = ironclaw_workspace::checkpoint::DEFAULT_CAP_BYTES;
+/// What all conversations' undo history keeps together when `undo.keep_total` is not set.
+const DEFAULT_UNDO_KEEP_TOTAL: u64 = 5 * DEFAULT_UNDO_KEEP;
 const PROFILE_FIELDS: &[&str] = &[
     "cpus",
     "memory",
@@ -273,16 +278,28 @@ struct RawOutput {
 #[derive(Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a mapping with the key keep, e.g. { keep: 2g }"
+    expecting = "a mapping of keep and keep_total, e.g. { keep: 2g, keep_total: 10g }"
 )]
 struct RawUndo {
+    #[serde(default = "default_keep")]
     keep: Size<1>,
+    #[serde(default = "default_keep_total")]
+    keep_total: Size<1>,
+}
+
+fn default_keep() -> Size<1> {
+    Size(DEFAULT_UNDO_KEEP)
+}
+
+fn default_keep_total() -> Size<1> {
+    Size(DEFAULT_UNDO_KEEP_TOTAL)
 }
 
 impl Default for RawUndo {
     fn default() -> Self {
         Self {
-            keep: Size(DEFAULT_UNDO_KEEP),
+            keep: default_keep(),
+            keep_total: default_keep_total(),
         }
     }
 }
@@ -376,6 +393,7 @@ impl RawPolicy {
             idle_timeout: self.idle_timeout.0,
             capture_bytes: self.output.capture.0,
             undo_keep_bytes: self.undo.keep.0,
+            undo_keep_total_bytes: self.undo.keep_total.0,
             network: self.network.into_policy(origins)?,
             profiles,
             sources,

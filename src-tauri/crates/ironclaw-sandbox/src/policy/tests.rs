@@ -108,6 +108,7 @@ fn shipped_defaults_parse_into_the_three_documented_profiles() {
         idle_timeout: Duration::from_secs(30 * 60),
         capture_bytes: MIB,
         undo_keep_bytes: 2 * GIB,
+        undo_keep_total_bytes: 10 * GIB,
         profiles: shipped_profiles(),
         network: NetworkPolicy::default(),
         sources: vec![defaults_path().to_path_buf()],
@@ -128,6 +129,18 @@ fn the_undo_history_cap_is_set_in_sandbox_yaml_and_checked() {
     );
     let err = with_user("undo: { keep: lots }\n").unwrap_err().to_string();
     assert!(err.contains("undo"), "{err}");
+    let both = with_user("undo: { keep: 1g, keep_total: 3g }\n").unwrap();
+    assert_eq!(
+        (both.undo_keep_bytes, both.undo_keep_total_bytes),
+        (GIB, 3 * GIB)
+    );
+    // One set, the other as shipped.
+    assert_eq!(
+        with_user("undo: { keep_total: 4g }\n")
+            .unwrap()
+            .undo_keep_bytes,
+        2 * GIB
+    );
 }
 
 #[test]

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use ironclaw_workspace::checkpoint::{Change, CheckpointError, Store, Stored, UndoOutcome};
+use ironclaw_workspace::checkpoint::{self, Change, CheckpointError, Store, Stored, UndoOutcome};
 
 use super::Sandbox;
 use crate::error::{Error, Result};
@@ -27,7 +27,7 @@ impl Sandbox {
         if let Some(store) = stores.get(name) {
             return Ok(store.clone());
         }
-        let store = open_store(&self.paths, name, workspace, self.policy.undo_keep_bytes)?;
+        let store = open_store(&self.paths, name, workspace, self.undo_caps().0)?;
         stores.insert(name.clone(), store.clone());
         Ok(store)
     }
@@ -73,6 +73,94 @@ impl Sandbox {
             .map_err(Error::Checkpoint)
     }
 
+    /// The undo history caps in force: per conversation, and all conversations together.
+    pub fn undo_caps(&self) -> (u64, u64) {
+        *self.undo_caps.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Caps other than the policy's (Settings); `None` keeps the policy's. Records already open
+    /// keep to the new per-conversation cap from their next run, and the total from the next
+    /// run that adds copies.
+    pub fn use_undo_caps(&self, per: Option<u64>, total: Option<u64>) {
+        let caps = (
+            per.unwrap_or(self.policy.undo_keep_bytes),
+            total.unwrap_or(self.policy.undo_keep_total_bytes),
+        );
+        *self.undo_caps.lock().unwrap_or_else(|e| e.into_inner()) = caps;
+        for store in self.open_stores() {
+            store.set_cap(caps.0);
+        }
+    }
+
+    /// [`Sandbox::use_undo_caps`], and the total kept to now.
+    pub async fn set_undo_caps(&self, per: Option<u64>, total: Option<u64>) {
+        self.use_undo_caps(per, total);
+        self.keep_undo_total().await;
+    }
+
+    /// Keeps all conversations' undo history within the total cap, dropping the oldest runs of
+    /// any conversation first. Never fails a run: what went wrong is logged.
+    pub(super) async fn keep_undo_total(&self) {
+        let stores = match self.every_store() {
+            Ok(stores) => stores,
+            Err(e) => {
+                tracing::warn!(error = %e, "undo history: the records could not be listed");
+                return;
+            }
+        };
+        let total = self.undo_caps().1;
+        match blocking(move || checkpoint::enforce_total(&stores, total)).await {
+            Ok(r) if r.over => tracing::warn!(
+                kept = r.kept,
+                total,
+                "undo history: what the workspaces hold now alone passes the total cap"
+            ),
+            Ok(r) if r.halvings > 0 => tracing::info!(
+                kept = r.kept,
+                halvings = r.halvings,
+                "undo history: the oldest runs were dropped to stay within the total cap"
+            ),
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "undo history: the total cap could not be kept"),
+        }
+    }
+
+    fn open_stores(&self) -> Vec<Arc<Store>> {
+        let stores = self
+            .checkpoint_stores
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        stores.values().cloned().collect()
+    }
+
+    /// The record of every session with one, each opened once per process (the ones no run
+    /// opened yet, now: their copies count toward the total).
+    fn every_store(&self) -> Result<Vec<Arc<Store>>> {
+        let dir = self.paths.checkpoints_dir();
+        let names = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries
+                .flatten()
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                .filter_map(|e| SessionName::new(e.file_name().to_string_lossy()).ok())
+                .collect(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(Error::Checkpoint(format!("{}: {e}", dir.display()))),
+        };
+        let per = self.undo_caps().0;
+        let mut stores = self
+            .checkpoint_stores
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        for name in names {
+            if let std::collections::hash_map::Entry::Vacant(slot) = stores.entry(name) {
+                let record = dir.join(slot.key().as_str());
+                let store = Store::open(&record, per).map_err(checkpoint_error)?;
+                slot.insert(Arc::new(store));
+            }
+        }
+        Ok(stores.values().cloned().collect())
+    }
+
     /// Records what a prepared run changed when the run itself ended in an error (its container
     /// was killed, the engine went away…): the code may have changed files before that, and
     /// those changes must be undoable too.
@@ -89,6 +177,7 @@ impl Sandbox {
         let changes = blocking(move || store.after_run(&workspace, &id))
             .await
             .map_err(checkpoint_error)?;
+        self.keep_undo_total().await;
         Ok(file_changes(&changes))
     }
 
@@ -119,6 +208,9 @@ impl Sandbox {
             Ok(changes) => {
                 result.changes = file_changes(&changes);
                 result.run_id = Some(run);
+                if !changes.is_empty() {
+                    self.keep_undo_total().await;
+                }
             }
             Err(e) => result.checkpoint_error = Some(e.to_string()),
         }

@@ -20,6 +20,7 @@ mod log;
 mod node;
 mod objects;
 mod restore;
+mod retention;
 mod scan;
 mod sides;
 mod watch;
@@ -33,6 +34,7 @@ pub use node::{diff, Change, ChangeKind, Manifest, Node, Stamp};
 pub use objects::Hash;
 use objects::Objects;
 use restore::Side;
+pub use retention::{enforce_total, kept_under, Retention};
 use scan::Scanned;
 pub use sides::Stored;
 
@@ -108,7 +110,7 @@ pub struct Store {
     dir: PathBuf,
     objects: Objects,
     /// The most bytes of copies kept; the oldest records go first to stay under it.
-    cap: u64,
+    cap: std::sync::atomic::AtomicU64,
     state: Mutex<State>,
 }
 
@@ -214,7 +216,7 @@ impl Store {
         Ok(Store {
             dir: dir.to_owned(),
             objects,
-            cap,
+            cap: cap.into(),
             state: Mutex::new(state),
         })
     }
@@ -439,7 +441,7 @@ impl Store {
         run: Option<String>,
     ) -> Result<Vec<Change>> {
         // A failed scan leaves `current` as it was; the watch is dropped (by `sync`).
-        let budget = |s: &Store| s.cap.saturating_sub(s.objects.total());
+        let budget = |s: &Store| s.cap().saturating_sub(s.objects.total());
         let scanned = match scan::scan(
             workspace,
             &state.current,
@@ -534,64 +536,6 @@ impl Store {
         write_durably(&self.dir.join("current"), text.as_bytes())?;
         state.snapshot_seq = seq;
         Ok(())
-    }
-
-    /// Drops the oldest records (their runs can no longer be undone) and the copies nothing
-    /// else needs, until the copies take at most half the cap or no record is left to drop.
-    fn make_room(&self, state: &mut State) -> Result<()> {
-        loop {
-            let keep = self.referenced(state)?;
-            self.objects.remove_unreferenced(&keep);
-            let droppable: Vec<u64> = state
-                .log
-                .iter()
-                .filter(|e| e.seq > state.pruned_through && e.changed > 0)
-                .map(|e| e.seq)
-                .collect();
-            if self.objects.total() <= self.cap / 2 || droppable.is_empty() {
-                return Ok(());
-            }
-            // The records about to go must not be needed to rebuild `current` (see `load`).
-            if state.snapshot_seq < state.log.last().map_or(0, |e| e.seq) {
-                self.write_snapshot(state)?;
-            }
-            // The older half at a time: one sweep of the store per halving, not per record.
-            let through = droppable[(droppable.len() - 1) / 2];
-            for seq in droppable.iter().take_while(|s| **s <= through) {
-                let _ = std::fs::remove_file(self.dir.join("records").join(seq.to_string()));
-            }
-            state.pruned_through = through;
-            write_durably(&self.dir.join("pruned"), through.to_string().as_bytes())?;
-            tracing::info!(
-                through,
-                "checkpoint: dropped the oldest records to stay within the cap"
-            );
-        }
-    }
-
-    /// Every content hash still needed: the workspace as last seen, and both sides of every
-    /// record kept.
-    fn referenced(&self, state: &State) -> Result<std::collections::HashSet<Hash>> {
-        let mut keep = std::collections::HashSet::new();
-        let mut add = |n: Option<&Node>| {
-            if let Some(Node::File { content, .. }) = n {
-                keep.insert(*content);
-            }
-        };
-        for node in state.current.values() {
-            add(Some(node));
-        }
-        for e in state
-            .log
-            .iter()
-            .filter(|e| e.seq > state.pruned_through && e.changed > 0)
-        {
-            for c in self.read_record(e.seq)? {
-                add(c.before.as_ref());
-                add(c.after.as_ref());
-            }
-        }
-        Ok(keep)
     }
 
     fn read_record(&self, seq: u64) -> Result<Vec<Change>> {

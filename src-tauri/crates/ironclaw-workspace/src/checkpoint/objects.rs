@@ -205,6 +205,11 @@ impl Objects {
     }
 }
 
+/// Bytes of every object stored in `dir`.
+pub fn stored_bytes(dir: &std::path::Path) -> u64 {
+    stored(dir).iter().map(|(_, size)| size).sum()
+}
+
 /// Every stored object's path and size.
 fn stored(dir: &std::path::Path) -> Vec<(PathBuf, u64)> {
     let mut out = Vec::new();

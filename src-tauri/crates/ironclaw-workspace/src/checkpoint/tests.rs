@@ -1,6 +1,7 @@
 use std::collections::BTreeMap;
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::Path;
+use std::sync::Arc;
 
 use pretty_assertions::assert_eq;
 
@@ -412,4 +413,47 @@ fn both_sides_of_a_change_come_from_the_record_not_the_workspace() {
         )
     );
     assert!(store.sides("r1", "notes.txt", 1024).is_err(), "unchanged");
+}
+
+#[test]
+fn over_the_total_cap_the_oldest_records_of_any_conversation_go_first() {
+    let tmp = tempfile::tempdir().unwrap();
+    let conversation = |name: &str, seed: u8| {
+        let ws = tmp.path().join(name).join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        let store = Arc::new(
+            Store::open(&tmp.path().join(name).join("record"), DEFAULT_CAP_BYTES).unwrap(),
+        );
+        for i in 0..4u8 {
+            let run = format!("{name}{i}");
+            store.before_run(&ws, &run).unwrap();
+            // 10 KiB each time, all different: every rewrite leaves the old bytes to the record.
+            std::fs::write(ws.join("result.bin"), vec![seed.wrapping_add(i); 10 << 10]).unwrap();
+            store.after_run(&ws, &run).unwrap();
+        }
+        store
+    };
+    let older = conversation("a", 1);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let newer = conversation("b", 101);
+    let both = [older.clone(), newer.clone()];
+    let kept: u64 = both.iter().map(|s| s.kept_bytes()).sum();
+    assert_eq!(kept, 8 * (10 << 10));
+
+    let done = enforce_total(&both, kept - (15 << 10)).unwrap();
+    assert!(!done.over && done.kept <= kept - (15 << 10), "{done:?}");
+    // The older conversation's oldest runs expired; every run of the newer one is undoable.
+    assert!(matches!(
+        older.changes_of("a1"),
+        Err(CheckpointError::Expired(_))
+    ));
+    for run in ["b0", "b1", "b2", "b3"] {
+        newer.changes_of(run).unwrap();
+    }
+    newer.undo(&tmp.path().join("b/ws"), "b3", false).unwrap();
+
+    // Below what the workspaces hold now, nothing more can go: said, not looped on.
+    let floor = enforce_total(&both, 1).unwrap();
+    assert!(floor.over, "{floor:?}");
+    assert_eq!(floor.kept, 2 * (10 << 10), "what each workspace holds now");
 }
