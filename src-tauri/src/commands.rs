@@ -278,6 +278,20 @@ pub async fn redo_run(
         .map_err(CommandError::from)
 }
 
+/// Puts the workspace's files back as they were right after a run: every later run is undone,
+/// newest first; the outcome comes as a `runUndone` event per run, then `rewound`.
+#[tauri::command]
+pub async fn rewind_to(
+    desktop: State<'_, Desktop>,
+    id: ConversationId,
+    execution_id: ExecutionId,
+) -> Res<()> {
+    desktop
+        .rewind_to(id, execution_id)
+        .await
+        .map_err(CommandError::from)
+}
+
 /// Runs a core call that touches the workspace (which the sandboxed code controls) or parses
 /// files on a blocking-pool thread. A sync Tauri command runs on the main thread, where one
 /// slow or stuck file operation would freeze the whole window.

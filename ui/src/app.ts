@@ -70,6 +70,10 @@ export class App {
         if (!this.currentId) return;
         void this.api.redoRun(this.currentId, executionId).catch((e) => this.failed(e, "Could not redo"));
       },
+      rewind: (executionId) => {
+        if (!this.currentId) return;
+        void this.api.rewindTo(this.currentId, executionId).catch((e) => this.failed(e, "Could not rewind"));
+      },
       changeDetail: (executionId, path) => this.api.runChange(executionId, path),
       decideHost: (target, decision) => {
         if (!this.currentId) return;
@@ -212,6 +216,7 @@ export class App {
       case "executionEnded":
       case "runUndone":
       case "runRedone":
+      case "rewound":
         if (this.workspace.visible) void this.workspace.refresh();
         break;
       case "approvalExpired":

@@ -560,6 +560,37 @@ describe("undo a run", () => {
     expect(q("cell-changes", second).dataset["state"]).toBe("undone");
   });
 
+  it("rewinding to a run undoes every later run, each cell says so and offers Redo, and the button follows what stands", async () => {
+    const { api } = await startApp();
+    for (const text of ["total the sales please", "and again", "once more"]) {
+      await send(text);
+      q<HTMLButtonElement>("approve-button").click();
+      await settle(80);
+    }
+    const cells = all("execution-cell");
+    const [first, second, third] = cells.slice(-3) as [HTMLElement, HTMLElement, HTMLElement];
+    // Offered where a later run's changes stand; never on the newest run.
+    expect(q<HTMLButtonElement>("cell-rewind", first).hidden).toBe(false);
+    expect(q<HTMLButtonElement>("cell-rewind", second).hidden).toBe(false);
+    expect(q<HTMLButtonElement>("cell-rewind", third).hidden).toBe(true);
+
+    q<HTMLButtonElement>("cell-rewind", first).click();
+    await settle(60);
+    const call = api.calls.filter((c) => c.name === "rewindTo");
+    expect(call.map((c) => c.args[1])).toEqual([first.dataset["executionId"]]);
+    expect(q("cell-changes", second).dataset["state"]).toBe("undone");
+    expect(q("cell-changes", third).dataset["state"]).toBe("undone");
+    expect(q("cell-changes", first).dataset["state"]).not.toBe("undone");
+    expect(q("cell-undo-status", first).textContent).toContain("Rewound: 2 later runs undone");
+    expect(q<HTMLButtonElement>("cell-redo", third).hidden).toBe(false);
+    // Nothing later stands now: no rewind offered anywhere.
+    for (const c of [first, second, third]) expect(q<HTMLButtonElement>("cell-rewind", c).hidden).toBe(true);
+
+    q<HTMLButtonElement>("cell-redo", second).click();
+    await settle(40);
+    expect(q<HTMLButtonElement>("cell-rewind", first).hidden).toBe(false);
+  });
+
   it("a reopened conversation keeps each run's changes and whether it is undone", async () => {
     await startApp();
     const seeded = all("execution-cell")[0]!;

@@ -5,7 +5,7 @@ import { ExecutionCell } from "../src/views/cell";
 
 describe("bounded output", () => {
   it("keeps 100 MB of output to head + tail and counts exactly what it hides", () => {
-    const cell = new ExecutionCell("exec-1", "python", "print('x' * 10**8)", { stop() {}, openLog() {}, undo() {}, redo() {}, detail: () => Promise.reject(new Error("none")) });
+    const cell = new ExecutionCell("exec-1", "python", "print('x' * 10**8)", { stop() {}, openLog() {}, undo() {}, redo() {}, rewind() {}, detail: () => Promise.reject(new Error("none")) });
     document.body.append(cell.el);
     const line = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-\n"; // 64 bytes
     const chunk = line.repeat(1024); // 64 KiB
@@ -46,7 +46,7 @@ describe("bounded output", () => {
   });
 
   it("shows everything and no note when output is small", () => {
-    const cell = new ExecutionCell("exec-2", "bash", "echo hi", { stop() {}, openLog() {}, undo() {}, redo() {}, detail: () => Promise.reject(new Error("none")) });
+    const cell = new ExecutionCell("exec-2", "bash", "echo hi", { stop() {}, openLog() {}, undo() {}, redo() {}, rewind() {}, detail: () => Promise.reject(new Error("none")) });
     cell.output("stdout", "hi\n");
     cell.output("stderr", "warn\n");
     flushFrames();
@@ -57,7 +57,7 @@ describe("bounded output", () => {
   });
 
   it("finishing paints output still waiting for a frame before the final note", () => {
-    const cell = new ExecutionCell("exec-4", "bash", "yes", { stop() {}, openLog() {}, undo() {}, redo() {}, detail: () => Promise.reject(new Error("none")) });
+    const cell = new ExecutionCell("exec-4", "bash", "yes", { stop() {}, openLog() {}, undo() {}, redo() {}, rewind() {}, detail: () => Promise.reject(new Error("none")) });
     cell.output("stdout", "a".repeat(HEAD_CHARS + TAIL_CHARS + 1000));
     cell.finish({ exitCode: 0, durationMs: 1, timedOut: false, cancelled: false, oomKilled: false, truncated: false, logFile: null });
     expect(cell.stdout.text.hiddenBytes).toBe(1000);
@@ -65,7 +65,7 @@ describe("bounded output", () => {
   });
 
   it("renders output as text, never as HTML", () => {
-    const cell = new ExecutionCell("exec-3", "bash", "cat evil.html", { stop() {}, openLog() {}, undo() {}, redo() {}, detail: () => Promise.reject(new Error("none")) });
+    const cell = new ExecutionCell("exec-3", "bash", "cat evil.html", { stop() {}, openLog() {}, undo() {}, redo() {}, rewind() {}, detail: () => Promise.reject(new Error("none")) });
     cell.output("stdout", '<img src=x onerror="window.__pwned=1"><button data-testid="approve-button">Approve</button>');
     flushFrames();
     expect(cell.el.querySelector("img")).toBeNull();
@@ -75,7 +75,7 @@ describe("bounded output", () => {
   });
 
   it("maps how an execution ended to the cell state", () => {
-    const mk = () => new ExecutionCell("e", "python", "x", { stop() {}, openLog() {}, undo() {}, redo() {}, detail: () => Promise.reject(new Error("none")) });
+    const mk = () => new ExecutionCell("e", "python", "x", { stop() {}, openLog() {}, undo() {}, redo() {}, rewind() {}, detail: () => Promise.reject(new Error("none")) });
     const base = { durationMs: 5, timedOut: false, cancelled: false, oomKilled: false, truncated: false, logFile: null, quotaExceeded: null as string | null };
     const cases: [Partial<typeof base> & { exitCode: number }, string][] = [
       [{ exitCode: 0 }, "ok"],

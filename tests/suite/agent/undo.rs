@@ -179,3 +179,81 @@ async fn a_run_killed_mid_way_can_still_be_undone() {
         .await;
     assert!(!agent.workspace().join("half.txt").exists());
 }
+
+/// Rewinding to the first run undoes every later one, newest first, whether or not it touched
+/// the same files; each is its own `RunUndone` (and audited), the answer is `Rewound`, and the
+/// model hears of it with the next message.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rewinding_to_a_run_undoes_every_later_run_and_the_model_is_told() {
+    let env = TestEnv::new().await;
+    let mut agent = Agent::start_with(env, Wire::OpenAi, ApprovalPolicy::NeverAsk).await;
+    agent.push_all([
+        asks_to_run("c1", "shell", "echo v1 > report.txt"),
+        asks_to_run("c2", "shell", "echo v2 > report.txt"),
+        // Touches nothing the first two did: an undo of either would not take it along.
+        asks_to_run(
+            "c3",
+            "python",
+            "open('/workspace/plot.svg', 'w').write('<svg/>')",
+        ),
+        says("done"),
+    ]);
+    agent.send("write the report twice, then a plot");
+    let events = agent.collect_until_turn_end().await;
+    let runs = ended_runs(&events);
+    assert_eq!(runs.len(), 3, "{}", agent.dump());
+    let ws = agent.workspace();
+    assert!(ws.join("plot.svg").exists());
+
+    agent.op(Op::RewindTo {
+        execution_id: runs[0].0,
+    });
+    let answer = agent
+        .next_event_matching("Rewound", |e| matches!(e, AgentEvent::Rewound { .. }))
+        .await;
+    assert_eq!(
+        answer,
+        AgentEvent::Rewound {
+            execution_id: runs[0].0,
+            undone: vec![runs[2].0, runs[1].0],
+        }
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("report.txt")).unwrap(),
+        "v1\n"
+    );
+    assert!(
+        !ws.join("plot.svg").exists(),
+        "the unrelated later run is undone too"
+    );
+    let audited: Vec<String> = agent
+        .audit_entries()
+        .iter()
+        .filter(|e| e.kind.as_str() == "run_undone")
+        .map(|e| {
+            e.data["execution_id"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(audited, [runs[2].0.to_string(), runs[1].0.to_string()]);
+
+    agent.push(says("noted"));
+    agent.send("where are we?");
+    agent.turn_done().await;
+    let text = agent.requests().last().expect("a request").body.to_string();
+    assert!(
+        text.contains("The user rewound the workspace to how it was right after run #1"),
+        "{text}"
+    );
+
+    // Each undone run can be redone on its own.
+    agent.op(Op::RedoRun {
+        execution_id: runs[2].0,
+    });
+    agent
+        .next_event_matching("RunRedone", |e| matches!(e, AgentEvent::RunRedone { .. }))
+        .await;
+    assert!(ws.join("plot.svg").exists());
+}

@@ -91,6 +91,11 @@ export interface Commands {
    */
   redoRun(id: ConversationId, executionId: ExecutionId): Promise<void>;
   /**
+   * Puts the workspace's files back as they were right after a run: every later run is undone,
+   * newest first; the outcome comes as a `runUndone` event per run, then `rewound`.
+   */
+  rewindTo(id: ConversationId, executionId: ExecutionId): Promise<void>;
+  /**
    * An image a run recorded, for a reopened conversation; `gone` when it was deleted since.
    */
   readRunImage(executionId: ExecutionId, path: string): Promise<RunImage>;
@@ -151,6 +156,7 @@ export const COMMAND_NAMES = [
   "undo_run",
   "run_change",
   "redo_run",
+  "rewind_to",
   "read_run_image",
   "list_workspace",
   "read_workspace_image",
@@ -191,6 +197,7 @@ export const tauriCommands: Commands = {
   undoRun: (id, executionId, force) => invoke<void>("undo_run", { id, executionId, force }),
   runChange: (executionId, path) => invoke<ChangeDetail>("run_change", { executionId, path }),
   redoRun: (id, executionId) => invoke<void>("redo_run", { id, executionId }),
+  rewindTo: (id, executionId) => invoke<void>("rewind_to", { id, executionId }),
   readRunImage: (executionId, path) => invoke<RunImage>("read_run_image", { executionId, path }),
   listWorkspace: (id) => invoke<WorkspaceEntry[]>("list_workspace", { id }),
   readWorkspaceImage: (id, path) => invoke<string>("read_workspace_image", { id, path }),

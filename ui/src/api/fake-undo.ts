@@ -23,6 +23,21 @@ export function undoRun(c: Conv, executionId: string, force: boolean): AgentEven
   return { type: "runUndone", executionId, restored: run.changes, alsoUndone: later.map((r) => r.executionId) };
 }
 
+/** Every later run whose changes stand, undone newest first; then the answer. */
+export function rewindTo(c: Conv, executionId: string): AgentEvent[] {
+  const runs = c.items.flatMap((i) => (i.type === "execution" ? [i] : []));
+  const at = runs.findIndex((r) => r.executionId === executionId);
+  if (at < 0 || !runs[at]?.undoable) return [{ type: "error", message: "could not rewind to that run: it has no checkpoint" }];
+  const later = runs.slice(at + 1).filter((r) => r.undoable && !r.undone).reverse();
+  const out: AgentEvent[] = later.map((r) => {
+    r.undoable = false;
+    r.undone = true;
+    return { type: "runUndone", executionId: r.executionId, restored: r.changes, alsoUndone: [] };
+  });
+  out.push({ type: "rewound", executionId, undone: later.map((r) => r.executionId) });
+  return out;
+}
+
 export function redoRun(c: Conv, executionId: string): AgentEvent {
   const run = c.items.find((i) => i.type === "execution" && i.executionId === executionId);
   if (!run || run.type !== "execution" || !run.undone) return { type: "error", message: "could not redo that run: it is not undone" };

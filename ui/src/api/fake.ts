@@ -36,7 +36,7 @@ import type { ErrorKind } from "../bindings/ErrorKind";
 import type { Api, ExportFormat, Unlisten } from "./types";
 import { DAMAGED, FRESH_HISTORY, HISTORY_MISSING, IMAGE_DONE, IMAGE_START, PROFILES, doctorReport, folderOpening, imageImportStep, logText, providerCheck, recovered } from "./fake-answers";
 import { runFlood, runLive, type Runner } from "./fake-runs";
-import { changeDetail, redoRun, undoRun } from "./fake-undo";
+import { changeDetail, redoRun, rewindTo, undoRun } from "./fake-undo";
 import { SEED_CONVERSATIONS, chartSvg, requestFor } from "./fake-script";
 import { newId, runTurn, streamText, type Conv, type TurnHost } from "./fake-turn";
 
@@ -306,6 +306,12 @@ export class FakeBackend implements Api {
     this.log("runChange", executionId, path);
     await this.tick();
     return changeDetail(this.convs.values(), executionId, path);
+  }
+
+  async rewindTo(id: string, executionId: string): Promise<void> {
+    this.log("rewindTo", id, executionId);
+    await this.tick();
+    for (const e of rewindTo(this.conv(id), executionId)) this.emit(id, e);
   }
 
   async redoRun(id: string, executionId: string): Promise<void> {

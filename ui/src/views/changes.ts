@@ -12,6 +12,8 @@ import { formatBytes, h } from "../lib/dom";
 export interface UndoActions {
   undo(executionId: string, force: boolean): void;
   redo(executionId: string): void;
+  /** The files as they were right after this run: every later run undone. */
+  rewind(executionId: string): void;
   /** Both sides of one changed file, from the run's checkpoint. */
   detail(executionId: string, path: string): Promise<ChangeDetail>;
 }
@@ -69,6 +71,7 @@ export class ChangesStrip {
   private readonly undoBtn: HTMLButtonElement;
   private readonly redoBtn: HTMLButtonElement;
   private readonly forceBtn: HTMLButtonElement;
+  private readonly rewindBtn: HTMLButtonElement;
 
   constructor(
     private readonly executionId: string,
@@ -89,6 +92,9 @@ export class ChangesStrip {
     this.undoBtn = h("button", { testid: "cell-undo", className: "btn btn-small", type: "button" }, "Undo");
     this.redoBtn = h("button", { testid: "cell-redo", className: "btn btn-small", type: "button", hidden: true }, "Redo");
     this.forceBtn = h("button", { testid: "cell-undo-force", className: "btn btn-small", type: "button", hidden: true }, "Undo those too");
+    // Shown by the thread only while a later run's changes stand (see `rewindable`).
+    this.rewindBtn = h("button", { testid: "cell-rewind", className: "btn btn-small btn-quiet", type: "button", hidden: true, title: "Put the files back as they were right after this run: every later run is undone (each can be redone)" }, "Rewind files to here");
+    this.rewindBtn.addEventListener("click", () => this.send(() => this.actions.rewind(this.executionId)));
     this.undoBtn.addEventListener("click", () => this.send(() => this.actions.undo(this.executionId, false)));
     this.forceBtn.addEventListener("click", () => this.send(() => this.actions.undo(this.executionId, true)));
     this.redoBtn.addEventListener("click", () => this.send(() => this.actions.redo(this.executionId)));
@@ -100,6 +106,7 @@ export class ChangesStrip {
       this.forceBtn,
       this.undoBtn,
       this.redoBtn,
+      this.rewindBtn,
     );
     if (state.notUndoable) {
       this.undoBtn.hidden = true;
@@ -132,14 +139,14 @@ export class ChangesStrip {
 
   private send(act: () => void): void {
     this.working = true;
-    for (const b of [this.undoBtn, this.redoBtn, this.forceBtn]) b.disabled = true;
+    for (const b of [this.undoBtn, this.redoBtn, this.forceBtn, this.rewindBtn]) b.disabled = true;
     this.status.textContent = "Working…";
     act();
   }
 
   private settle(): void {
     this.working = false;
-    for (const b of [this.undoBtn, this.redoBtn, this.forceBtn]) b.disabled = false;
+    for (const b of [this.undoBtn, this.redoBtn, this.forceBtn, this.rewindBtn]) b.disabled = false;
   }
 
   /** Taken back: the files are as before the run; the interpreter is not. */
@@ -166,6 +173,23 @@ export class ChangesStrip {
     const shown = paths.slice(0, 5).join(", ") + (paths.length > 5 ? ` and ${paths.length - 5} more` : "");
     this.status.textContent = `Not undone: ${laterRuns.join(", ")} changed the same files (${shown}). Nothing was changed.`;
     this.forceBtn.hidden = false;
+  }
+
+  /** Whether this run's changes stand (it can be undone and is not) — what a rewind keeps. */
+  get standing(): boolean {
+    return !this.undoBtn.hidden;
+  }
+
+  /** Offer "Rewind files to here" when a later run's changes stand and this run's do too. */
+  rewindable(later: boolean): void {
+    this.rewindBtn.hidden = !(later && this.standing);
+  }
+
+  /** A rewind to this run is done: `count` later runs were undone. */
+  rewound(count: number): void {
+    this.settle();
+    this.status.textContent =
+      count === 0 ? "Nothing to rewind: no later run's changes stand." : `Rewound: ${count === 1 ? "1 later run" : `${count} later runs`} undone; the files are as this run left them.`;
   }
 
   /** The core refused (its reason is shown in the thread). */

@@ -29,6 +29,7 @@ export interface ChatActions {
   decideHost(target: string, decision: HostDecision): void;
   undo(executionId: string, force: boolean): void;
   redo(executionId: string): void;
+  rewind(executionId: string): void;
   /** One file a run changed, both sides and a diff. */
   changeDetail(executionId: string, path: string): Promise<ChangeDetail>;
 }
@@ -137,6 +138,7 @@ export class ChatView {
     this.log.replaceChildren(this.empty);
     this.setTitle(view.conversation.title);
     for (const item of view.items) this.addHistory(item);
+    this.updateRewind();
     this.empty.hidden = view.items.length > 0;
     this.setRunning(view.busy);
     if (view.policyFlagged) this.notice("Approval policy is “never ask”: code in this conversation runs without asking you first.", true);
@@ -169,6 +171,7 @@ export class ChatView {
           openLog: (id) => this.actions.openLog(id),
           undo: (id, force) => this.actions.undo(id, force),
           redo: (id) => this.actions.redo(id),
+          rewind: (id) => this.actions.rewind(id),
           detail: (id, path) => this.actions.changeDetail(id, path),
         });
         this.cells.set(item.executionId, cell);
@@ -322,6 +325,7 @@ export class ChatView {
           openLog: (id) => this.actions.openLog(id),
           undo: (id, force) => this.actions.undo(id, force),
           redo: (id) => this.actions.redo(id),
+          rewind: (id) => this.actions.rewind(id),
           detail: (id, path) => this.actions.changeDetail(id, path),
         }).numbered(e.number);
         this.cells.set(e.executionId, cell);
@@ -355,6 +359,9 @@ export class ChatView {
       case "runRedone":
         this.cells.get(e.executionId)?.strip?.redone();
         break;
+      case "rewound":
+        this.cells.get(e.executionId)?.strip?.rewound(e.undone.length);
+        break;
       case "turnEnded":
         this.setRunning(false);
         if (e.status === "failed") this.notice(e.error ?? "The turn failed.", true);
@@ -382,6 +389,16 @@ export class ChatView {
       case "networkDecided":
         this.hostDecided(e.target, e.decision);
         break;
+    }
+    if (e.type === "executionEnded" || e.type === "runUndone" || e.type === "runRedone") this.updateRewind();
+  }
+
+  /** "Rewind files to here" on each run whose changes stand while a later run's do too. */
+  private updateRewind(): void {
+    let later = false;
+    for (const cell of [...this.cells.values()].reverse()) {
+      cell.strip?.rewindable(later);
+      later ||= cell.strip?.standing ?? false;
     }
   }
 

@@ -109,6 +109,17 @@ impl Desktop {
         Ok(())
     }
 
+    /// Puts the files back as they were right after a run (every later run undone); the
+    /// outcome arrives as a `RunUndone` per run, then `Rewound`.
+    pub async fn rewind_to(&self, id: ConversationId, execution_id: ExecutionId) -> Result<()> {
+        self.core
+            .session(id)
+            .await?
+            .apply(Op::RewindTo { execution_id })
+            .await?;
+        Ok(())
+    }
+
     pub fn list_rules(&self, id: ConversationId) -> Result<Vec<SessionRuleView>> {
         Ok(self
             .core

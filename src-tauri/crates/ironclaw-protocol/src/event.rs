@@ -160,6 +160,12 @@ pub enum AgentEvent {
         execution_id: ExecutionId,
         changes: Vec<FileChange>,
     },
+    /// The answer to [`Op::RewindTo`], after a [`AgentEvent::RunUndone`] for each run it undid
+    /// (`undone`, newest first; empty when no later run was left to undo).
+    Rewound {
+        execution_id: ExecutionId,
+        undone: Vec<ExecutionId>,
+    },
     TurnEnded {
         turn_id: TurnId,
         status: TurnOutcome,

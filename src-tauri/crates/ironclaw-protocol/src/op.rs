@@ -54,6 +54,12 @@ pub enum Op {
     RedoRun {
         execution_id: ExecutionId,
     },
+    /// Puts the workspace's files back as they were right after this run: every later run is
+    /// undone, newest first (each answered by [`crate::AgentEvent::RunUndone`], and each can be
+    /// redone). Never interpreter state.
+    RewindTo {
+        execution_id: ExecutionId,
+    },
     /// The answer to an [`crate::AgentEvent::NetworkBlocked`]: only a host that was refused in this
     /// conversation and not answered yet can be decided.
     #[serde(rename_all = "camelCase")]

@@ -288,6 +288,9 @@ async fn actor(
                     Op::RedoRun { execution_id } => {
                         tokio::spawn(undo::redo(inner.clone(), execution_id));
                     }
+                    Op::RewindTo { execution_id } => {
+                        tokio::spawn(undo::rewind(inner.clone(), execution_id));
+                    }
                     Op::DecideHost { target, decision, decided_by } => {
                         // Off the actor: "always" writes a file; other ops need not wait.
                         tokio::spawn(network::decide(inner.clone(), target, decision, decided_by));

@@ -105,6 +105,84 @@ pub(super) async fn redo(inner: Arc<Inner>, execution_id: ExecutionId) {
     }
 }
 
+/// Handles `Op::RewindTo`: every later run undone, newest first, each reported as its own
+/// `RunUndone` (so each cell offers Redo) and audited; the model is told once.
+pub(super) async fn rewind(inner: Arc<Inner>, execution_id: ExecutionId) {
+    if let Err(message) = try_rewind(&inner, execution_id).await {
+        inner.emit(AgentEvent::Error {
+            message: format!("could not rewind to that run: {message}"),
+        });
+    }
+}
+
+async fn try_rewind(inner: &Inner, execution_id: ExecutionId) -> Result<(), String> {
+    let run_id = run_of(inner, execution_id)?;
+    let sandbox = inner.runtime().await?.sandbox.clone();
+    let rewound = sandbox
+        .rewind(&inner.sandbox_session, &run_id)
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut named = Vec::new();
+    let mut all_restored = Vec::new();
+    for (run, changes) in &rewound.undone {
+        let restored = ironclaw_sandbox::sandbox::checkpoints::file_changes(changes);
+        // Runs of other front ends (`ironclaw exec`) have no execution here: their files are
+        // back all the same, and said so in the note.
+        let Some(id) = executions_of(inner, std::slice::from_ref(run)).pop() else {
+            all_restored.extend(restored);
+            continue;
+        };
+        if let Err(e) = inner.deps.history.set_run_undone(id, true) {
+            tracing::warn!(error = %e, "could not mark a run undone in the history");
+        }
+        inner.audit(AuditRecord::RunUndone {
+            conversation_id: inner.conversation,
+            execution_id: id,
+            run_id: run.clone(),
+            redone: false,
+            paths: restored.iter().map(|c| c.path.clone()).collect(),
+            also_undone: Vec::new(),
+        });
+        inner.emit(AgentEvent::RunUndone {
+            execution_id: id,
+            restored: restored.clone(),
+            also_undone: Vec::new(),
+        });
+        named.push(id);
+        all_restored.extend(restored);
+    }
+    if !rewound.undone.is_empty() {
+        let runs = named
+            .iter()
+            .map(|id| runs_named(inner, *id, &[]))
+            .collect::<Vec<_>>()
+            .join(", ");
+        note(
+            inner,
+            &format!(
+                "The user rewound the workspace to how it was right after {}: {} were undone \
+                 and the files they changed are back ({}). Variables in the interpreters are \
+                 unchanged. Do not assume those files still hold what the undone runs left.",
+                runs_named(inner, execution_id, &[]),
+                if runs.is_empty() {
+                    "later runs".to_owned()
+                } else {
+                    runs
+                },
+                listed(&all_restored)
+            ),
+        );
+    }
+    inner.emit(AgentEvent::Rewound {
+        execution_id,
+        undone: named,
+    });
+    match rewound.stopped {
+        Some(why) => Err(format!("stopped before reaching it: {why}")),
+        None => Ok(()),
+    }
+}
+
 async fn try_undo(inner: &Inner, execution_id: ExecutionId, force: bool) -> Result<(), String> {
     let run_id = run_of(inner, execution_id)?;
     let sandbox = inner.runtime().await?.sandbox.clone();

@@ -7,7 +7,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use ironclaw_workspace::checkpoint::{self, Change, CheckpointError, Store, Stored, UndoOutcome};
+use ironclaw_workspace::checkpoint::{
+    self, Change, CheckpointError, Rewound, Store, Stored, UndoOutcome,
+};
 
 use super::Sandbox;
 use crate::error::{Error, Result};
@@ -229,6 +231,14 @@ impl Sandbox {
         undo_with(self.checkpoints(name, &workspace)?, workspace, run, force).await
     }
 
+    /// [`rewind`], waiting for a run in progress in this process to end first.
+    pub async fn rewind(&self, name: &SessionName, run: &str) -> Result<Rewound> {
+        let slot = self.slot(name).await;
+        let _running = slot.lock().await;
+        let workspace = workspace_of(&self.paths, name)?;
+        rewind_with(self.checkpoints(name, &workspace)?, workspace, run).await
+    }
+
     /// [`redo`], waiting for a run in progress in this process to end first.
     pub async fn redo(&self, name: &SessionName, run: &str) -> Result<Vec<FileChange>> {
         let slot = self.slot(name).await;
@@ -263,6 +273,21 @@ pub async fn redo(paths: &Paths, name: &SessionName, run: &str) -> Result<Vec<Fi
     let workspace = workspace_of(paths, name)?;
     let keep = Policy::load(paths)?.undo_keep_bytes;
     redo_with(open_store(paths, name, &workspace, keep)?, workspace, run).await
+}
+
+/// Puts session `name`'s workspace back as it was right after `run`: every later run is
+/// undone, newest first. Needs no Docker: the CLI's `ironclaw undo --to`.
+pub async fn rewind(paths: &Paths, name: &SessionName, run: &str) -> Result<Rewound> {
+    let workspace = workspace_of(paths, name)?;
+    let keep = Policy::load(paths)?.undo_keep_bytes;
+    rewind_with(open_store(paths, name, &workspace, keep)?, workspace, run).await
+}
+
+async fn rewind_with(store: Arc<Store>, workspace: PathBuf, run: &str) -> Result<Rewound> {
+    let id = run.to_owned();
+    blocking(move || store.rewind(&workspace, &id))
+        .await
+        .map_err(checkpoint_error)
 }
 
 /// Both sides (before, after) of `path` as `run` changed it, from the record (files read up to

@@ -105,6 +105,15 @@ pub enum UndoOutcome {
     },
 }
 
+/// What rewinding to a run did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Rewound {
+    /// The later runs undone, newest first, with what each put back.
+    pub undone: Vec<(String, Vec<Change>)>,
+    /// Why it stopped before the run rewound to, if it did.
+    pub stopped: Option<String>,
+}
+
 /// The checkpoint record of one workspace.
 pub struct Store {
     dir: PathBuf,
@@ -379,6 +388,49 @@ impl Store {
             changes,
             also_undone,
         })
+    }
+
+    /// Puts the workspace back as it was right after `run`: every later run that is not undone
+    /// is undone, newest first. Stops at the first that cannot be (a file changed outside any
+    /// run, an expired record) and says why; what was undone until then stays undone (the
+    /// workspace is then as it was right after that run).
+    pub fn rewind(&self, workspace: &Path, run: &str) -> Result<Rewound> {
+        let later: Vec<String> = {
+            let state = self.state()?;
+            let target = last_run_entry(&state.log, run)?.seq;
+            let mut later: Vec<String> = Vec::new();
+            for e in state.log.iter().rev().filter(|e| e.seq > target) {
+                if let (RecordKind::Run | RecordKind::Interrupted, Some(r)) = (&e.kind, &e.run) {
+                    if r != run && !is_undone(&state.log, r) && !later.contains(r) {
+                        later.push(r.clone());
+                    }
+                }
+            }
+            later
+        };
+        let mut rewound = Rewound::default();
+        for r in later {
+            match self.undo(workspace, &r, true) {
+                Ok(UndoOutcome::Restored {
+                    changes,
+                    also_undone,
+                }) => {
+                    // Newest first, so nothing later is left to take with it.
+                    debug_assert!(also_undone.is_empty());
+                    rewound.undone.push((r, changes));
+                }
+                Ok(UndoOutcome::Conflicts { .. }) => {
+                    rewound.stopped = Some(format!("run {r} could not be undone"));
+                    break;
+                }
+                Err(CheckpointError::AlreadyUndone(_)) => {}
+                Err(e) => {
+                    rewound.stopped = Some(e.to_string());
+                    break;
+                }
+            }
+        }
+        Ok(rewound)
     }
 
     /// Puts back what an undone `run` had made.

@@ -457,3 +457,36 @@ fn over_the_total_cap_the_oldest_records_of_any_conversation_go_first() {
     assert!(floor.over, "{floor:?}");
     assert_eq!(floor.kept, 2 * (10 << 10), "what each workspace holds now");
 }
+
+#[test]
+fn rewinding_to_a_run_undoes_every_later_run_newest_first_and_redo_brings_them_back() {
+    let e = env();
+    let store = Store::open(&e.record, DEFAULT_CAP_BYTES).unwrap();
+    let mut states = Vec::new();
+    for (i, code) in ["one", "two", "three", "four"].iter().enumerate() {
+        let run = format!("r{i}");
+        store.before_run(&e.ws, &run).unwrap();
+        // Each run writes its own file; only r0 and r2 the shared one: r3 changes nothing r1
+        // or r2 did, so no undo would take it along, and rewind undoes it anyway.
+        std::fs::write(e.ws.join(format!("own-{i}.txt")), code).unwrap();
+        if i % 2 == 0 {
+            std::fs::write(e.ws.join("shared.txt"), code).unwrap();
+        }
+        if i == 2 {
+            std::fs::remove_file(e.ws.join("notes.txt")).unwrap();
+        }
+        store.after_run(&e.ws, &run).unwrap();
+        states.push(tree(&e.ws));
+    }
+    let rewound = store.rewind(&e.ws, "r1").unwrap();
+    assert_eq!(rewound.stopped, None);
+    let undone: Vec<&str> = rewound.undone.iter().map(|(r, _)| r.as_str()).collect();
+    assert_eq!(undone, vec!["r3", "r2"]);
+    assert_eq!(tree(&e.ws), states[1], "exactly as right after r1");
+    // Rewinding to the newest run changes nothing.
+    assert!(store.rewind(&e.ws, "r1").unwrap().undone.is_empty());
+    for r in ["r2", "r3"] {
+        store.redo(&e.ws, r).unwrap();
+    }
+    assert_eq!(tree(&e.ws), states[3]);
+}

@@ -94,6 +94,10 @@ pub(super) fn render(event: AgentEvent) {
         AgentEvent::RunRedone { changes, .. } => {
             eprintln!("redone: {} path(s) changed again", changes.len())
         }
+        AgentEvent::Rewound { undone, .. } => eprintln!(
+            "rewound: {} later run(s) undone; the files are as that run left them (/redo N brings one back)",
+            undone.len()
+        ),
         AgentEvent::ApprovalExpired { reason, .. } => eprintln!("approval expired: {reason}"),
         AgentEvent::PolicyChanged { policy, flagged } => {
             eprintln!(

@@ -121,10 +121,21 @@ pub(super) fn slash(
                 session.send(Op::RedoRun { execution_id })?;
             }
         }
+        "rewind" => {
+            let number: u32 = arg
+                .trim()
+                .trim_start_matches('#')
+                .parse()
+                .map_err(|_| anyhow::anyhow!("use /rewind RUN-NUMBER: the files go back to how they were right after that run"))?;
+            match run_to(deps, conversation, Some(number), false)? {
+                Some(execution_id) => session.send(Op::RewindTo { execution_id })?,
+                None => eprintln!("no run #{number} with recorded changes in this conversation"),
+            }
+        }
         _ => eprintln!(
             "commands: /policy [ask_always|ask_unless_safe|ask_unless_undoable|never_ask], /rules, /revoke HASH-PREFIX, \
              /allow HOST:PORT [once|conversation|always], /deny HOST:PORT, \
-             /undo [RUN-NUMBER] [--force], /redo RUN-NUMBER"
+             /undo [RUN-NUMBER] [--force], /redo RUN-NUMBER, /rewind RUN-NUMBER"
         ),
     }
     Ok(())
