@@ -218,3 +218,40 @@ async fn ask_unless_undoable_asks_once_the_workspace_cannot_be_checkpointed() {
     agent.turn_done().await;
     assert!(!agent.workspace().join("small.txt").exists());
 }
+
+/// A shared writable mapping kept by the interpreter after its run can change a file with no
+/// event and no change-time update: no later run can be proven undoable while it is held, so
+/// `ask_unless_undoable` asks, naming the file; a fresh interpreter lets go of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ask_unless_undoable_asks_while_the_interpreter_keeps_a_file_mapped_for_writing() {
+    let mut agent = Agent::start(Wire::OpenAi).await;
+    let map = "import mmap\nopen('/workspace/data.bin', 'wb').write(bytes(4096))\n\
+               f = open('/workspace/data.bin', 'r+b')\nm = mmap.mmap(f.fileno(), 0)\nf.close()\nm[0] = 1\nprint('mapped')";
+    agent.push_all([
+        asks_to_run("c1", "python", map),
+        asks_to_run("c2", "shell", "echo later > later.txt"),
+        says("done"),
+    ]);
+    agent.set_policy(ApprovalPolicy::AskUnlessUndoable);
+    agent
+        .next_event_matching("PolicyChanged", |e| {
+            matches!(e, AgentEvent::PolicyChanged { flagged: false, .. })
+        })
+        .await;
+    agent.send("go");
+
+    let asked = agent.approval_request().await;
+    assert_eq!(asked.code, "echo later > later.txt", "{}", agent.dump());
+    assert_eq!(
+        started_code(&agent.seen),
+        [map],
+        "the run that made the mapping could itself be undone, so it ran unasked"
+    );
+    let because = asked.asked_because.clone().expect("why it asked");
+    assert!(
+        because.contains("data.bin") && because.contains("open for writing"),
+        "{because}"
+    );
+    agent.deny(&asked, "not now");
+    agent.turn_done().await;
+}

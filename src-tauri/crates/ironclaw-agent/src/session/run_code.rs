@@ -148,12 +148,34 @@ async fn prove_undoable(inner: &Arc<Inner>) -> Result<String, String> {
         ));
     }
     let sandbox = inner.runtime().await?.sandbox.clone();
-    sandbox
+    let run = sandbox
         .prepare_checkpoint(&inner.sandbox_session, &inner.sandbox_options)
         .await
         .map_err(|e| {
             format!("the workspace could not be checkpointed, so this run could not be undone: {e}")
-        })
+        })?;
+    let held = sandbox
+        .held_for_writing(&inner.sandbox_session)
+        .map_err(|e| e.to_string())?;
+    if !held.is_empty() {
+        const SHOWN: usize = 5;
+        let mut named = held
+            .iter()
+            .take(SHOWN)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", ");
+        if held.len() > SHOWN {
+            named.push_str(&format!(" and {} more", held.len() - SHOWN));
+        }
+        return Err(format!(
+            "a process in the sandbox holds {named} open for writing (a memory mapping or a file \
+             an earlier run kept open): it can change what is there at any moment without that \
+             being recorded, so this run could not be undone for certain (start a fresh \
+             interpreter to let go of it)"
+        ));
+    }
+    Ok(run)
 }
 
 /// Waits for a person's decision. `Ok(Err(note))`: denied, `note` is the model's tool result.

@@ -163,6 +163,23 @@ impl Sandbox {
         Ok(stores.values().cloned().collect())
     }
 
+    /// Files of the session's workspace some process held open for writing (a descriptor or
+    /// a shared memory mapping, typically kept by an interpreter from an earlier run) when its
+    /// record was last brought up to date: such a file can change at any moment without that
+    /// being recorded. Empty when no record is open in this process.
+    pub fn held_for_writing(&self, name: &SessionName) -> Result<Vec<String>> {
+        let store = self
+            .checkpoint_stores
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(name)
+            .cloned();
+        match store {
+            Some(store) => store.held_for_writing().map_err(checkpoint_error),
+            None => Ok(Vec::new()),
+        }
+    }
+
     /// Records what a prepared run changed when the run itself ended in an error (its container
     /// was killed, the engine went away…): the code may have changed files before that, and
     /// those changes must be undoable too.

@@ -16,6 +16,7 @@
 //! stamp moved; while the process keeps its `Store`, only the names the kernel reported changed
 //! are looked at (see [`watch`]), so a run that changed nothing costs no walk of the workspace.
 
+mod live;
 mod log;
 mod node;
 mod objects;
@@ -35,7 +36,7 @@ pub use objects::Hash;
 use objects::Objects;
 use restore::Side;
 pub use retention::{enforce_total, kept_under, Retention};
-use scan::Scanned;
+use scan::State as ScannedState;
 pub use sides::Stored;
 
 #[derive(Debug, thiserror::Error)]
@@ -144,6 +145,8 @@ struct State {
     /// Scans in this process that walked the whole workspace (the first, and each the watch
     /// could not vouch for).
     full_walks: u64,
+    /// Files some process held open for writing at the last scan.
+    held: std::collections::BTreeSet<Vec<u8>>,
 }
 
 /// The record, locked against this process's other threads and, with `flock`, against other
@@ -212,6 +215,7 @@ fn load(dir: &Path) -> Result<State> {
         snapshot_seq,
         watch: None,
         full_walks: 0,
+        held: Default::default(),
     })
 }
 
@@ -310,6 +314,18 @@ impl Store {
     /// the kernel reported changed (see [`watch`]).
     pub fn full_walks(&self) -> Result<u64> {
         Ok(self.state()?.full_walks)
+    }
+
+    /// Files some process held open for writing (a descriptor, or a shared mapping) when the
+    /// record was last brought up to date: they can change at any moment without a record, so
+    /// no run can be proven undoable while one is held (see `live.rs`).
+    pub fn held_for_writing(&self) -> Result<Vec<String>> {
+        Ok(self
+            .state()?
+            .held
+            .iter()
+            .map(|p| String::from_utf8_lossy(p).into_owned())
+            .collect())
     }
 
     /// Whether `run` is undone now (its last undo is newer than its last redo).
@@ -515,9 +531,12 @@ impl Store {
             other => other,
         };
         let now = match scanned.and_then(|m| self.objects.commit().map(|()| m)) {
-            Ok((m, walked)) => {
-                state.full_walks += u64::from(walked);
-                m
+            Ok(scanned) => {
+                state.full_walks += u64::from(scanned.walked);
+                if scanned.walked || !matches!(scanned.state, ScannedState::Same) {
+                    state.held = scanned.held;
+                }
+                scanned.state
             }
             Err(e) => {
                 self.objects.abandon();
@@ -525,11 +544,11 @@ impl Store {
             }
         };
         let changes = match &now {
-            Scanned::Same => Vec::new(),
-            Scanned::Whole(m) => diff(&state.current, m),
+            ScannedState::Same => Vec::new(),
+            ScannedState::Whole(m) => diff(&state.current, m),
             // Only the names looked at can differ: the cost follows what changed, not the
             // workspace's size.
-            Scanned::Patch { set, removed } => {
+            ScannedState::Patch { set, removed } => {
                 let touched: Manifest = removed
                     .iter()
                     .chain(set.keys())
@@ -544,9 +563,9 @@ impl Store {
             }
         };
         match now {
-            Scanned::Same => {}
-            Scanned::Whole(m) => state.current = m,
-            Scanned::Patch { set, removed } => {
+            ScannedState::Same => {}
+            ScannedState::Whole(m) => state.current = m,
+            ScannedState::Patch { set, removed } => {
                 for p in &removed {
                     state.current.remove(p);
                 }

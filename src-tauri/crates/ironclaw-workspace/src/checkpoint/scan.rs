@@ -16,6 +16,7 @@ use std::path::Path;
 
 use nix::sys::stat::FileStat;
 
+use super::live;
 use super::node::{Manifest, Node, Stamp};
 use super::objects::Objects;
 use super::watch::{Names, Plan, Watch};
@@ -52,7 +53,7 @@ pub fn scan(
     objects: &Objects,
     budget: u64,
     watch: &mut Option<Watch>,
-) -> Result<(Scanned, bool), CheckpointError> {
+) -> Result<Scanned, CheckpointError> {
     let scanned = scan_with(workspace, previous, objects, budget, watch);
     if scanned.is_err() {
         *watch = None;
@@ -66,7 +67,7 @@ fn scan_with(
     objects: &Objects,
     budget: u64,
     watch: &mut Option<Watch>,
-) -> Result<(Scanned, bool), CheckpointError> {
+) -> Result<Scanned, CheckpointError> {
     let root = Root::open(workspace).map_err(|e| refused(b"", e))?;
     let root_stat = root.stat().map_err(|e| refused(b"", e))?;
     let plan = match watch.as_mut() {
@@ -75,7 +76,13 @@ fn scan_with(
     };
     let mut found = Found::new(Some(previous));
     let looked = match plan {
-        Plan::Names(names) if names.all.is_empty() => return Ok((Scanned::Same, false)),
+        Plan::Names(names) if names.all.is_empty() => {
+            return Ok(Scanned {
+                state: State::Same,
+                walked: false,
+                held: BTreeSet::new(),
+            })
+        }
         Plan::Names(names) => look_at(&root, previous, names, watch, &mut found)?,
         Plan::Full(reason) => {
             tracing::debug!(reason, "checkpoint: walking the whole workspace");
@@ -126,24 +133,47 @@ fn scan_with(
             None => None,
         };
         match copied {
-            Some(node) => found.insert(path, node),
+            Some((node, held)) => {
+                if held {
+                    found.held.insert(path.clone());
+                }
+                found.insert(path, node)
+            }
             // Gone, or no longer a file: the next scan sees what is there.
             None => found.remove(&path),
         }
     }
-    let scanned = match found.base {
-        None => Scanned::Whole(found.out),
-        Some(_) => Scanned::Patch {
+    if let Some(w) = watch.as_mut() {
+        w.live = found.held.clone();
+    }
+    let state = match found.base {
+        None => State::Whole(found.out),
+        Some(_) => State::Patch {
             set: found.out,
             removed: found.removed,
         },
     };
-    Ok((scanned, !looked))
+    Ok(Scanned {
+        state,
+        walked: !looked,
+        held: found.held,
+    })
+}
+
+/// What a scan found.
+#[derive(Debug)]
+pub struct Scanned {
+    pub state: State,
+    /// Everything was walked (the watch could not say what changed).
+    pub walked: bool,
+    /// Files some process holds open for writing now (see [`super::live`]): what they hold
+    /// can change at any moment without a record.
+    pub held: BTreeSet<Vec<u8>>,
 }
 
 /// What the workspace holds now.
 #[derive(Debug)]
-pub enum Scanned {
+pub enum State {
     /// Exactly what the last scan found: the watch reported nothing.
     Same,
     /// Everything, from a walk.
@@ -165,6 +195,8 @@ struct Found<'a> {
     /// Names of `base` that are gone.
     removed: BTreeSet<Vec<u8>>,
     to_copy: Vec<(Vec<u8>, u64)>,
+    /// Files found held open for writing.
+    held: BTreeSet<Vec<u8>>,
 }
 
 impl<'a> Found<'a> {
@@ -174,6 +206,7 @@ impl<'a> Found<'a> {
             base,
             removed: BTreeSet::new(),
             to_copy: Vec::new(),
+            held: BTreeSet::new(),
         }
     }
 
@@ -271,7 +304,13 @@ fn walk(
                     w.linked.insert(path.clone());
                 }
             }
-            add_entry(&dir, path, &entry, previous, found)?;
+            // Who holds what open from before this walk is not known: every file is asked
+            // (one to be copied, on the descriptor it is copied from).
+            let copies = found.to_copy.len();
+            add_entry(&dir, path.clone(), &entry, previous, found)?;
+            if entry.kind == Kind::File && found.to_copy.len() == copies {
+                probe(&dir, &entry.name, &path, found);
+            }
         }
     }
     Ok(())
@@ -403,9 +442,23 @@ fn look_at(
                 Err(e) => return Err(refused(&path, e)),
             }
         }
-        add_entry(&dir, path, &entry, previous, found)?;
+        let copies = found.to_copy.len();
+        add_entry(&dir, path.clone(), &entry, previous, found)?;
+        if entry.kind == Kind::File && found.to_copy.len() == copies && names.probe.contains(&path)
+        {
+            probe(&dir, name, &path, found);
+        }
     }
     Ok(true)
+}
+
+/// Asks whether some process holds the file `name` of `dir` open for writing.
+fn probe(dir: &DirHandle, name: &OsStr, path: &[u8], found: &mut Found<'_>) {
+    if let Ok(opened) = dir.open_file(name) {
+        if live::held_for_writing(&opened.file) == Some(true) {
+            found.held.insert(path.to_vec());
+        }
+    }
 }
 
 /// A path's folder and last name.
@@ -416,14 +469,14 @@ fn split(path: &[u8]) -> (&[u8], &[u8]) {
     }
 }
 
-/// Copies the file `name` of `dir` (at `path`) into the store; `None` when it vanished or
-/// stopped being a file meanwhile.
+/// Copies the file `name` of `dir` (at `path`) into the store, and says whether some process
+/// holds it open for writing; `None` when it vanished or stopped being a file meanwhile.
 fn copy_file(
     dir: &DirHandle,
     path: &[u8],
     name: &OsStr,
     objects: &Objects,
-) -> Result<Option<Node>, CheckpointError> {
+) -> Result<Option<(Node, bool)>, CheckpointError> {
     for _ in 0..UNSTABLE_TRIES {
         let mut opened = match dir.open_file(name) {
             Ok(f) => f,
@@ -444,12 +497,14 @@ fn copy_file(
             reason: e.to_string(),
         })?;
         if stamp_of(&after) == stamp_of(&opened.stat) && size == after.st_size.max(0) as u64 {
-            return Ok(Some(Node::File {
+            let node = Node::File {
                 mode: mode_of(&after),
                 size,
                 content,
                 stamp: stamp_of(&after),
-            }));
+            };
+            let held = live::held_for_writing(&opened.file) == Some(true);
+            return Ok(Some((node, held)));
         }
     }
     Err(CheckpointError::Unstable(

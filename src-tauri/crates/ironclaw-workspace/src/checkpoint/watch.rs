@@ -50,6 +50,7 @@ fn mask() -> AddWatchFlags {
     AddWatchFlags::IN_MODIFY
         | AddWatchFlags::IN_ATTRIB
         | AddWatchFlags::IN_CLOSE_WRITE
+        | AddWatchFlags::IN_CLOSE_NOWRITE
         | AddWatchFlags::IN_OPEN
         | AddWatchFlags::IN_MOVED_FROM
         | AddWatchFlags::IN_MOVED_TO
@@ -77,6 +78,9 @@ pub struct Names {
     /// looked at, a file was written through a name it no longer has (a descriptor kept after
     /// `rm`): its other names, if it has any, cannot be known without a walk.
     pub written_last: HashSet<Vec<u8>>,
+    /// Files someone may hold open now (opened and not closed since the watch began, or held
+    /// for writing at the last look): asked whether it is for writing (see [`super::live`]).
+    pub probe: BTreeSet<Vec<u8>>,
 }
 
 /// What the last event about a name was.
@@ -102,6 +106,12 @@ pub struct Watch {
     /// the other names are gone (a descriptor or mapping opened through a removed name still
     /// writes to this one).
     pub linked: BTreeSet<Vec<u8>>,
+    /// Files held open for writing at the last look: asked again at every scan.
+    pub live: BTreeSet<Vec<u8>>,
+    /// Opens not yet closed, by name (a rename carries them to the new name).
+    open: HashMap<Vec<u8>, i64>,
+    /// Open counts of names moved away, by the move's cookie, until the new name is reported.
+    moving: HashMap<u32, i64>,
     began: Instant,
 }
 
@@ -126,6 +136,9 @@ impl Watch {
             paths: HashMap::new(),
             dirs: HashMap::new(),
             linked: BTreeSet::new(),
+            live: BTreeSet::new(),
+            open: HashMap::new(),
+            moving: HashMap::new(),
             began: Instant::now(),
         })
     }
@@ -188,6 +201,8 @@ impl Watch {
             }
         }
         self.linked.retain(|p| !under(p, path));
+        self.live.retain(|p| !under(p, path));
+        self.open.retain(|p, _| !under(p, path));
     }
 
     /// What the next scan of `workspace` (its root now `root`) must look at.
@@ -218,7 +233,16 @@ impl Watch {
             }
         }
         names.extend(self.linked.iter().cloned());
+        let probe: BTreeSet<Vec<u8>> = self
+            .open
+            .iter()
+            .filter(|(_, n)| **n > 0)
+            .map(|(p, _)| p.clone())
+            .chain(self.live.iter().cloned())
+            .collect();
+        names.extend(probe.iter().cloned());
         Plan::Names(Names {
+            probe,
             all: names,
             written_last: last
                 .into_iter()
@@ -267,7 +291,7 @@ impl Watch {
         if is_dir && m.intersects(AddWatchFlags::IN_MOVED_FROM | AddWatchFlags::IN_MOVED_TO) {
             return Some("a folder was moved");
         }
-        if is_dir && m.contains(AddWatchFlags::IN_OPEN) {
+        if is_dir && m.intersects(AddWatchFlags::IN_OPEN | AddWatchFlags::IN_CLOSE_NOWRITE) {
             // Listing a folder changes nothing (and every scan lists some).
             return None;
         }
@@ -278,6 +302,13 @@ impl Watch {
                     path.push(b'/');
                 }
                 path.extend_from_slice(name.as_bytes());
+                if !is_dir {
+                    self.count_opens(&path, m, e.cookie);
+                }
+                if m == AddWatchFlags::IN_CLOSE_NOWRITE {
+                    // A reader is done: nothing changed.
+                    return None;
+                }
                 let now = if m.intersects(AddWatchFlags::IN_DELETE | AddWatchFlags::IN_MOVED_FROM) {
                     Last::Removed
                 } else if m.intersects(AddWatchFlags::IN_CREATE | AddWatchFlags::IN_MOVED_TO) {
@@ -300,6 +331,36 @@ impl Watch {
             None => {}
         }
         None
+    }
+}
+
+impl Watch {
+    /// Keeps `open` as the opens and closes of the file `path` go.
+    fn count_opens(&mut self, path: &[u8], m: AddWatchFlags, cookie: u32) {
+        if m.contains(AddWatchFlags::IN_OPEN) {
+            *self.open.entry(path.to_vec()).or_default() += 1;
+        }
+        if m.intersects(AddWatchFlags::IN_CLOSE_WRITE | AddWatchFlags::IN_CLOSE_NOWRITE) {
+            if let Some(n) = self.open.get_mut(path) {
+                *n -= 1;
+                if *n <= 0 {
+                    self.open.remove(path);
+                }
+            }
+        }
+        if m.contains(AddWatchFlags::IN_MOVED_FROM) {
+            if let Some(n) = self.open.remove(path) {
+                self.moving.insert(cookie, n);
+            }
+        }
+        if m.contains(AddWatchFlags::IN_MOVED_TO) {
+            if let Some(n) = self.moving.remove(&cookie) {
+                *self.open.entry(path.to_vec()).or_default() += n;
+            }
+        }
+        if m.contains(AddWatchFlags::IN_DELETE) {
+            self.open.remove(path);
+        }
     }
 }
 

@@ -18,9 +18,9 @@ use super::*;
 /// opened, and so send the watch no event that would cover for what it missed.
 fn walked(ws: &Path, scratch: &Path, known: &Manifest) -> Manifest {
     let objects = Objects::open(scratch.join("objects")).unwrap();
-    let (m, full) = scan::scan(ws, known, &objects, u64::MAX, &mut None).unwrap();
-    assert!(full);
-    let scan::Scanned::Whole(m) = m else {
+    let scanned = scan::scan(ws, known, &objects, u64::MAX, &mut None).unwrap();
+    assert!(scanned.walked);
+    let scan::State::Whole(m) = scanned.state else {
         panic!("a scan without a watch walks everything")
     };
     objects.abandon();
@@ -326,9 +326,18 @@ fn a_moved_folder_an_overflow_or_a_replaced_workspace_makes_the_next_scan_walk_e
     std::fs::create_dir(ws.join("many")).unwrap();
     check(&store, &ws, tmp.path(), "a new folder");
     assert_eq!(store.full_walks().unwrap(), 2);
-    // Four events each (create, open, modify, close): a quarter of the queue and some.
-    for i in 0..queue / 4 + 100 {
-        std::fs::write(ws.join(format!("many/{i}")), "x").unwrap();
+    // Eight events each (create, open, modify, close; attributes; open, modify, close): an
+    // eighth of the queue and some. Few files, so that reading them afterwards (two events
+    // each, and as many again for the check's own walk) does not fill the queue again.
+    for i in 0..queue / 8 + 100 {
+        let file = ws.join(format!("many/{i}"));
+        std::fs::write(&file, "x").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let mut more = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&file)
+            .unwrap();
+        more.write_all(b"y").unwrap();
     }
     check(&store, &ws, tmp.path(), "overflow");
     assert_eq!(store.full_walks().unwrap(), 3);
@@ -477,4 +486,52 @@ fn the_record_reopens_exactly_from_its_last_snapshot_and_the_records_after_it() 
         .map(|c| (c.display_path(), c.change))
         .collect();
     assert_eq!(got, vec![("d/new".to_owned(), ChangeKind::Added)]);
+}
+
+#[test]
+fn a_file_a_process_keeps_mapped_for_writing_is_reported_held_until_it_lets_go() {
+    use std::io::BufRead;
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir_all(ws.join("d")).unwrap();
+    std::fs::write(ws.join("d/data.bin"), [0u8; 4096]).unwrap();
+    std::fs::write(ws.join("other.txt"), "o").unwrap();
+    let store = Store::open(&tmp.path().join("record"), DEFAULT_CAP_BYTES).unwrap();
+    store.before_run(&ws, "r1").unwrap();
+    store.after_run(&ws, "r1").unwrap();
+    assert!(store.held_for_writing().unwrap().is_empty());
+
+    // Like an interpreter keeping `m = mmap.mmap(...)` in a variable after its run.
+    let mut holder = Command::new("python3")
+        .arg("-c")
+        .arg(
+            "import mmap,sys,time\nf=open(sys.argv[1],'r+b')\nm=mmap.mmap(f.fileno(),0)\n\
+             f.close()\nm[0]=7\nprint('ready',flush=True)\ntime.sleep(60)",
+        )
+        .arg(ws.join("d/data.bin"))
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(holder.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line.trim(), "ready");
+    let walks = store.full_walks().unwrap();
+    store.before_run(&ws, "r2").unwrap();
+    assert_eq!(store.held_for_writing().unwrap(), ["d/data.bin"]);
+    // Asked again at every look while held, without a walk.
+    store.after_run(&ws, "r2").unwrap();
+    store.before_run(&ws, "r3").unwrap();
+    assert_eq!(store.held_for_writing().unwrap(), ["d/data.bin"]);
+    assert_eq!(store.full_walks().unwrap(), walks);
+    // A process started afresh (the app restarted) finds it by its walk.
+    let fresh = Store::open(&tmp.path().join("record2"), DEFAULT_CAP_BYTES).unwrap();
+    fresh.before_run(&ws, "x").unwrap();
+    assert_eq!(fresh.held_for_writing().unwrap(), ["d/data.bin"]);
+
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    store.after_run(&ws, "r3").unwrap();
+    assert!(store.held_for_writing().unwrap().is_empty());
 }
