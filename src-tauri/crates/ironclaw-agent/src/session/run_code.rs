@@ -156,6 +156,7 @@ async fn prove_undoable(inner: &Arc<Inner>) -> Result<String, String> {
         })?;
     let held = sandbox
         .held_for_writing(&inner.sandbox_session)
+        .await
         .map_err(|e| e.to_string())?;
     if !held.is_empty() {
         const SHOWN: usize = 5;

@@ -167,17 +167,20 @@ impl Sandbox {
     /// a shared memory mapping, typically kept by an interpreter from an earlier run) when its
     /// record was last brought up to date: such a file can change at any moment without that
     /// being recorded. Empty when no record is open in this process.
-    pub fn held_for_writing(&self, name: &SessionName) -> Result<Vec<String>> {
+    pub async fn held_for_writing(&self, name: &SessionName) -> Result<Vec<String>> {
         let store = self
             .checkpoint_stores
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get(name)
             .cloned();
-        match store {
-            Some(store) => store.held_for_writing().map_err(checkpoint_error),
-            None => Ok(Vec::new()),
-        }
+        let Some(store) = store else {
+            return Ok(Vec::new());
+        };
+        let workspace = workspace_of(&self.paths, name)?;
+        blocking(move || store.held_for_writing(&workspace))
+            .await
+            .map_err(checkpoint_error)
     }
 
     /// Records what a prepared run changed when the run itself ended in an error (its container

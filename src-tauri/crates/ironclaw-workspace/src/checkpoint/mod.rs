@@ -319,9 +319,29 @@ impl Store {
     /// Files some process held open for writing (a descriptor, or a shared mapping) when the
     /// record was last brought up to date: they can change at any moment without a record, so
     /// no run can be proven undoable while one is held (see `live.rs`).
-    pub fn held_for_writing(&self) -> Result<Vec<String>> {
-        Ok(self
-            .state()?
+    ///
+    /// The first call after a walk asks every file of `workspace` (who opened what before the
+    /// watch began is not known); later ones only the files opened since, which the scans ask.
+    pub fn held_for_writing(&self, workspace: &Path) -> Result<Vec<String>> {
+        let mut state = self.state()?;
+        let asked_all = state.watch.as_ref().is_some_and(|w| w.asked_all);
+        if !asked_all {
+            let files: Vec<Vec<u8>> = state
+                .current
+                .iter()
+                .filter(|(_, n)| matches!(n, Node::File { .. }))
+                .map(|(p, _)| p.clone())
+                .collect();
+            let mut held = scan::held_among(workspace, files.iter(), state.watch.as_mut())?;
+            // Held by the scans since (new files, copies) and not in `current` yet.
+            held.extend(state.held.iter().cloned());
+            if let Some(w) = state.watch.as_mut() {
+                w.live.extend(held.iter().cloned());
+                w.asked_all = true;
+            }
+            state.held = held;
+        }
+        Ok(state
             .held
             .iter()
             .map(|p| String::from_utf8_lossy(p).into_owned())

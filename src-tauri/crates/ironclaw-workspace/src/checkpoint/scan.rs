@@ -104,7 +104,9 @@ fn scan_with(
                 None
             }
         };
-        walk(&[], top, previous, watch, &mut found)?;
+        // Whether files are held is asked of all of them only when someone wants to know
+        // (`Store::held_for_writing`): a walk for `ironclaw exec` need not pay for it.
+        walk(&[], top, previous, watch, &mut found, false)?;
     }
     let mut to_copy = std::mem::take(&mut found.to_copy);
     // A name reported inside a folder that was new is found twice: by the folder's walk and
@@ -118,7 +120,12 @@ fn scan_with(
     // Files come folder by folder: each folder is opened once for all of its files (which
     // also keeps the events this reading sends to the watch at one per file).
     let mut folder: Option<(Vec<u8>, Option<DirHandle>)> = None;
-    for (path, _) in to_copy {
+    for (n, (path, _)) in to_copy.into_iter().enumerate() {
+        if n % 256 == 255 {
+            if let Some(w) = watch.as_mut() {
+                w.absorb();
+            }
+        }
         let (parent, name) = split(&path);
         if folder.as_ref().is_none_or(|(p, _)| p != parent) {
             let opened = match root.open_dir_at(Path::new(OsStr::from_bytes(parent))) {
@@ -263,18 +270,22 @@ fn child(prefix: &[u8], name: &OsStr) -> Vec<u8> {
 }
 
 /// Walks the folder `prefix`, open as `top`, and everything under it, into `found`; every
-/// folder is watched before it is listed.
+/// folder is watched before it is listed. With `ask`, every file is asked whether it is held
+/// for writing (who opened what before the walk is not known).
 fn walk(
     prefix: &[u8],
     top: OwnedFd,
     previous: &Manifest,
     watch: &mut Option<Watch>,
     found: &mut Found<'_>,
+    ask: bool,
 ) -> Result<(), CheckpointError> {
     // Folders still to read, with their path; a stack, so depth costs no recursion.
     let mut stack: Vec<(Vec<u8>, OwnedFd)> = vec![(prefix.to_vec(), top)];
     while let Some((prefix, fd)) = stack.pop() {
         if let Some(w) = watch.as_mut() {
+            // This walk's own reads are events too: keep the queue from overflowing.
+            w.absorb();
             let added = nix::sys::stat::fstat(fd.as_fd())
                 .map_err(|e| e.to_string())
                 .and_then(|stat| w.add(&prefix, fd.as_fd(), &stat));
@@ -304,11 +315,10 @@ fn walk(
                     w.linked.insert(path.clone());
                 }
             }
-            // Who holds what open from before this walk is not known: every file is asked
-            // (one to be copied, on the descriptor it is copied from).
+            // A file to be copied is asked on the descriptor it is copied from.
             let copies = found.to_copy.len();
             add_entry(&dir, path.clone(), &entry, previous, found)?;
-            if entry.kind == Kind::File && found.to_copy.len() == copies {
+            if ask && entry.kind == Kind::File && found.to_copy.len() == copies {
                 probe(&dir, &entry.name, &path, found);
             }
         }
@@ -434,7 +444,8 @@ fn look_at(
         if entry.kind == Kind::Dir {
             // New here: everything in it is new to the record, and it is watched from now on.
             match dir.open_dir(name) {
-                Ok(fd) => walk(&path, fd, previous, watch, found)?,
+                // What is in a new folder may have been opened before its watch began.
+                Ok(fd) => walk(&path, fd, previous, watch, found, true)?,
                 Err(Refusal::Missing | Refusal::Link | Refusal::NotADir(_)) => {
                     found.remove(&path);
                     continue;
@@ -450,6 +461,38 @@ fn look_at(
         }
     }
     Ok(true)
+}
+
+/// Of `files` (paths in the workspace at `workspace`), those some process holds open for
+/// writing now.
+pub fn held_among<'a>(
+    workspace: &Path,
+    files: impl Iterator<Item = &'a Vec<u8>>,
+    mut watch: Option<&mut Watch>,
+) -> Result<BTreeSet<Vec<u8>>, CheckpointError> {
+    let root = Root::open(workspace).map_err(|e| refused(b"", e))?;
+    let mut found = Found::new(None);
+    let mut folder: Option<(&[u8], Option<DirHandle>)> = None;
+    for (n, path) in files.enumerate() {
+        // Each question is an open and a close: keep the watch's queue from overflowing.
+        if n % 256 == 255 {
+            if let Some(w) = watch.as_deref_mut() {
+                w.absorb();
+            }
+        }
+        let (parent, name) = split(path);
+        if folder.as_ref().is_none_or(|(p, _)| *p != parent) {
+            let opened = root
+                .open_dir_at(Path::new(OsStr::from_bytes(parent)))
+                .ok()
+                .and_then(|fd| DirHandle::new(fd).ok());
+            folder = Some((parent, opened));
+        }
+        if let Some((_, Some(dir))) = &folder {
+            probe(dir, OsStr::from_bytes(name), path, &mut found);
+        }
+    }
+    Ok(found.held)
 }
 
 /// Asks whether some process holds the file `name` of `dir` open for writing.

@@ -83,6 +83,15 @@ pub struct Names {
     pub probe: BTreeSet<Vec<u8>>,
 }
 
+/// Names the events reported since the last scan took them.
+#[derive(Debug, Default)]
+struct Pending {
+    names: BTreeSet<Vec<u8>>,
+    last: HashMap<Vec<u8>, Last>,
+    /// Why only a walk will do, once that is known.
+    full: Option<&'static str>,
+}
+
 /// What the last event about a name was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Last {
@@ -108,6 +117,11 @@ pub struct Watch {
     pub linked: BTreeSet<Vec<u8>>,
     /// Files held open for writing at the last look: asked again at every scan.
     pub live: BTreeSet<Vec<u8>>,
+    /// Every file was asked since the watch began; until then `live` knows only the files
+    /// opened (or copied, or new) since.
+    pub asked_all: bool,
+    /// What the events read so far say the next scan must look at.
+    pending: Pending,
     /// Opens not yet closed, by name (a rename carries them to the new name).
     open: HashMap<Vec<u8>, i64>,
     /// Open counts of names moved away, by the move's cookie, until the new name is reported.
@@ -137,6 +151,8 @@ impl Watch {
             dirs: HashMap::new(),
             linked: BTreeSet::new(),
             live: BTreeSet::new(),
+            asked_all: false,
+            pending: Pending::default(),
             open: HashMap::new(),
             moving: HashMap::new(),
             began: Instant::now(),
@@ -213,24 +229,14 @@ impl Watch {
         if self.began.elapsed() >= FULL_WALK_EVERY {
             return Plan::Full("the periodic full walk is due");
         }
-        let mut names = BTreeSet::new();
-        let mut last = HashMap::new();
-        loop {
-            let events = match self.inotify.read_events() {
-                Ok(events) if events.is_empty() => break,
-                Ok(events) => events,
-                Err(Errno::EAGAIN) => break,
-                Err(Errno::EINTR) => continue,
-                Err(_) => return Plan::Full("the watch's events could not be read"),
-            };
-            for e in events {
-                if let Some(reason) = self.take(&e, &mut names, &mut last) {
-                    return Plan::Full(reason);
-                }
-            }
-            if names.len() > MAX_NAMES {
-                return Plan::Full("more names changed than a walk costs");
-            }
+        self.absorb();
+        let Pending {
+            mut names,
+            last,
+            full,
+        } = std::mem::take(&mut self.pending);
+        if let Some(reason) = full {
+            return Plan::Full(reason);
         }
         names.extend(self.linked.iter().cloned());
         let probe: BTreeSet<Vec<u8>> = self
@@ -252,13 +258,40 @@ impl Watch {
         })
     }
 
-    /// Adds the name one event is about to `names`, or says why only a full walk will do.
-    fn take(
-        &mut self,
-        e: &nix::sys::inotify::InotifyEvent,
-        names: &mut BTreeSet<Vec<u8>>,
-        last: &mut HashMap<Vec<u8>, Last>,
-    ) -> Option<&'static str> {
+    /// Reads the events the kernel has queued into what the next scan must look at. Called
+    /// by the scan too, while it reads many files: its own opens are events, and a queue that
+    /// overflows costs a walk.
+    pub fn absorb(&mut self) {
+        loop {
+            let events = match self.inotify.read_events() {
+                Ok(events) if events.is_empty() => break,
+                Ok(events) => events,
+                Err(Errno::EAGAIN) => break,
+                Err(Errno::EINTR) => continue,
+                Err(_) => {
+                    self.pending.full = Some("the watch's events could not be read");
+                    break;
+                }
+            };
+            // Once a walk is due, the events only need reading (the queue stays drained).
+            if self.pending.full.is_some() {
+                continue;
+            }
+            for e in events {
+                if let Some(reason) = self.take(&e) {
+                    self.pending.full = Some(reason);
+                    break;
+                }
+            }
+            if self.pending.names.len() > MAX_NAMES {
+                self.pending.full = Some("more names changed than a walk costs");
+            }
+        }
+    }
+
+    /// Adds the name one event is about to the pending names, or says why only a full walk
+    /// will do.
+    fn take(&mut self, e: &nix::sys::inotify::InotifyEvent) -> Option<&'static str> {
         use std::os::unix::ffi::OsStrExt;
         let m = e.mask;
         if m.contains(AddWatchFlags::IN_Q_OVERFLOW) {
@@ -305,8 +338,10 @@ impl Watch {
                 if !is_dir {
                     self.count_opens(&path, m, e.cookie);
                 }
-                if m == AddWatchFlags::IN_CLOSE_NOWRITE {
-                    // A reader is done: nothing changed.
+                if m.intersects(AddWatchFlags::IN_OPEN | AddWatchFlags::IN_CLOSE_NOWRITE) {
+                    // Counted only: an open changes nothing by itself, and one still open at
+                    // the next scan is looked at and asked about then (see `plan`). A reader
+                    // closing changed nothing. (Every scan's own reads are such pairs.)
                     return None;
                 }
                 let now = if m.intersects(AddWatchFlags::IN_DELETE | AddWatchFlags::IN_MOVED_FROM) {
@@ -316,6 +351,7 @@ impl Watch {
                 } else {
                     Last::Written
                 };
+                let (last, names) = (&mut self.pending.last, &mut self.pending.names);
                 if now == Last::Written && last.get(&path) == Some(&Last::Removed) {
                     // Written through a name it has just lost: which inode, and so which of
                     // its other names, cannot be known.
@@ -326,7 +362,7 @@ impl Watch {
             }
             // The watched folder itself (its mode); the root's is not recorded.
             None if !is_root => {
-                names.insert(dir);
+                self.pending.names.insert(dir);
             }
             None => {}
         }

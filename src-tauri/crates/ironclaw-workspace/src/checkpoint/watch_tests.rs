@@ -499,7 +499,7 @@ fn a_file_a_process_keeps_mapped_for_writing_is_reported_held_until_it_lets_go()
     let store = Store::open(&tmp.path().join("record"), DEFAULT_CAP_BYTES).unwrap();
     store.before_run(&ws, "r1").unwrap();
     store.after_run(&ws, "r1").unwrap();
-    assert!(store.held_for_writing().unwrap().is_empty());
+    assert!(store.held_for_writing(&ws).unwrap().is_empty());
 
     // Like an interpreter keeping `m = mmap.mmap(...)` in a variable after its run.
     let mut holder = Command::new("python3")
@@ -519,19 +519,19 @@ fn a_file_a_process_keeps_mapped_for_writing_is_reported_held_until_it_lets_go()
     assert_eq!(line.trim(), "ready");
     let walks = store.full_walks().unwrap();
     store.before_run(&ws, "r2").unwrap();
-    assert_eq!(store.held_for_writing().unwrap(), ["d/data.bin"]);
+    assert_eq!(store.held_for_writing(&ws).unwrap(), ["d/data.bin"]);
     // Asked again at every look while held, without a walk.
     store.after_run(&ws, "r2").unwrap();
     store.before_run(&ws, "r3").unwrap();
-    assert_eq!(store.held_for_writing().unwrap(), ["d/data.bin"]);
+    assert_eq!(store.held_for_writing(&ws).unwrap(), ["d/data.bin"]);
     assert_eq!(store.full_walks().unwrap(), walks);
     // A process started afresh (the app restarted) finds it by its walk.
     let fresh = Store::open(&tmp.path().join("record2"), DEFAULT_CAP_BYTES).unwrap();
     fresh.before_run(&ws, "x").unwrap();
-    assert_eq!(fresh.held_for_writing().unwrap(), ["d/data.bin"]);
+    assert_eq!(fresh.held_for_writing(&ws).unwrap(), ["d/data.bin"]);
 
     holder.kill().unwrap();
     holder.wait().unwrap();
     store.after_run(&ws, "r3").unwrap();
-    assert!(store.held_for_writing().unwrap().is_empty());
+    assert!(store.held_for_writing(&ws).unwrap().is_empty());
 }
