@@ -32,3 +32,24 @@ describe("a changed file's detail", () => {
     expect(el.textContent).toBe("Not shown: run r can no longer be undone: its checkpoint was dropped");
   });
 });
+
+describe("a reopened run whose checkpoint was dropped", () => {
+  it("says it can no longer be undone, and why, instead of offering Undo", async () => {
+    const { ExecutionCell } = await import("../src/views/cell");
+    const cell = ExecutionCell.fromHistory(
+      {
+        type: "execution", executionId: "e-old", number: 3, approvalId: "a-old", language: "python", code: "x = 1",
+        stdout: "", stderr: "", exitCode: 0, durationMs: 5, timedOut: false, cancelled: false, oomKilled: false,
+        interrupted: false, truncated: false, logFile: null, images: [], changes: [{ path: "big.bin", change: "modified" }],
+        undoable: false, notUndoable: "its checkpoint was dropped to keep the undo history within its size cap (Settings → Undo history)", undone: false,
+      },
+      { stop() {}, openLog() {}, undo() {}, redo() {}, rewind() {}, detail: () => Promise.reject(new Error("none")) },
+    );
+    document.body.append(cell.el);
+    const status = cell.el.querySelector('[data-testid="cell-undo-status"]')?.textContent ?? "";
+    expect(status).toBe("Cannot be undone: its checkpoint was dropped to keep the undo history within its size cap (Settings → Undo history)");
+    expect(cell.el.querySelector<HTMLButtonElement>('[data-testid="cell-undo"]')?.hidden).toBe(true);
+    expect(cell.el.querySelector<HTMLButtonElement>('[data-testid="cell-rewind"]')?.hidden).toBe(true);
+    cell.el.remove();
+  });
+});

@@ -44,6 +44,10 @@ changes: Array<FileChange>,
  */
 undoable: boolean, 
 /**
+ * Why it can no longer be undone (its checkpoint was dropped for the size cap).
+ */
+notUndoable: string | null, 
+/**
  * It is undone now (`redo_run` puts it back).
  */
 undone: boolean, };

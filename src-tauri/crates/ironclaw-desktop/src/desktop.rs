@@ -312,6 +312,11 @@ impl Desktop {
                 &view::RunExtras {
                     images: self.core.history.execution_files(id)?,
                     checkpoints: self.core.history.run_checkpoints(id)?,
+                    // A damaged record is said when Undo is asked for, not here.
+                    expired: ironclaw_workspace::checkpoint::expired_runs(
+                        &self.core.paths.checkpoints_dir().join(id.to_string()),
+                    )
+                    .unwrap_or_default(),
                 },
             ),
             pending_approvals: pending,

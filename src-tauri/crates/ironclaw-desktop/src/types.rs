@@ -97,6 +97,8 @@ pub enum HistoryItem {
         changes: Vec<FileChange>,
         /// `undo_run` can take it back (its checkpoint is recorded).
         undoable: bool,
+        /// Why it can no longer be undone (its checkpoint was dropped for the size cap).
+        not_undoable: Option<String>,
         /// It is undone now (`redo_run` puts it back).
         undone: bool,
     },

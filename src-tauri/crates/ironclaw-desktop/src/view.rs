@@ -17,6 +17,8 @@ pub struct RunExtras {
     pub images: HashMap<ExecutionId, Vec<String>>,
     /// Each run's checkpoint: what it changed, whether it can be (or is) undone.
     pub checkpoints: HashMap<ExecutionId, RunCheckpoint>,
+    /// Checkpoint runs whose copies were dropped for the undo history's size cap.
+    pub expired: std::collections::HashSet<String>,
 }
 
 /// `live` holds the requests of approvals pending right now: they carry the classifier's full
@@ -96,6 +98,7 @@ fn push_approval(
             }
         };
         let checkpoint = runs.checkpoints.get(&x.id);
+        let expired = checkpoint.is_some_and(|c| !c.undone && runs.expired.contains(&c.run_id));
         out.push(HistoryItem::Execution {
             execution_id: x.id,
             number: x.number,
@@ -116,7 +119,12 @@ fn push_approval(
             log_file: x.log_path.clone(),
             images: runs.images.get(&x.id).cloned().unwrap_or_default(),
             changes: checkpoint.map(|c| c.changes.clone()).unwrap_or_default(),
-            undoable: checkpoint.is_some_and(|c| !c.undone),
+            undoable: checkpoint.is_some_and(|c| !c.undone) && !expired,
+            not_undoable: expired.then(|| {
+                "its checkpoint was dropped to keep the undo history within its size cap \
+                 (Settings → Undo history)"
+                    .to_owned()
+            }),
             undone: checkpoint.is_some_and(|c| c.undone),
         });
     }

@@ -169,6 +169,27 @@ impl std::ops::DerefMut for Locked<'_> {
     }
 }
 
+/// The runs of the record in `dir` whose copies were dropped for a cap: they can no longer be
+/// undone. Reads only the log, so a conversation's view can mark them cheaply.
+pub fn expired_runs(dir: &Path) -> Result<std::collections::HashSet<String>> {
+    let log = match std::fs::read_to_string(dir.join("log")) {
+        Ok(text) => parse_log(&text)?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Default::default()),
+        Err(e) => return Err(CheckpointError::io(dir.join("log"), e)),
+    };
+    let pruned: u64 = std::fs::read_to_string(dir.join("pruned"))
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(0);
+    let runs: std::collections::HashSet<&String> =
+        log.iter().filter_map(|e| e.run.as_ref()).collect();
+    Ok(runs
+        .into_iter()
+        .filter(|r| last_run_entry(&log, r).is_ok_and(|e| e.seq <= pruned && e.changed > 0))
+        .cloned()
+        .collect())
+}
+
 /// The whole manifest is written every this many records (and before records are dropped):
 /// between, `current` on disk is the last snapshot plus the records after it.
 const SNAPSHOT_EVERY: u64 = 64;

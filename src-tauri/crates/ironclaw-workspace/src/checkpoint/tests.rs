@@ -447,6 +447,15 @@ fn over_the_total_cap_the_oldest_records_of_any_conversation_go_first() {
         older.changes_of("a1"),
         Err(CheckpointError::Expired(_))
     ));
+    // What a conversation's view reads to mark them, without opening the record.
+    let expired = expired_runs(&tmp.path().join("a/record")).unwrap();
+    assert!(
+        expired.contains("a1") && !expired.contains("a3"),
+        "{expired:?}"
+    );
+    assert!(expired_runs(&tmp.path().join("b/record"))
+        .unwrap()
+        .is_empty());
     for run in ["b0", "b1", "b2", "b3"] {
         newer.changes_of(run).unwrap();
     }
