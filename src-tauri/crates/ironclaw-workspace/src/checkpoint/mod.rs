@@ -560,6 +560,9 @@ impl Store {
         ) {
             Err(CheckpointError::OverCap { .. }) => {
                 self.objects.abandon();
+                // The names the watch reported were taken by the scan that failed: the retry
+                // walks everything.
+                state.watch = None;
                 self.make_room(state)?;
                 scan::scan(
                     workspace,

@@ -45,23 +45,10 @@ fn stamp_of(stat: &FileStat) -> Stamp {
 ///
 /// With a `watch` that has followed the workspace since the scan that made `previous`, only
 /// the names it reports are looked at (see [`watch`](super::watch)); otherwise everything is
-/// walked and a new watch started. After an error the watch is gone: what it reported was not
-/// recorded, so the next scan walks everything. Also says whether everything was walked.
+/// walked and a new watch started. After an error what the watch reported was not
+/// recorded, and the caller must drop it (`Store::sync` does), so that the next scan walks
+/// everything.
 pub fn scan(
-    workspace: &Path,
-    previous: &Manifest,
-    objects: &Objects,
-    budget: u64,
-    watch: &mut Option<Watch>,
-) -> Result<Scanned, CheckpointError> {
-    let scanned = scan_with(workspace, previous, objects, budget, watch);
-    if scanned.is_err() {
-        *watch = None;
-    }
-    scanned
-}
-
-fn scan_with(
     workspace: &Path,
     previous: &Manifest,
     objects: &Objects,
