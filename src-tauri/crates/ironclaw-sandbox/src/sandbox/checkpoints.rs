@@ -103,7 +103,7 @@ impl Sandbox {
     /// Keeps all conversations' undo history within the total cap, dropping the oldest runs of
     /// any conversation first. Never fails a run: what went wrong is logged.
     pub(super) async fn keep_undo_total(&self) {
-        let stores = match self.every_store() {
+        let stores = match self.every_store().await {
             Ok(stores) => stores,
             Err(e) => {
                 tracing::warn!(error = %e, "undo history: the records could not be listed");
@@ -136,29 +136,42 @@ impl Sandbox {
     }
 
     /// The record of every session with one, each opened once per process (the ones no run
-    /// opened yet, now: their copies count toward the total).
-    fn every_store(&self) -> Result<Vec<Arc<Store>>> {
+    /// opened yet, now: their copies count toward the total). Opening reads files: off the
+    /// async workers.
+    async fn every_store(&self) -> Result<Vec<Arc<Store>>> {
         let dir = self.paths.checkpoints_dir();
-        let names = match std::fs::read_dir(&dir) {
-            Ok(entries) => entries
-                .flatten()
-                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-                .filter_map(|e| SessionName::new(e.file_name().to_string_lossy()).ok())
-                .collect(),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-            Err(e) => return Err(Error::Checkpoint(format!("{}: {e}", dir.display()))),
-        };
         let per = self.undo_caps().0;
+        let have: std::collections::HashSet<SessionName> = self
+            .checkpoint_stores
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .keys()
+            .cloned()
+            .collect();
+        let opened = blocking(move || {
+            let names: Vec<SessionName> = match std::fs::read_dir(&dir) {
+                Ok(entries) => entries
+                    .flatten()
+                    .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                    .filter_map(|e| SessionName::new(e.file_name().to_string_lossy()).ok())
+                    .filter(|n| !have.contains(n))
+                    .collect(),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+                Err(e) => return Err(CheckpointError::io(&dir, e)),
+            };
+            names
+                .into_iter()
+                .map(|n| Ok((Store::open(&dir.join(n.as_str()), per)?, n)))
+                .collect::<std::result::Result<Vec<_>, CheckpointError>>()
+        })
+        .await
+        .map_err(checkpoint_error)?;
         let mut stores = self
             .checkpoint_stores
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        for name in names {
-            if let std::collections::hash_map::Entry::Vacant(slot) = stores.entry(name) {
-                let record = dir.join(slot.key().as_str());
-                let store = Store::open(&record, per).map_err(checkpoint_error)?;
-                slot.insert(Arc::new(store));
-            }
+        for (store, name) in opened {
+            stores.entry(name).or_insert_with(|| Arc::new(store));
         }
         Ok(stores.values().cloned().collect())
     }

@@ -80,7 +80,8 @@ pub enum CheckpointError {
 }
 
 impl CheckpointError {
-    pub(crate) fn io(path: impl AsRef<Path>, e: std::io::Error) -> Self {
+    /// A file operation on `path` failed.
+    pub fn io(path: impl AsRef<Path>, e: std::io::Error) -> Self {
         CheckpointError::Io {
             path: path.as_ref().display().to_string(),
             reason: e.to_string(),
