@@ -24,6 +24,7 @@ mod restore;
 mod retention;
 mod scan;
 mod sides;
+mod undo;
 mod watch;
 
 use std::path::{Path, PathBuf};
@@ -34,10 +35,10 @@ use log::{append_log, is_undone, last_run_entry, parse_log, write_durably, LogEn
 pub use node::{diff, Change, ChangeKind, Manifest, Node, Stamp};
 pub use objects::Hash;
 use objects::Objects;
-use restore::Side;
 pub use retention::{enforce_total, kept_under, Retention};
 use scan::State as ScannedState;
 pub use sides::Stored;
+pub use undo::{Rewound, UndoOutcome};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CheckpointError {
@@ -90,31 +91,6 @@ impl CheckpointError {
 }
 
 type Result<T, E = CheckpointError> = std::result::Result<T, E>;
-
-/// What undoing a run found.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum UndoOutcome {
-    /// The workspace holds the state from before the run again (and before each later run
-    /// that was taken back with it, newest first).
-    Restored {
-        changes: Vec<Change>,
-        also_undone: Vec<String>,
-    },
-    /// Later runs changed the same files; nothing was changed. Undo those too with `force`.
-    Conflicts {
-        later_runs: Vec<String>,
-        paths: Vec<String>,
-    },
-}
-
-/// What rewinding to a run did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Rewound {
-    /// The later runs undone, newest first, with what each put back.
-    pub undone: Vec<(String, Vec<Change>)>,
-    /// Why it stopped before the run rewound to, if it did.
-    pub stopped: Option<String>,
-}
 
 /// The checkpoint record of one workspace.
 pub struct Store {
@@ -375,158 +351,6 @@ impl Store {
         Ok(is_undone(&self.state()?.log, run))
     }
 
-    /// Puts back the state from before `run`. When later runs changed the same files, nothing
-    /// is changed and they are named, unless `force`: then they are undone first, newest first.
-    pub fn undo(&self, workspace: &Path, run: &str, force: bool) -> Result<UndoOutcome> {
-        let mut state = self.state()?;
-        self.sync(&mut state, workspace, RecordKind::Outside, None)?;
-        let target = last_run_entry(&state.log, run)?.clone();
-        if target.seq <= state.pruned_through && target.changed > 0 {
-            return Err(CheckpointError::Expired(run.to_owned()));
-        }
-        if is_undone(&state.log, run) {
-            return Err(CheckpointError::AlreadyUndone(run.to_owned()));
-        }
-        let changes = self.read_record(target.seq)?;
-        let mut later_runs = Vec::new();
-        let mut outside = Vec::new();
-        let mut paths = Vec::new();
-        for entry in state.log.iter().filter(|e| e.seq > target.seq) {
-            let touched = self.read_record(entry.seq)?;
-            let overlap: Vec<String> = touched
-                .iter()
-                .filter(|t| changes.iter().any(|c| related(&c.path, &t.path)))
-                .map(Change::display_path)
-                .collect();
-            if overlap.is_empty() {
-                continue;
-            }
-            match (&entry.kind, &entry.run) {
-                (RecordKind::Run | RecordKind::Interrupted, Some(r))
-                    if !is_undone(&state.log, r) && r != run =>
-                {
-                    if !later_runs.contains(r) {
-                        later_runs.push(r.clone());
-                    }
-                    paths.extend(overlap);
-                }
-                (RecordKind::Outside, _) => outside.extend(overlap),
-                // Undone runs, and the undo/redo records of runs, left those files as they
-                // found them or are accounted for by their run's status.
-                _ => {}
-            }
-        }
-        // What is there now must be what the run left, path by path, or the undo would
-        // overwrite something else.
-        let unexplained: Vec<String> = changes
-            .iter()
-            .filter(|c| !matches_now(&state.current, c))
-            .map(Change::display_path)
-            .filter(|p| !paths.contains(p))
-            .collect();
-        if !outside.is_empty() || (!unexplained.is_empty() && later_runs.is_empty()) {
-            let mut named = outside;
-            named.extend(unexplained);
-            named.sort();
-            named.dedup();
-            return Err(CheckpointError::ChangedOutside(named.join(", ")));
-        }
-        if !later_runs.is_empty() && !force {
-            paths.sort();
-            paths.dedup();
-            return Ok(UndoOutcome::Conflicts { later_runs, paths });
-        }
-        let mut also_undone = Vec::new();
-        for later in later_runs.iter().rev() {
-            self.take_back(&mut state, workspace, later)?;
-            also_undone.push(later.clone());
-        }
-        self.take_back(&mut state, workspace, run)?;
-        Ok(UndoOutcome::Restored {
-            changes,
-            also_undone,
-        })
-    }
-
-    /// Puts the workspace back as it was right after `run`: every later run that is not undone
-    /// is undone, newest first. Stops at the first that cannot be (a file changed outside any
-    /// run, an expired record) and says why; what was undone until then stays undone (the
-    /// workspace is then as it was right after that run).
-    pub fn rewind(&self, workspace: &Path, run: &str) -> Result<Rewound> {
-        let later: Vec<String> = {
-            let state = self.state()?;
-            let target = last_run_entry(&state.log, run)?.seq;
-            let mut later: Vec<String> = Vec::new();
-            for e in state.log.iter().rev().filter(|e| e.seq > target) {
-                if let (RecordKind::Run | RecordKind::Interrupted, Some(r)) = (&e.kind, &e.run) {
-                    if r != run && !is_undone(&state.log, r) && !later.contains(r) {
-                        later.push(r.clone());
-                    }
-                }
-            }
-            later
-        };
-        let mut rewound = Rewound::default();
-        for r in later {
-            match self.undo(workspace, &r, true) {
-                Ok(UndoOutcome::Restored {
-                    changes,
-                    also_undone,
-                }) => {
-                    // Newest first, so nothing later is left to take with it.
-                    debug_assert!(also_undone.is_empty());
-                    rewound.undone.push((r, changes));
-                }
-                Ok(UndoOutcome::Conflicts { .. }) => {
-                    rewound.stopped = Some(format!("run {r} could not be undone"));
-                    break;
-                }
-                Err(CheckpointError::AlreadyUndone(_)) => {}
-                Err(e) => {
-                    rewound.stopped = Some(e.to_string());
-                    break;
-                }
-            }
-        }
-        Ok(rewound)
-    }
-
-    /// Puts back what an undone `run` had made.
-    pub fn redo(&self, workspace: &Path, run: &str) -> Result<Vec<Change>> {
-        let mut state = self.state()?;
-        self.sync(&mut state, workspace, RecordKind::Outside, None)?;
-        let target = last_run_entry(&state.log, run)?.clone();
-        if target.seq <= state.pruned_through && target.changed > 0 {
-            return Err(CheckpointError::Expired(run.to_owned()));
-        }
-        if !is_undone(&state.log, run) {
-            return Err(CheckpointError::NotUndone(run.to_owned()));
-        }
-        let changes = self.read_record(target.seq)?;
-        let moved: Vec<String> = changes
-            .iter()
-            .filter(|c| !same_node(state.current.get(&c.path), c.before.as_ref()))
-            .map(Change::display_path)
-            .collect();
-        if !moved.is_empty() {
-            return Err(CheckpointError::ChangedOutside(moved.join(", ")));
-        }
-        restore::apply(workspace, &changes, Side::After, &self.objects)?;
-        self.sync(
-            &mut state,
-            workspace,
-            RecordKind::Redo,
-            Some(run.to_owned()),
-        )
-    }
-
-    fn take_back(&self, state: &mut State, workspace: &Path, run: &str) -> Result<Vec<Change>> {
-        let entry = last_run_entry(&state.log, run)?.clone();
-        let changes = self.read_record(entry.seq)?;
-        restore::apply(workspace, &changes, Side::Before, &self.objects)?;
-        self.sync(state, workspace, RecordKind::Undo, Some(run.to_owned()))
-    }
-
     /// Scans, records the difference from `current` under `kind`, and makes the scan current.
     fn sync(
         &self,
@@ -663,24 +487,6 @@ impl Store {
             Err(e) => Err(CheckpointError::io(&path, e)),
         }
     }
-}
-
-/// One path is the other, or inside it.
-fn related(a: &[u8], b: &[u8]) -> bool {
-    let inside = |x: &[u8], y: &[u8]| x.len() > y.len() && x.starts_with(y) && x[y.len()] == b'/';
-    a == b || inside(a, b) || inside(b, a)
-}
-
-fn same_node(a: Option<&Node>, b: Option<&Node>) -> bool {
-    match (a, b) {
-        (None, None) => true,
-        (Some(a), Some(b)) => a.same_as(b),
-        _ => false,
-    }
-}
-
-fn matches_now(current: &Manifest, c: &Change) -> bool {
-    same_node(current.get(&c.path), c.after.as_ref())
 }
 
 #[cfg(test)]
