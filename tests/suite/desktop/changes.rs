@@ -1,7 +1,7 @@
 //! A run's changed files, opened from its cell: both sides come from the run's checkpoint (not
 //! the workspace as it is now), with a line diff for text and the image before and after.
 
-use ironclaw_desktop::types::{ChangeSide, DiffKind};
+use ironclaw_desktop::types::{ChangeSide, DiffKind, HistoryItem};
 use ironclaw_protocol::{AgentEvent, ChangeKind, ExecutionId};
 use ironclaw_tests::agent::{asks_to_run, says};
 use pretty_assertions::assert_eq;
@@ -83,4 +83,60 @@ async fn a_changed_file_shows_the_runs_own_diff_and_images_before_and_after() {
 
     let refused = app.desktop.run_change(second, "../../etc/passwd").await;
     assert!(refused.is_err(), "only what the run changed: {refused:?}");
+}
+
+/// Past the total undo cap set in Settings the oldest run's copies are dropped; the reopened
+/// conversation says that run cannot be undone, and why, instead of offering Undo.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_whose_copies_were_dropped_for_the_cap_is_marked_when_reopened() {
+    let mut app = App::start().await;
+    let mut settings = app.desktop.get_settings().expect("settings");
+    settings.undo_keep_total_bytes = Some(1 << 20);
+    app.desktop
+        .save_settings(&settings)
+        .await
+        .expect("save the cap");
+    app.open().await;
+    // 400 KiB of new random bytes each time: each rewrite leaves the bytes before it only to
+    // the record. Three runs hold 1.2 MiB of copies; the newest run's two (800 KiB) fit.
+    let rewrite = "head -c 409600 /dev/urandom > data.bin";
+    app.push_all([
+        asks_to_run("c1", "shell", rewrite),
+        asks_to_run("c2", "shell", rewrite),
+        asks_to_run("c3", "shell", rewrite),
+        says("done"),
+    ]);
+    app.send("write the data three times").await;
+    let mut runs = Vec::new();
+    for _ in 0..3 {
+        runs.push(approve_and_end(&mut app).await);
+    }
+    app.turn_end().await;
+
+    let view = app.open().await;
+    let marks: Vec<(ExecutionId, bool, Option<String>)> = view
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            HistoryItem::Execution {
+                execution_id,
+                undoable,
+                not_undoable,
+                ..
+            } => Some((*execution_id, *undoable, not_undoable.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        marks.iter().map(|m| m.0).collect::<Vec<_>>(),
+        runs,
+        "{marks:?}"
+    );
+    // The oldest gave way first; each says why and is not offered for undo.
+    for old in &marks[..2] {
+        assert!(!old.1, "{marks:?}");
+        let why = old.2.clone().expect("why it cannot be undone");
+        assert!(why.contains("size cap"), "{why}");
+    }
+    assert_eq!((marks[2].1, marks[2].2.clone()), (true, None), "{marks:?}");
 }
