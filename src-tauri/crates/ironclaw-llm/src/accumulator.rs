@@ -12,6 +12,8 @@ use crate::types::{StopReason, StreamEvent, ToolCall, Usage};
 #[derive(Debug, Clone, PartialEq)]
 pub struct Turn {
     pub text: String,
+    /// The model's thinking, if it showed any.
+    pub reasoning: String,
     /// In the order the model started them.
     pub tool_calls: Vec<ToolCall>,
     pub stop_reason: StopReason,
@@ -27,6 +29,7 @@ impl From<Turn> for (String, Vec<ToolCall>, StopReason, Usage) {
 #[derive(Debug, Default)]
 pub struct TurnAccumulator {
     text: String,
+    reasoning: String,
     // Keyed by the event index so calls stay in order even if a server interleaves them.
     calls: BTreeMap<usize, ToolCall>,
     done: Option<(StopReason, Usage)>,
@@ -40,6 +43,7 @@ impl TurnAccumulator {
     pub fn push(&mut self, event: &StreamEvent) {
         match event {
             StreamEvent::TextDelta(text) => self.text.push_str(text),
+            StreamEvent::ReasoningDelta(text) => self.reasoning.push_str(text),
             StreamEvent::ToolCallStart { index, id, name } => {
                 let call = self.calls.entry(*index).or_insert_with(|| ToolCall {
                     id: String::new(),
@@ -97,6 +101,7 @@ impl TurnAccumulator {
             .unwrap_or_else(|| (StopReason::Other("incomplete".into()), Usage::default()));
         Turn {
             text: self.text,
+            reasoning: self.reasoning,
             tool_calls: self.calls.into_values().collect(),
             stop_reason,
             usage,
@@ -152,6 +157,7 @@ mod tests {
             acc.finish(),
             Turn {
                 text: "Let me check.".into(),
+                reasoning: String::new(),
                 tool_calls: vec![ToolCall {
                     id: "c1".into(),
                     name: "run_python".into(),

@@ -62,6 +62,22 @@ impl ErrorBody {
         })
     }
 
+    /// Reads the data of an SSE `error` event: an error body, or the error object itself
+    /// (llama.cpp sends `{"code":500,"message":…}`), or plain text.
+    pub fn from_event_data(data: &str) -> Self {
+        let Ok(value) = serde_json::from_str::<Value>(data) else {
+            return Self::plain(data);
+        };
+        Self::from_value(&value)
+            .or_else(|| {
+                value
+                    .is_object()
+                    .then(|| Self::from_value(&serde_json::json!({ "error": value })))
+                    .flatten()
+            })
+            .unwrap_or_else(|| Self::plain(data))
+    }
+
     fn plain(body: &str) -> Self {
         ErrorBody {
             kind: String::new(),

@@ -3,15 +3,12 @@
 
 use std::collections::VecDeque;
 
-use bytes::Bytes;
-use futures_util::{FutureExt, StreamExt};
-use sse_stream::SseByteStream;
-
 use crate::accumulator::TurnAccumulator;
 use crate::anthropic::decode::AnthropicDecoder;
 use crate::classify::ErrorContext;
 use crate::http::Decoder;
 use crate::openai::decode::OpenAiDecoder;
+use crate::sse::SseParser;
 use crate::types::{StreamEvent, ToolCall};
 
 #[derive(Debug, Clone, Copy)]
@@ -44,34 +41,29 @@ pub fn decode_stream(wire: Wire, body: &[u8], piece: usize) -> Decoded {
 }
 
 fn run<D: Decoder>(mut decoder: D, body: &[u8], piece: usize) -> Decoded {
-    let pieces: Vec<Result<Bytes, std::io::Error>> = body
-        .chunks(piece.max(1))
-        .map(|c| Ok(Bytes::copy_from_slice(c)))
-        .collect();
-    let mut sse = SseByteStream::new(futures_util::stream::iter(pieces));
+    let mut parser = SseParser::default();
+    let mut sse = VecDeque::new();
     let mut out: VecDeque<StreamEvent> = VecDeque::new();
     let mut error = None;
-    loop {
-        if decoder.is_finished() {
-            break;
-        }
-        // An iterator stream is always ready: `None` here would mean it is pending.
-        let Some(next) = sse.next().now_or_never() else {
-            error = Some("the SSE parser asked to wait on ready input".to_string());
-            break;
-        };
-        let step = match next {
-            Some(Ok(event)) => decoder.on_event(&event, &mut out),
-            Some(Err(e)) => {
-                error = Some(e.to_string());
-                break;
-            }
-            None => {
+    let mut pieces = body.chunks(piece.max(1));
+    let mut body_ended = false;
+    while !decoder.is_finished() {
+        let step = match sse.pop_front() {
+            Some(event) => decoder.on_event(&event, &mut out),
+            None if body_ended => {
                 if let Err(e) = decoder.on_eof(&mut out) {
                     error = Some(e.to_string());
                 }
                 break;
             }
+            None => match pieces.next() {
+                Some(chunk) => parser.feed(chunk, &mut sse),
+                None => {
+                    parser.finish(&mut sse);
+                    body_ended = true;
+                    Ok(())
+                }
+            },
         };
         if let Err(e) = step {
             error = Some(e.to_string());

@@ -9,13 +9,13 @@ use std::time::{Duration, SystemTime};
 use futures_util::stream::{self, BoxStream};
 use futures_util::{Stream, StreamExt};
 use reqwest::RequestBuilder;
-use sse_stream::{Sse, SseByteStream};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::classify::{self, ErrorBody, ErrorContext};
 use crate::error::{Error, Result};
 use crate::retry::{parse_retry_after, RetryPolicy};
+use crate::sse::{SseEvent, SseParser};
 use crate::types::StreamEvent;
 
 /// What a provider's `stream` returns: events, then the end (or one error, then the end).
@@ -42,13 +42,23 @@ impl Default for HttpOptions {
     }
 }
 
+/// How long a stream that already said why it stopped may stay silent before its answer is
+/// taken as complete: a server that sends `finish_reason` but neither `[DONE]` nor a close
+/// must not hold the turn for the whole idle timeout. Usage, when it follows, comes at once.
+pub(crate) const FINISHED_GRACE: Duration = Duration::from_secs(2);
+
 /// Turns one wire format's SSE events into stream events.
 pub(crate) trait Decoder: Send + 'static {
-    fn on_event(&mut self, sse: &Sse, out: &mut VecDeque<StreamEvent>) -> Result<()>;
+    fn on_event(&mut self, sse: &SseEvent, out: &mut VecDeque<StreamEvent>) -> Result<()>;
     /// The body ended cleanly; an error if the answer was not complete.
     fn on_eof(&mut self, out: &mut VecDeque<StreamEvent>) -> Result<()>;
     /// The answer is complete; nothing after this is read.
     fn is_finished(&self) -> bool;
+    /// The server said why the answer stopped, but the stream has not ended: only trailing
+    /// bookkeeping (usage, the end marker) may still come.
+    fn said_why_it_stopped(&self) -> bool {
+        false
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -153,10 +163,12 @@ impl Transport {
                 ),
             });
         }
-        let sse: Pin<Box<dyn Stream<Item = _> + Send>> =
-            Box::pin(SseByteStream::new(response.bytes_stream()));
+        let body: Pin<Box<dyn Stream<Item = _> + Send>> = Box::pin(response.bytes_stream());
         let mut events = Pump {
-            sse,
+            body,
+            parser: SseParser::default(),
+            sse: VecDeque::new(),
+            body_ended: false,
             decoder,
             pending: VecDeque::new(),
             finished: false,
@@ -240,7 +252,11 @@ impl Transport {
 
 /// Reads SSE events and feeds them to a decoder until the answer is complete.
 struct Pump<D> {
-    sse: Pin<Box<dyn Stream<Item = Result<Sse, sse_stream::Error>> + Send>>,
+    body: Pin<Box<dyn Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>,
+    parser: SseParser,
+    /// Parsed events not yet given to the decoder.
+    sse: VecDeque<SseEvent>,
+    body_ended: bool,
     decoder: D,
     pending: VecDeque<StreamEvent>,
     finished: bool,
@@ -281,40 +297,77 @@ impl<D: Decoder> Pump<D> {
             if self.finished {
                 return None;
             }
-            let next = tokio::select! {
-                biased;
-                () = self.cancel.cancelled() => {
-                    tracing::debug!("LLM stream cancelled; dropping the connection");
-                    return Some(Err(Error::Cancelled));
-                }
-                next = tokio::time::timeout(self.idle, self.sse.next()) => next,
-            };
-            let finished = match next {
-                Err(_) => Err(Error::Timeout {
-                    provider: self.ctx.provider.clone(),
-                    idle: self.idle,
-                }),
-                Ok(Some(Ok(sse))) => self
+            let step = match self.sse.pop_front() {
+                Some(sse) => self
                     .decoder
                     .on_event(&sse, &mut self.pending)
                     .map(|()| self.decoder.is_finished()),
-                Ok(Some(Err(err))) => Err(sse_error(&self.ctx, &err)),
-                Ok(None) => self.decoder.on_eof(&mut self.pending).map(|()| true),
+                None if self.body_ended => self.at_end(),
+                None => match self.read().await {
+                    Ok(()) => Ok(false),
+                    Err(err) => Err(err),
+                },
             };
-            match finished {
+            match step {
                 Ok(finished) => self.finished = finished,
                 Err(err) => return Some(Err(err)),
             }
         }
     }
-}
 
-fn sse_error(ctx: &ErrorContext, err: &sse_stream::Error) -> Error {
-    match err {
-        sse_stream::Error::Body(source) => {
-            Error::disconnected(&ctx.provider, root_cause(source.as_ref()))
+    /// Reads the next piece of the body into the parser.
+    async fn read(&mut self) -> Result<()> {
+        let grace = self.decoder.said_why_it_stopped();
+        let wait = if grace {
+            FINISHED_GRACE.min(self.idle)
+        } else {
+            self.idle
+        };
+        let next = tokio::select! {
+            biased;
+            () = self.cancel.cancelled() => {
+                tracing::debug!("LLM stream cancelled; dropping the connection");
+                return Err(Error::Cancelled);
+            }
+            next = tokio::time::timeout(wait, self.body.next()) => next,
+        };
+        match next {
+            Err(_) if grace => {
+                tracing::debug!(
+                    "the server said why it stopped, then went silent; the answer is complete"
+                );
+                self.parser.finish(&mut self.sse);
+                self.body_ended = true;
+                Ok(())
+            }
+            Err(_) => Err(Error::Timeout {
+                provider: self.ctx.provider.clone(),
+                idle: self.idle,
+            }),
+            Ok(Some(Ok(bytes))) => self.parser.feed(&bytes, &mut self.sse),
+            Ok(Some(Err(err))) => Err(Error::disconnected(&self.ctx.provider, root_cause(&err))),
+            Ok(None) => {
+                self.parser.finish(&mut self.sse);
+                self.body_ended = true;
+                Ok(())
+            }
         }
-        other => Error::malformed(&ctx.provider, other),
+    }
+
+    /// The body ended and every event in it was decoded.
+    fn at_end(&mut self) -> Result<bool> {
+        if !self.parser.saw_events() {
+            // An error sent as plain JSON under an event-stream header.
+            let stray = self.parser.stray().trim();
+            if let Some(error) = serde_json::from_str::<serde_json::Value>(stray)
+                .ok()
+                .as_ref()
+                .and_then(ErrorBody::from_value)
+            {
+                return Err(classify::from_stream_error(&self.ctx, &error));
+            }
+        }
+        self.decoder.on_eof(&mut self.pending).map(|()| true)
     }
 }
 

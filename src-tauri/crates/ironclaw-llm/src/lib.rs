@@ -25,11 +25,14 @@ mod ollama;
 mod openai;
 mod provider;
 mod retry;
+mod sse;
 mod types;
 
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
+#[cfg(test)]
+mod recorded_tests;
 #[cfg(test)]
 mod test_support;
 

@@ -100,6 +100,8 @@ pub struct ToolSpec {
 )]
 pub enum StreamEvent {
     TextDelta(String),
+    /// The model's visible thinking, shown apart from the answer and never sent back.
+    ReasoningDelta(String),
     /// `index` counts tool calls in this turn (0, 1, …), whatever the wire format numbers.
     ToolCallStart {
         index: usize,
@@ -124,6 +126,8 @@ pub enum StopReason {
     /// The model wants tool results before it goes on.
     ToolUse,
     MaxTokens,
+    /// The model declined to answer; its text (if any) says why.
+    Refusal,
     /// Anything else the provider said, verbatim (`stop_sequence`, `content_filter`, …).
     Other(String),
 }

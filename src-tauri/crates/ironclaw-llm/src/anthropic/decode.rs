@@ -2,8 +2,8 @@
 
 use std::collections::{HashMap, VecDeque};
 
+use crate::sse::SseEvent;
 use serde::Deserialize;
-use sse_stream::Sse;
 
 use crate::classify::{self, ErrorBody, ErrorContext};
 use crate::error::{Error, Result};
@@ -57,7 +57,12 @@ enum Block {
         id: String,
         name: String,
     },
-    /// Thinking and other blocks IronClaw does not show.
+    Thinking {
+        #[serde(default)]
+        thinking: String,
+    },
+    /// Blocks IronClaw neither shows nor runs: redacted thinking, the server's own tools
+    /// (`server_tool_use`, whose input streams like a tool call's) and their results.
     #[serde(other)]
     Other,
 }
@@ -70,6 +75,9 @@ enum BlockDelta {
     },
     InputJsonDelta {
         partial_json: String,
+    },
+    ThinkingDelta {
+        thinking: String,
     },
     #[serde(other)]
     Other,
@@ -108,10 +116,19 @@ struct ToolBlock {
     got_input: bool,
 }
 
+/// What a started content block is, so that its deltas go where they belong.
+enum BlockKind {
+    Text,
+    Thinking,
+    Tool(ToolBlock),
+    Other,
+}
+
 pub(crate) struct AnthropicDecoder {
     ctx: ErrorContext,
-    /// Content-block index → tool call; text blocks share the block numbering.
-    tools: HashMap<usize, ToolBlock>,
+    /// Content-block index → what the block is.
+    blocks: HashMap<usize, BlockKind>,
+    tool_calls: usize,
     stop_reason: Option<String>,
     usage: Usage,
     finished: bool,
@@ -121,7 +138,8 @@ impl AnthropicDecoder {
     pub fn new(ctx: ErrorContext) -> Self {
         AnthropicDecoder {
             ctx,
-            tools: HashMap::new(),
+            blocks: HashMap::new(),
+            tool_calls: 0,
             stop_reason: None,
             usage: Usage::default(),
             finished: false,
@@ -141,19 +159,29 @@ impl AnthropicDecoder {
         match self.stop_reason.as_deref() {
             Some("end_turn") => StopReason::EndTurn,
             Some("tool_use") => StopReason::ToolUse,
-            Some("max_tokens") => StopReason::MaxTokens,
+            // The second: the answer filled what was left of the context window; for the
+            // person it is cut off all the same.
+            Some("max_tokens" | "model_context_window_exceeded") => StopReason::MaxTokens,
+            Some("refusal") => StopReason::Refusal,
             Some(other) => StopReason::Other(other.to_string()),
-            None if self.tools.is_empty() => StopReason::EndTurn,
+            None if self.tool_calls == 0 => StopReason::EndTurn,
             None => StopReason::ToolUse,
         }
     }
 }
 
 impl Decoder for AnthropicDecoder {
-    fn on_event(&mut self, sse: &Sse, out: &mut VecDeque<StreamEvent>) -> Result<()> {
+    fn on_event(&mut self, sse: &SseEvent, out: &mut VecDeque<StreamEvent>) -> Result<()> {
         let Some(data) = sse.data.as_deref().filter(|d| !d.trim().is_empty()) else {
             return Ok(());
         };
+        if sse.is_error() && !data.contains("\"type\"") {
+            // An `error:` field rather than the API's own error event (a proxy in between).
+            return Err(classify::from_stream_error(
+                &self.ctx,
+                &ErrorBody::from_event_data(data.trim()),
+            ));
+        }
         let event: WireEvent = serde_json::from_str(data)
             .map_err(|err| Error::malformed(&self.ctx.provider, format!("bad event: {err}")))?;
         match event {
@@ -165,50 +193,66 @@ impl Decoder for AnthropicDecoder {
             WireEvent::ContentBlockStart {
                 index: block,
                 content_block,
-            } => match content_block {
-                Block::Text { text } if !text.is_empty() => {
-                    out.push_back(StreamEvent::TextDelta(text))
-                }
-                Block::Text { .. } | Block::Other => {}
-                Block::ToolUse { id, name } => {
-                    let index = self.tools.len();
-                    self.tools.insert(
-                        block,
-                        ToolBlock {
+            } => {
+                let kind = match content_block {
+                    Block::Text { text } => {
+                        push(out, text, StreamEvent::TextDelta);
+                        BlockKind::Text
+                    }
+                    Block::Thinking { thinking } => {
+                        push(out, thinking, StreamEvent::ReasoningDelta);
+                        BlockKind::Thinking
+                    }
+                    Block::Other => BlockKind::Other,
+                    Block::ToolUse { id, name } => {
+                        let index = self.tool_calls;
+                        self.tool_calls += 1;
+                        out.push_back(StreamEvent::ToolCallStart { index, id, name });
+                        BlockKind::Tool(ToolBlock {
                             index,
                             got_input: false,
-                        },
-                    );
-                    out.push_back(StreamEvent::ToolCallStart { index, id, name });
-                }
-            },
+                        })
+                    }
+                };
+                self.blocks.insert(block, kind);
+            }
             WireEvent::ContentBlockDelta {
                 index: block,
                 delta,
-            } => match delta {
-                BlockDelta::TextDelta { text } if !text.is_empty() => {
-                    out.push_back(StreamEvent::TextDelta(text))
+            } => {
+                let kind = self.blocks.get_mut(&block).ok_or_else(|| {
+                    Error::malformed(
+                        &self.ctx.provider,
+                        format!("a delta for content block {block}, which never started"),
+                    )
+                })?;
+                match (kind, delta) {
+                    (BlockKind::Text, BlockDelta::TextDelta { text }) => {
+                        push(out, text, StreamEvent::TextDelta)
+                    }
+                    (BlockKind::Thinking, BlockDelta::ThinkingDelta { thinking }) => {
+                        push(out, thinking, StreamEvent::ReasoningDelta)
+                    }
+                    (BlockKind::Tool(tool), BlockDelta::InputJsonDelta { partial_json })
+                        if !partial_json.is_empty() =>
+                    {
+                        tool.got_input = true;
+                        out.push_back(StreamEvent::ToolCallDelta {
+                            index: tool.index,
+                            arguments: partial_json,
+                        });
+                    }
+                    // Signatures, citations, the input of the server's own tools, and kinds
+                    // added later.
+                    _ => {}
                 }
-                BlockDelta::InputJsonDelta { partial_json } if !partial_json.is_empty() => {
-                    let tool = self.tools.get_mut(&block).ok_or_else(|| {
-                        Error::malformed(
-                            &self.ctx.provider,
-                            format!("tool input for unknown block {block}"),
-                        )
-                    })?;
-                    tool.got_input = true;
-                    out.push_back(StreamEvent::ToolCallDelta {
-                        index: tool.index,
-                        arguments: partial_json,
-                    });
-                }
-                BlockDelta::TextDelta { .. }
-                | BlockDelta::InputJsonDelta { .. }
-                | BlockDelta::Other => {}
-            },
+            }
             WireEvent::ContentBlockStop { index: block } => {
                 // A call without arguments streams no input at all; its input is `{}`.
-                if let Some(tool) = self.tools.get_mut(&block).filter(|t| !t.got_input) {
+                if let Some(BlockKind::Tool(tool)) = self.blocks.get_mut(&block) {
+                    if tool.got_input {
+                        return Ok(());
+                    }
                     tool.got_input = true;
                     out.push_back(StreamEvent::ToolCallDelta {
                         index: tool.index,
@@ -255,6 +299,16 @@ impl Decoder for AnthropicDecoder {
     fn is_finished(&self) -> bool {
         self.finished
     }
+
+    fn said_why_it_stopped(&self) -> bool {
+        self.stop_reason.is_some()
+    }
+}
+
+fn push(out: &mut VecDeque<StreamEvent>, text: String, event: fn(String) -> StreamEvent) {
+    if !text.is_empty() {
+        out.push_back(event(text));
+    }
 }
 
 #[cfg(test)]
@@ -271,7 +325,7 @@ mod tests {
         });
         let mut out = VecDeque::new();
         for data in events {
-            decoder.on_event(&Sse::default().data(*data), &mut out)?;
+            decoder.on_event(&SseEvent::data(data), &mut out)?;
         }
         decoder.on_eof(&mut out)?;
         Ok(out.into_iter().collect())
@@ -293,6 +347,7 @@ mod tests {
         assert_eq!(
             events,
             vec![
+                StreamEvent::ReasoningDelta("hmm".into()),
                 StreamEvent::ToolCallStart {
                     index: 0,
                     id: "t1".into(),

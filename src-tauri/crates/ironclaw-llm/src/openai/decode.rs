@@ -1,13 +1,25 @@
 //! Chat Completions SSE chunks → [`StreamEvent`]s.
+//!
+//! "OpenAI-compatible" servers differ in the details, and each difference below was met in a
+//! real server's stream:
+//! - reasoning arrives as `reasoning_content` (DeepSeek, vLLM, llama.cpp), `reasoning` (Ollama,
+//!   OpenRouter) or as `thinking` parts of an array `content` (Mistral's Magistral);
+//! - `content` may be an array of typed parts instead of a string (Mistral);
+//! - a refusal arrives in `refusal`, not `content` (OpenAI);
+//! - tool calls may come without `index` (Gemini's compatibility layer sends each call whole);
+//! - the tool-call id may be missing (several local servers);
+//! - a failure mid-answer arrives as an SSE `error` event (llama.cpp) or an `error` object in a
+//!   chunk (vLLM, OpenRouter).
 
 use std::collections::{HashMap, VecDeque};
 
 use serde::Deserialize;
-use sse_stream::Sse;
+use serde_json::Value;
 
 use crate::classify::{self, ErrorBody, ErrorContext};
 use crate::error::{Error, Result};
 use crate::http::Decoder;
+use crate::sse::SseEvent;
 use crate::types::{StopReason, StreamEvent, Usage};
 
 #[derive(Deserialize)]
@@ -27,7 +39,11 @@ struct Choice {
 
 #[derive(Deserialize)]
 struct Delta {
-    content: Option<String>,
+    /// A string, or an array of typed parts.
+    content: Option<Value>,
+    reasoning_content: Option<String>,
+    reasoning: Option<String>,
+    refusal: Option<String>,
     tool_calls: Option<Vec<WireToolCall>>,
 }
 
@@ -55,7 +71,13 @@ struct WireUsage {
 pub(crate) struct OpenAiDecoder {
     ctx: ErrorContext,
     /// Wire tool-call index → our ordinal.
-    calls: HashMap<usize, usize>,
+    by_index: HashMap<usize, usize>,
+    /// Tool-call id → our ordinal, for calls sent without an index.
+    by_id: HashMap<String, usize>,
+    calls: usize,
+    /// The call the last tool-call piece belonged to.
+    last_call: Option<usize>,
+    refused: bool,
     finish_reason: Option<String>,
     usage: Usage,
     finished: bool,
@@ -65,7 +87,11 @@ impl OpenAiDecoder {
     pub fn new(ctx: ErrorContext) -> Self {
         OpenAiDecoder {
             ctx,
-            calls: HashMap::new(),
+            by_index: HashMap::new(),
+            by_id: HashMap::new(),
+            calls: 0,
+            last_call: None,
+            refused: false,
             finish_reason: None,
             usage: Usage::default(),
             finished: false,
@@ -73,10 +99,12 @@ impl OpenAiDecoder {
     }
 
     fn done(&mut self, out: &mut VecDeque<StreamEvent>) {
+        let has_calls = self.calls > 0;
         let stop_reason = match self.finish_reason.as_deref() {
             // Some servers (older Ollama among them) say "stop" after tool calls; the agent
             // must still run the tools.
-            Some("stop") | None if !self.calls.is_empty() => StopReason::ToolUse,
+            Some("stop") | None if has_calls => StopReason::ToolUse,
+            Some("stop") | None if self.refused => StopReason::Refusal,
             Some("stop") | None => StopReason::EndTurn,
             Some("tool_calls" | "function_call") => StopReason::ToolUse,
             Some("length") => StopReason::MaxTokens,
@@ -89,42 +117,107 @@ impl OpenAiDecoder {
         self.finished = true;
     }
 
-    fn tool_call(&mut self, position: usize, call: WireToolCall, out: &mut VecDeque<StreamEvent>) {
-        let wire_index = call.index.unwrap_or(position);
+    fn content(&mut self, content: Value, out: &mut VecDeque<StreamEvent>) {
+        match content {
+            Value::String(text) => push_text(out, text),
+            Value::Array(parts) => {
+                for part in parts {
+                    let kind = part.get("type").and_then(Value::as_str).unwrap_or("text");
+                    match kind {
+                        "text" => push_text(out, text_of(&part, "text")),
+                        "thinking" | "reasoning" => {
+                            let text = match part.get("thinking") {
+                                // Mistral: `thinking` is itself a list of text parts.
+                                Some(Value::Array(inner)) => {
+                                    inner.iter().map(|p| text_of(p, "text")).collect()
+                                }
+                                Some(Value::String(text)) => text.clone(),
+                                _ => text_of(&part, "text"),
+                            };
+                            push_reasoning(out, text);
+                        }
+                        // Images, references and parts of kinds not known yet are not text
+                        // the person should read as the answer.
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn tool_call(&mut self, call: WireToolCall, out: &mut VecDeque<StreamEvent>) {
+        let id = call.id.filter(|id| !id.is_empty());
         let (name, arguments) = match call.function {
             Some(function) => (function.name, function.arguments),
             None => (None, None),
         };
-        let index = match self.calls.get(&wire_index) {
-            Some(index) => *index,
+        let known = match (call.index, &id) {
+            (Some(index), _) => self.by_index.get(&index).copied(),
+            // Without an index, a new id is a new call and no id continues the last one.
+            (None, Some(id)) => self.by_id.get(id).copied(),
+            (None, None) => self.last_call,
+        };
+        let ordinal = match known {
+            Some(ordinal) => ordinal,
             None => {
-                let index = self.calls.len();
-                self.calls.insert(wire_index, index);
+                let ordinal = self.calls;
+                self.calls += 1;
+                if let Some(index) = call.index {
+                    self.by_index.insert(index, ordinal);
+                }
                 // A few local servers leave out the id; tool results still need one.
-                let id = call
-                    .id
-                    .filter(|id| !id.is_empty())
-                    .unwrap_or_else(|| format!("call_{index}"));
+                let id = id.unwrap_or_else(|| format!("call_{ordinal}"));
+                self.by_id.insert(id.clone(), ordinal);
                 out.push_back(StreamEvent::ToolCallStart {
-                    index,
+                    index: ordinal,
                     id,
                     name: name.unwrap_or_default(),
                 });
-                index
+                ordinal
             }
         };
+        self.last_call = Some(ordinal);
         if let Some(arguments) = arguments.filter(|a| !a.is_empty()) {
-            out.push_back(StreamEvent::ToolCallDelta { index, arguments });
+            out.push_back(StreamEvent::ToolCallDelta {
+                index: ordinal,
+                arguments,
+            });
         }
     }
 }
 
+fn text_of(part: &Value, key: &str) -> String {
+    part.get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn push_text(out: &mut VecDeque<StreamEvent>, text: String) {
+    if !text.is_empty() {
+        out.push_back(StreamEvent::TextDelta(text));
+    }
+}
+
+fn push_reasoning(out: &mut VecDeque<StreamEvent>, text: String) {
+    if !text.is_empty() {
+        out.push_back(StreamEvent::ReasoningDelta(text));
+    }
+}
+
 impl Decoder for OpenAiDecoder {
-    fn on_event(&mut self, sse: &Sse, out: &mut VecDeque<StreamEvent>) -> Result<()> {
+    fn on_event(&mut self, sse: &SseEvent, out: &mut VecDeque<StreamEvent>) -> Result<()> {
         let Some(data) = sse.data.as_deref() else {
             return Ok(());
         };
         let data = data.trim();
+        if sse.is_error() {
+            return Err(classify::from_stream_error(
+                &self.ctx,
+                &ErrorBody::from_event_data(data),
+            ));
+        }
         if data.is_empty() {
             return Ok(());
         }
@@ -132,7 +225,7 @@ impl Decoder for OpenAiDecoder {
             self.done(out);
             return Ok(());
         }
-        let value: serde_json::Value = serde_json::from_str(data).map_err(|err| {
+        let value: Value = serde_json::from_str(data).map_err(|err| {
             Error::malformed(&self.ctx.provider, format!("bad JSON in a chunk: {err}"))
         })?;
         if let Some(error) = ErrorBody::from_value(&value) {
@@ -150,15 +243,24 @@ impl Decoder for OpenAiDecoder {
         // Only the first choice: IronClaw never asks for more than one (`n` is left at 1).
         for choice in chunk.choices.into_iter().filter(|c| c.index == 0) {
             if let Some(delta) = choice.delta {
-                if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
-                    out.push_back(StreamEvent::TextDelta(text));
-                }
-                for (position, call) in delta.tool_calls.unwrap_or_default().into_iter().enumerate()
+                for reasoning in [delta.reasoning_content, delta.reasoning]
+                    .into_iter()
+                    .flatten()
                 {
-                    self.tool_call(position, call, out);
+                    push_reasoning(out, reasoning);
+                }
+                if let Some(content) = delta.content {
+                    self.content(content, out);
+                }
+                if let Some(refusal) = delta.refusal.filter(|r| !r.is_empty()) {
+                    self.refused = true;
+                    push_text(out, refusal);
+                }
+                for call in delta.tool_calls.unwrap_or_default() {
+                    self.tool_call(call, out);
                 }
             }
-            if let Some(reason) = choice.finish_reason {
+            if let Some(reason) = choice.finish_reason.filter(|r| !r.is_empty()) {
                 self.finish_reason = Some(reason);
             }
         }
@@ -183,6 +285,10 @@ impl Decoder for OpenAiDecoder {
     fn is_finished(&self) -> bool {
         self.finished
     }
+
+    fn said_why_it_stopped(&self) -> bool {
+        self.finish_reason.is_some()
+    }
 }
 
 #[cfg(test)]
@@ -199,7 +305,7 @@ mod tests {
         });
         let mut out = VecDeque::new();
         for data in chunks {
-            decoder.on_event(&Sse::default().data(*data), &mut out)?;
+            decoder.on_event(&SseEvent::data(data), &mut out)?;
         }
         decoder.on_eof(&mut out)?;
         Ok(out.into_iter().collect())

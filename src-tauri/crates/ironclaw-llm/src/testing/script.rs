@@ -47,6 +47,14 @@ pub enum Reply {
     /// A 200 answer whose body is exactly these bytes under `content_type`, for garbage that
     /// is not even an event stream (an HTML proxy page, binary noise, invalid UTF-8).
     Raw { content_type: String, body: Vec<u8> },
+    /// A stream recorded from a real server (or written in its shape), sent verbatim one line
+    /// per write, under `text/event-stream` whatever endpoint was asked. With `hold_open` the
+    /// connection then stays open without another byte, as some servers leave it.
+    Recorded {
+        body: String,
+        #[serde(default)]
+        hold_open: bool,
+    },
     /// The first `after` text chunks, then the connection is cut without ending the stream.
     Disconnect {
         chunks: Vec<String>,
@@ -117,6 +125,13 @@ impl Reply {
         }
     }
 
+    pub fn recorded(body: impl Into<String>, hold_open: bool) -> Self {
+        Reply::Recorded {
+            body: body.into(),
+            hold_open,
+        }
+    }
+
     pub fn disconnect<S: Into<String>>(chunks: impl IntoIterator<Item = S>, after: usize) -> Self {
         Reply::Disconnect {
             chunks: strings(chunks),
@@ -132,7 +147,10 @@ impl Reply {
             Reply::Text { delay_ms, .. }
             | Reply::ToolCalls { delay_ms, .. }
             | Reply::Disconnect { delay_ms, .. } => *delay_ms = ms,
-            Reply::Status { .. } | Reply::Malformed { .. } | Reply::Raw { .. } => {}
+            Reply::Status { .. }
+            | Reply::Malformed { .. }
+            | Reply::Raw { .. }
+            | Reply::Recorded { .. } => {}
         }
         self
     }
@@ -173,6 +191,7 @@ pub(crate) fn steps(reply: &Reply, format: Format, model: &str) -> Option<Vec<St
     };
     let (events, delay_ms, ending) = match reply {
         Reply::Status { .. } | Reply::Raw { .. } => return None,
+        Reply::Recorded { body, hold_open } => return Some(recorded_steps(body, *hold_open)),
         Reply::Text { chunks, delay_ms } => (turn(chunks, &[], true), *delay_ms, None),
         Reply::ToolCalls {
             text,
@@ -212,6 +231,18 @@ pub(crate) fn steps(reply: &Reply, format: Format, model: &str) -> Option<Vec<St
         steps.push(ending);
     }
     Some(steps)
+}
+
+fn recorded_steps(body: &str, hold_open: bool) -> Vec<Step> {
+    let mut steps: Vec<Step> = body
+        .split_inclusive('\n')
+        .map(|line| Step::Send(Bytes::copy_from_slice(line.as_bytes())))
+        .collect();
+    if hold_open {
+        // Longer than any test's hang guard; the client is expected to stop reading first.
+        steps.push(Step::Sleep(Duration::from_secs(3600)));
+    }
+    steps
 }
 
 /// One encoded SSE event; `content` if it carries text or a tool call.
