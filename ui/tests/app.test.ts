@@ -170,6 +170,25 @@ describe("whole screens against the fake backend", () => {
     expect(msg.querySelector("pre code")?.textContent).toContain("x = 1");
   });
 
+  it("thinking is folded above the answer and a note is shown in IronClaw's voice", async () => {
+    const { api } = await startApp();
+    api.emit("conv-sales", { type: "reasoningDelta", messageId: "think", text: "Count the rows" });
+    api.emit("conv-sales", { type: "reasoningDelta", messageId: "think", text: " first." });
+    await settle(1);
+    const msg = root.querySelector<HTMLElement>('[data-message-id="think"]')!;
+    expect(msg.hidden).toBe(false); // thinking alone is enough to show the message
+    const folded = msg.querySelector<HTMLDetailsElement>('[data-testid="reasoning"]')!;
+    expect(folded.open).toBe(false);
+    expect(folded.textContent).toContain("Count the rows first.");
+    api.emit("conv-sales", { type: "textDelta", messageId: "think", text: "There are 3." });
+    await settle(1);
+    expect(msg.querySelector('[data-testid="message-body"]')?.textContent?.trim()).toBe("There are 3.");
+    expect(msg.querySelectorAll('[data-testid="reasoning"]').length).toBe(1);
+    api.emit("conv-sales", { type: "note", text: "The answer was cut off at the model's output limit." });
+    const notes = [...root.querySelectorAll(".chat-notice")].map((n) => n.textContent);
+    expect(notes).toContain("The answer was cut off at the model's output limit.");
+  });
+
   it("sidebar search asks list_conversations with the query", async () => {
     const { api } = await startApp();
     vi.useFakeTimers();

@@ -14,5 +14,6 @@ mod crash_and_audit;
 mod hidden_text;
 mod model_errors;
 mod policy;
+mod stop_reasons;
 mod tool_loop;
 mod undo;

@@ -38,6 +38,9 @@ interface Message {
   el: HTMLElement;
   body: HTMLElement;
   text: string;
+  /** The model's visible thinking, folded above the answer; only while the app runs. */
+  reasoning: string;
+  reasoningEl: HTMLElement | null;
   render: () => void;
 }
 
@@ -211,8 +214,16 @@ export class ChatView {
       el,
       body,
       text: "",
+      reasoning: "",
+      reasoningEl: null,
       render: () => {
-        m.el.hidden = m.text.trim() === "";
+        m.el.hidden = m.text.trim() === "" && m.reasoning.trim() === "";
+        if (m.reasoning && !m.reasoningEl) {
+          const summary = h("summary", {}, "Thinking");
+          m.reasoningEl = h("pre", { className: "reasoning-text" });
+          m.body.before(h("details", { testid: "reasoning", className: "reasoning" }, summary, m.reasoningEl));
+        }
+        if (m.reasoningEl) m.reasoningEl.textContent = m.reasoning;
         renderMarkdownInto(m.body, m.text);
         this.scroll();
       },
@@ -303,6 +314,15 @@ export class ChatView {
         inNextFrame(m.render);
         break;
       }
+      case "reasoningDelta": {
+        const m = this.assistant(e.messageId);
+        m.reasoning += e.text;
+        inNextFrame(m.render);
+        break;
+      }
+      case "note":
+        this.notice(e.text);
+        break;
       case "assistantMessage": {
         const m = this.assistant(e.messageId);
         m.text = e.text;

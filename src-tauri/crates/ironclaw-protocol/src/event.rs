@@ -74,6 +74,17 @@ pub enum AgentEvent {
         message_id: MessageId,
         text: String,
     },
+    /// The next piece of the model's visible thinking before (or between) its answer's text.
+    /// Shown folded and apart from the answer; not sent back to the model, not kept in history.
+    ReasoningDelta {
+        message_id: MessageId,
+        text: String,
+    },
+    /// Something IronClaw tells the person about the turn in its own voice: an answer cut off
+    /// at the model's output limit, a refusal, an empty answer. Kept in history as a note.
+    Note {
+        text: String,
+    },
     /// The complete assistant message (after its last delta).
     AssistantMessage {
         message_id: MessageId,

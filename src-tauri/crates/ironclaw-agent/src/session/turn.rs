@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
-use ironclaw_llm::{ChatRequest, Message, StreamEvent, TurnAccumulator};
+use ironclaw_llm::{ChatRequest, Message, StopReason, StreamEvent, TurnAccumulator};
 use ironclaw_store::{MessageRole, MessageStatus, NewMessage, NewToolCall};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
@@ -19,6 +19,11 @@ use ironclaw_protocol::{AgentEvent, TurnOutcome};
 
 /// How often streamed text is saved, so a crash loses at most this much of an answer.
 const CHECKPOINT_EVERY: Duration = Duration::from_millis(250);
+
+/// What the model is told about tool calls it did not finish writing.
+const CUT_CALL_RESULT: &str = "Not run: your answer hit the output token limit before this \
+    call was complete, so the code may be cut off. Nothing ran. Write the code again in \
+    smaller steps (one short call at a time).";
 
 pub(super) async fn run(inner: Arc<Inner>, user_text: String, cancel: CancellationToken) {
     let turn = match inner.deps.history.begin_turn(inner.conversation) {
@@ -84,6 +89,7 @@ async fn steps(
         .profile(inner.config.profile.as_deref())
         .map_err(|e| StepError::Failed(e.to_string()))?;
     let system = system_prompt(profile_name, profile);
+    let mut cut_off_calls = 0;
     for step in 0..inner.config.max_steps {
         let request = ChatRequest {
             model: rt.model.clone(),
@@ -102,7 +108,30 @@ async fn steps(
             tool_calls: answer.tool_calls.clone(),
         });
         if answer.tool_calls.is_empty() {
+            if let Some(note) = stop_note(&answer) {
+                tell(inner, turn_id, &note)?;
+            }
             return Ok(());
+        }
+        if answer.stop_reason == StopReason::MaxTokens {
+            // The last call's code may be cut anywhere; approving it would approve something
+            // the model did not mean, so none of the calls runs.
+            refuse_cut_calls(inner, turn_id, &answer).await?;
+            cut_off_calls += 1;
+            if cut_off_calls >= 2 {
+                let note = "The model's answer was cut off at its output limit twice while it \
+                    was writing code, so nothing ran. Ask for the work in smaller steps, or \
+                    choose a model with a larger output limit.";
+                save_message(inner, turn_id, MessageRole::SystemNote, note)?;
+                return Err(StepError::Failed(note.into()));
+            }
+            tell(
+                inner,
+                turn_id,
+                "The model's answer was cut off at its output limit while it was writing code; \
+                 nothing ran, and it was asked to write it again in smaller steps.",
+            )?;
+            continue;
         }
         for (i, call) in answer.tool_calls.iter().enumerate() {
             let recorded = inner
@@ -181,6 +210,72 @@ struct Answer {
     message_id: ironclaw_protocol::MessageId,
     text: String,
     tool_calls: Vec<ironclaw_llm::ToolCall>,
+    stop_reason: StopReason,
+}
+
+/// What the person should be told about an answer without tool calls, if anything.
+fn stop_note(answer: &Answer) -> Option<String> {
+    let said_nothing = answer.text.trim().is_empty();
+    match &answer.stop_reason {
+        StopReason::MaxTokens => Some(
+            "The answer was cut off at the model's output limit. Send “continue” to have it go on."
+                .into(),
+        ),
+        StopReason::Refusal if said_nothing => {
+            Some("The model declined to answer this request, without saying why.".into())
+        }
+        StopReason::Other(reason) if said_nothing => Some(format!(
+            "The provider stopped the answer before it said anything (reason: “{reason}”). \
+             Rephrasing the request may help."
+        )),
+        _ if said_nothing => {
+            Some("The model gave an empty answer. Try again, or rephrase the request.".into())
+        }
+        _ => None,
+    }
+}
+
+/// A note for the person: shown now and kept in the history, never sent to the model.
+fn tell(inner: &Inner, turn_id: ironclaw_protocol::TurnId, text: &str) -> Result<(), StepError> {
+    inner.emit(AgentEvent::Note {
+        text: text.to_string(),
+    });
+    save_message(inner, turn_id, MessageRole::SystemNote, text)
+}
+
+/// Answers each call of a cut-off answer with an error result, in the transcript and in the
+/// history (so a rebuilt transcript is the same).
+async fn refuse_cut_calls(
+    inner: &Inner,
+    turn_id: ironclaw_protocol::TurnId,
+    answer: &Answer,
+) -> Result<(), StepError> {
+    for call in &answer.tool_calls {
+        inner
+            .deps
+            .history
+            .record_tool_call(&NewToolCall {
+                message_id: answer.message_id,
+                model_call_id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+                arguments_parsed: false,
+            })
+            .map_err(|e| StepError::Failed(format!("could not record the tool call: {e}")))?;
+    }
+    let mut transcript = inner.transcript.lock().await;
+    for call in &answer.tool_calls {
+        transcript.push(Message::Tool {
+            call_id: call.id.clone(),
+            content: CUT_CALL_RESULT.into(),
+            is_error: true,
+        });
+    }
+    drop(transcript);
+    for _ in &answer.tool_calls {
+        save_message(inner, turn_id, MessageRole::Tool, CUT_CALL_RESULT)?;
+    }
+    Ok(())
 }
 
 /// Streams one model answer into events and the history (checkpointed while it streams).
@@ -215,11 +310,16 @@ async fn generate(
     while let Some(item) = stream.next().await {
         match item {
             Ok(event) => {
-                if let StreamEvent::TextDelta(text) = &event {
-                    inner.emit(AgentEvent::TextDelta {
+                match &event {
+                    StreamEvent::TextDelta(text) => inner.emit(AgentEvent::TextDelta {
                         message_id: message.id,
                         text: text.clone(),
-                    });
+                    }),
+                    StreamEvent::ReasoningDelta(text) => inner.emit(AgentEvent::ReasoningDelta {
+                        message_id: message.id,
+                        text: text.clone(),
+                    }),
+                    _ => {}
                 }
                 acc.push(&event);
                 let text = acc.text();
@@ -256,6 +356,7 @@ async fn generate(
         message_id: message.id,
         text: turn.text,
         tool_calls: turn.tool_calls,
+        stop_reason: turn.stop_reason,
     })
 }
 

@@ -14,6 +14,10 @@ pub(super) fn render(event: AgentEvent) {
             let _ = out.write_all(inert(&text).as_bytes());
             let _ = out.flush();
         }
+        // Thinking goes to stderr, so a piped answer (`ironclaw chat … > answer.md`) is only
+        // the answer.
+        AgentEvent::ReasoningDelta { text, .. } => eprint!("{}", inert(&text)),
+        AgentEvent::Note { text } => eprintln!("\n[{}]", inert(&text)),
         AgentEvent::ExecutionStarted {
             language, number, ..
         } => eprintln!("\n── run #{number} ({language}) ──"),
