@@ -27,6 +27,10 @@ pub const EVENT_GUARD: Duration = Duration::from_secs(60);
 /// The model name the session asks for.
 pub const MODEL: &str = "scripted-model";
 
+/// The context window the tests' model has unless a test sets one: large, so that tests about
+/// other things are not also about compaction.
+pub const LARGE_WINDOW: u32 = 128_000;
+
 /// Which of the scripted server's wire formats the provider speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Wire {
@@ -77,19 +81,41 @@ impl Agent {
 
     /// A new conversation with `policy` in `env`.
     pub async fn start_with(env: TestEnv, wire: Wire, policy: ApprovalPolicy) -> Self {
-        Self::open(env, wire, Err(policy)).await
+        Self::open(env, wire, Err(policy), LARGE_WINDOW).await
+    }
+
+    /// A new conversation with `policy` in `env`, on a model whose context window is `window`
+    /// tokens.
+    pub async fn start_with_window(
+        env: TestEnv,
+        wire: Wire,
+        policy: ApprovalPolicy,
+        window: u32,
+    ) -> Self {
+        Self::open(env, wire, Err(policy), window).await
     }
 
     /// A new session on a conversation that is already in `env`'s history (IronClaw started
     /// again after it stopped).
     pub async fn resume(env: TestEnv, wire: Wire, conversation: ConversationId) -> Self {
-        Self::open(env, wire, Ok(conversation)).await
+        Self::open(env, wire, Ok(conversation), LARGE_WINDOW).await
+    }
+
+    /// Like [`Agent::resume`], on a model whose context window is `window` tokens.
+    pub async fn resume_with_window(
+        env: TestEnv,
+        wire: Wire,
+        conversation: ConversationId,
+        window: u32,
+    ) -> Self {
+        Self::open(env, wire, Ok(conversation), window).await
     }
 
     async fn open(
         env: TestEnv,
         wire: Wire,
         conversation: Result<ConversationId, ApprovalPolicy>,
+        window: u32,
     ) -> Self {
         let (server, base_url) = ScriptedServer::start()
             .await
@@ -101,6 +127,7 @@ impl Agent {
             sandbox: sandbox.clone(),
             provider: provider(wire, &base_url),
             model: MODEL.into(),
+            context_window: ironclaw_llm::choose_window(Some(window), None, MODEL),
         })
         .expect("open state");
         let conversation = match conversation {

@@ -133,6 +133,7 @@ fn kind(item: &HistoryItem) -> &'static str {
         HistoryItem::User { .. } => "user",
         HistoryItem::Assistant { .. } => "assistant",
         HistoryItem::Note { .. } => "note",
+        HistoryItem::Compacted { .. } => "compacted",
         HistoryItem::Approval { .. } => "approval",
         HistoryItem::Execution { .. } => "execution",
     }

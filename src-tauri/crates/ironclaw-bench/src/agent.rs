@@ -111,6 +111,7 @@ async fn measure(sandbox: &Arc<Sandbox>, plan: Plan) -> anyhow::Result<Samples> 
             sandbox: Arc::clone(sandbox),
             provider: Arc::clone(&provider),
             model: MODEL.into(),
+            context_window: ironclaw_llm::choose_window(None, None, MODEL),
         };
         let deps = match &shared {
             Some((deps, _)) => Deps {

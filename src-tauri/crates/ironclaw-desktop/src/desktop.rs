@@ -59,7 +59,7 @@ pub(crate) struct Core {
     pub fixed_model: Option<(Arc<dyn Provider>, String)>,
     pub sandbox: tokio::sync::Mutex<Option<Arc<ironclaw_sandbox::Sandbox>>>,
     /// The model new sessions talk to; cleared when Settings change.
-    pub model: tokio::sync::Mutex<Option<(Arc<dyn Provider>, String)>>,
+    pub model: tokio::sync::Mutex<Option<(Arc<dyn Provider>, String, ironclaw_llm::ContextWindow)>>,
     pub sessions: tokio::sync::Mutex<HashMap<ConversationId, SessionHandle>>,
     pub subscribers: Mutex<HashMap<ConversationId, Subscriber>>,
     pub pending: Pending,

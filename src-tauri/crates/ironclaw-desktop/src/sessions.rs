@@ -28,6 +28,7 @@ pub(crate) struct Runtime {
     pub sandbox: Arc<Sandbox>,
     pub provider: Arc<dyn Provider>,
     pub model: String,
+    pub context_window: ironclaw_llm::ContextWindow,
 }
 
 /// Finds the sandbox and model for a session's first turn. Weak: a session must not keep a
@@ -48,6 +49,7 @@ impl ResolveRuntime for Resolver {
                 sandbox: rt.sandbox,
                 provider: rt.provider,
                 model: rt.model,
+                context_window: rt.context_window,
             })
         })
     }
@@ -72,13 +74,27 @@ impl Core {
     pub(crate) async fn runtime(&self) -> Result<Runtime> {
         let sandbox = self.sandbox().await?;
         let mut slot = self.model.lock().await;
-        let (provider, model) = match (slot.as_ref(), &self.fixed_model) {
-            (_, Some((p, m))) => (p.clone(), m.clone()),
-            (Some((p, m)), None) => (p.clone(), m.clone()),
+        let (provider, model, context_window) = match (slot.as_ref(), &self.fixed_model) {
+            // A model fixed by the embedding program (the tests): the window from the
+            // environment's setting, else what is known of the model.
+            (_, Some((p, m))) => {
+                let setting = std::env::var("IRONCLAW_CONTEXT_WINDOW")
+                    .ok()
+                    .and_then(|v| v.trim().parse().ok());
+                (
+                    p.clone(),
+                    m.clone(),
+                    ironclaw_llm::choose_window(setting, None, m),
+                )
+            }
+            (Some(chosen), None) => chosen.clone(),
             (None, None) => {
                 let resolved = self.settings.resolve().await?;
-                let chosen: (Arc<dyn Provider>, String) =
-                    (Arc::from(resolved.provider), resolved.model);
+                let chosen: (Arc<dyn Provider>, String, ironclaw_llm::ContextWindow) = (
+                    Arc::from(resolved.provider),
+                    resolved.model,
+                    resolved.context_window,
+                );
                 *slot = Some(chosen.clone());
                 chosen
             }
@@ -87,6 +103,7 @@ impl Core {
             sandbox,
             provider,
             model,
+            context_window,
         })
     }
 

@@ -61,6 +61,12 @@ pub enum HistoryItem {
         text: String,
         at: Timestamp,
     },
+    /// Where the model's summary began standing in for the turns above it.
+    Compacted {
+        id: MessageId,
+        summary: String,
+        at: Timestamp,
+    },
     Approval {
         request: ApprovalRequest,
         state: ApprovalState,

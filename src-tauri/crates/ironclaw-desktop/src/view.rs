@@ -57,6 +57,13 @@ pub fn items(
                 text: m.content.clone(),
                 at: m.created_at,
             }),
+            MessageRole::Summary => out.push(HistoryItem::Compacted {
+                id: m.id,
+                summary: ironclaw_agent::context::Compaction::from_json(&m.content)
+                    .map(|c| c.text)
+                    .unwrap_or_default(),
+                at: m.created_at,
+            }),
             // Tool results are for the model; the execution items already show them.
             MessageRole::Tool => {}
         }

@@ -29,6 +29,7 @@ use crate::error::{Error, Result};
 use crate::ollama::{detect_ollama, OLLAMA_BASE_URL};
 use crate::openai::{OpenAiCompatible, OPENAI_BASE_URL};
 use crate::provider::Provider;
+use crate::window::{choose_window, ContextWindow};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ProviderKind {
@@ -76,6 +77,10 @@ pub struct ProviderConfig {
     /// Extra headers on every request (OpenRouter's `HTTP-Referer`, a proxy's token name…).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub headers: BTreeMap<String, String>,
+    /// The model's context window in tokens, when IronClaw cannot know it (a fine-tune, a local
+    /// server started with a smaller window). Overrides what the provider reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u32>,
 }
 
 impl ProviderConfig {
@@ -86,6 +91,7 @@ impl ProviderConfig {
             model: None,
             api_key_env: None,
             headers: BTreeMap::new(),
+            context_window: None,
         }
     }
 }
@@ -94,6 +100,8 @@ impl ProviderConfig {
 pub struct Resolved {
     pub provider: Box<dyn Provider>,
     pub model: String,
+    /// How much the model reads at once (see [`crate::choose_window`] for the order).
+    pub context_window: ContextWindow,
 }
 
 impl std::fmt::Debug for Resolved {
@@ -190,8 +198,21 @@ pub(crate) async fn resolve_with(
             .ok_or(Error::NoModelConfigured)?,
         None => return Err(Error::NoModelConfigured),
     };
-    tracing::info!(provider = provider.id(), model = %model, "LLM provider chosen");
-    Ok(Resolved { provider, model })
+    let setting = config.context_window.or_else(|| {
+        env.get("IRONCLAW_CONTEXT_WINDOW")
+            .and_then(|v| v.trim().replace('_', "").parse().ok())
+    });
+    let reported = match setting {
+        Some(_) => None,
+        None => provider.context_window(&model).await,
+    };
+    let context_window = choose_window(setting, reported, &model);
+    tracing::info!(provider = provider.id(), model = %model, window = context_window.tokens, source = ?context_window.source, "LLM provider chosen");
+    Ok(Resolved {
+        provider,
+        model,
+        context_window,
+    })
 }
 
 /// Steps 2–5 of the resolution order, as a config.

@@ -27,6 +27,7 @@ mod provider;
 mod retry;
 mod sse;
 mod types;
+mod window;
 
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
@@ -50,3 +51,6 @@ pub use provider::Provider;
 pub use retry::RetryPolicy;
 pub use tokio_util::sync::CancellationToken;
 pub use types::{ChatRequest, Message, StopReason, StreamEvent, ToolCall, ToolSpec, Usage};
+pub use window::{
+    choose_window, known_context_window, ContextWindow, WindowSource, DEFAULT_CONTEXT_WINDOW,
+};

@@ -29,4 +29,10 @@ pub trait Provider: Send + Sync {
 
     /// The model names the service offers.
     async fn list_models(&self) -> Result<Vec<String>>;
+
+    /// The model's context window in tokens, when the service says (Ollama's model metadata).
+    /// `None` when it does not, or could not be asked.
+    async fn context_window(&self, _model: &str) -> Option<u32> {
+        None
+    }
 }

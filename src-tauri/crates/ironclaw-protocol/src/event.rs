@@ -85,6 +85,22 @@ pub enum AgentEvent {
     Note {
         text: String,
     },
+    /// How full the model's context window is for the request about to be sent (estimated;
+    /// see the README for how tokens are counted).
+    ContextUsage {
+        model: String,
+        used_tokens: u64,
+        window_tokens: u32,
+        /// Where the window size comes from, for people to read ("known for this model").
+        window_source: String,
+    },
+    /// The turns before the current one no longer fit the context window: the model summarised
+    /// them, and the summary stands in for them from now on (it is kept in history).
+    Compacted {
+        summary: String,
+        tokens_before: u64,
+        tokens_after: u64,
+    },
     /// The complete assistant message (after its last delta).
     AssistantMessage {
         message_id: MessageId,

@@ -78,6 +78,9 @@ fn render_message(out: &mut String, entry: &MessageEntry) {
         MessageRole::Assistant => "Assistant",
         MessageRole::Tool => "Tool result",
         MessageRole::SystemNote | MessageRole::ModelNote => "Note",
+        MessageRole::Summary => {
+            "Summary of the earlier conversation (made to fit the context window)"
+        }
     };
     let state = match m.status {
         MessageStatus::Complete => "",
@@ -88,6 +91,14 @@ fn render_message(out: &mut String, entry: &MessageEntry) {
     match m.role {
         // Tool output is data, not Markdown: fence it so it renders verbatim.
         MessageRole::Tool => push_fenced(out, "text", &m.content),
+        MessageRole::Summary => {
+            let text = serde_json::from_str::<serde_json::Value>(&m.content)
+                .ok()
+                .and_then(|v| v.get("text").and_then(|t| t.as_str()).map(str::to_string))
+                .unwrap_or_else(|| m.content.clone());
+            out.push_str(text.trim_end());
+            out.push('\n');
+        }
         MessageRole::User
         | MessageRole::Assistant
         | MessageRole::SystemNote

@@ -3,6 +3,7 @@
 //! a turn can never approve itself: the only path from "pending" to "runs" is [`Op::Decide`]
 //! carrying the right approval id and code hash (or the session's explicit policy/rules).
 
+mod context;
 mod decide;
 mod leftovers;
 mod network;
@@ -100,6 +101,10 @@ pub(crate) struct Inner {
     pub classifier: Arc<RiskClassifier>,
     pub waiters: Mutex<HashMap<ApprovalId, oneshot::Sender<Resolution>>>,
     pub transcript: tokio::sync::Mutex<Vec<ironclaw_llm::Message>>,
+    /// The summary standing in for the transcript's start, once it outgrew the window.
+    pub compaction: tokio::sync::Mutex<Option<crate::context::Compaction>>,
+    /// Token counts, corrected by what the provider reports.
+    pub estimator: Mutex<crate::context::Estimator>,
     /// Whether code ran in this conversation before: only then is a restarted sandbox news
     /// worth telling the model (its earlier variables are gone).
     pub ran_before: std::sync::atomic::AtomicBool,
@@ -129,6 +134,11 @@ impl Inner {
         self.runtime
             .get_or_try_init(|| self.deps.runtime.resolve())
             .await
+    }
+
+    /// The runtime, if a turn already resolved it.
+    pub(super) fn runtime_now(&self) -> Option<&Runtime> {
+        self.runtime.get()
     }
 
     pub fn emit(&self, event: AgentEvent) {
@@ -175,7 +185,10 @@ pub fn start(
     for (_, a) in deps.history.active_rules(conversation)? {
         gate.add_rule(a.language, &a.code);
     }
-    let transcript = transcript::rebuild(&deps.history, conversation)?;
+    let transcript::Rebuilt {
+        messages: transcript,
+        compaction,
+    } = transcript::rebuild(&deps.history, conversation)?;
     let ran_before = transcript
         .iter()
         .any(|m| matches!(m, ironclaw_llm::Message::Tool { .. }));
@@ -195,6 +208,8 @@ pub fn start(
         classifier,
         waiters: Mutex::default(),
         transcript: tokio::sync::Mutex::new(transcript),
+        compaction: tokio::sync::Mutex::new(compaction),
+        estimator: Mutex::new(crate::context::Estimator::default()),
         ran_before: ran_before.into(),
         blocked_hosts: Mutex::default(),
         altered: Mutex::default(),

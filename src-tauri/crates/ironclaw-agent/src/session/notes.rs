@@ -15,7 +15,15 @@ pub(super) fn result_note(
     r: &ExecResult,
     ran_before: bool,
 ) -> String {
-    let budget = inner.config.output_to_model;
+    // At most a quarter of the model's window (at three bytes a token), so one run's output
+    // never crowds out the rest of the conversation on a small local model.
+    let budget = match inner.runtime_now() {
+        Some(rt) => inner
+            .config
+            .output_to_model
+            .min(rt.context_window.tokens as usize * 3 / 4),
+        None => inner.config.output_to_model,
+    };
     let mut note = if ticket.user_edited {
         format!(
             "The user edited your code and approved the edited version. This is what ran:\n```{}\n{}\n```\n",

@@ -6,7 +6,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use ironclaw_llm::Provider;
+use ironclaw_llm::{ContextWindow, Provider};
 use ironclaw_sandbox::Sandbox;
 
 /// The sandbox and the model a session's turns use.
@@ -15,6 +15,8 @@ pub struct Runtime {
     pub sandbox: Arc<Sandbox>,
     pub provider: Arc<dyn Provider>,
     pub model: String,
+    /// How much the model reads at once; the transcript is fitted to it before every request.
+    pub context_window: ContextWindow,
 }
 
 /// What [`ResolveRuntime::resolve`] returns.

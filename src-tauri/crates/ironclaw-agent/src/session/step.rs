@@ -5,6 +5,9 @@
 pub(super) enum StepError {
     Cancelled,
     Failed(String),
+    /// The provider said the request was longer than the model's context window; the turn
+    /// compacts harder and asks once more before it fails.
+    ContextTooLong(String),
     /// The code ran, but recording what happened failed: the turn stops, and the model still
     /// gets the real result (so it never asks to run the same thing again as if it had not).
     AfterRun {

@@ -8,6 +8,7 @@ use ironclaw_llm::{Message, ToolCall};
 use ironclaw_protocol::ConversationId;
 use ironclaw_store::{History, MessageRole, MessageStatus};
 
+use crate::context::Compaction;
 use crate::error::Result;
 
 /// `text` with the notes waiting for the model in front of it, each marked as IronClaw's.
@@ -23,11 +24,19 @@ pub(super) fn with_notes(notes: &mut Vec<String>, text: String) -> String {
     out
 }
 
-pub(super) fn rebuild(history: &History, conversation: ConversationId) -> Result<Vec<Message>> {
+/// What the model saw: the whole transcript, and the latest summary standing in for its start
+/// (see [`crate::context`]).
+pub(super) struct Rebuilt {
+    pub messages: Vec<Message>,
+    pub compaction: Option<Compaction>,
+}
+
+pub(super) fn rebuild(history: &History, conversation: ConversationId) -> Result<Rebuilt> {
     let full = history.get_full_conversation(conversation)?;
     let mut out = Vec::new();
     let mut awaiting: std::collections::VecDeque<String> = Default::default();
     let mut notes: Vec<String> = Vec::new();
+    let mut compaction = None;
     let flush = |awaiting: &mut std::collections::VecDeque<String>, out: &mut Vec<Message>| {
         for call_id in awaiting.drain(..) {
             out.push(Message::Tool {
@@ -78,6 +87,13 @@ pub(super) fn rebuild(history: &History, conversation: ConversationId) -> Result
                 }
             }
             MessageRole::SystemNote => {}
+            // The latest wins; one that cannot be read is as if it were not there (the full
+            // transcript is still here, and is fitted again).
+            MessageRole::Summary => {
+                if let Some(c) = Compaction::from_json(&m.content) {
+                    compaction = Some(c);
+                }
+            }
             // Told with the person's next message: a turn always starts with one, and a
             // message of its own would break the user/assistant alternation providers expect.
             MessageRole::ModelNote => notes.push(m.content),
@@ -87,5 +103,8 @@ pub(super) fn rebuild(history: &History, conversation: ConversationId) -> Result
     if !notes.is_empty() {
         out.push(Message::user(with_notes(&mut notes, String::new())));
     }
-    Ok(out)
+    Ok(Rebuilt {
+        messages: out,
+        compaction,
+    })
 }

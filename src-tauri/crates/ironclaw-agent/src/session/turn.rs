@@ -11,6 +11,7 @@ use ironclaw_store::{MessageRole, MessageStatus, NewMessage, NewToolCall};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use super::context::{self, Effort};
 use super::step::StepError;
 use super::{decide, run_code, Inner};
 use crate::prompt::system_prompt;
@@ -54,9 +55,11 @@ pub(super) async fn run(inner: Arc<Inner>, user_text: String, cancel: Cancellati
     let (mut status, mut error) = match steps(&inner, turn.id, &cancel).await {
         Ok(()) => (TurnOutcome::Done, None),
         Err(StepError::Cancelled) => (TurnOutcome::Cancelled, None),
-        Err(StepError::Failed(message) | StepError::AfterRun { message, .. }) => {
-            (TurnOutcome::Failed, Some(message))
-        }
+        Err(
+            StepError::Failed(message)
+            | StepError::ContextTooLong(message)
+            | StepError::AfterRun { message, .. },
+        ) => (TurnOutcome::Failed, Some(message)),
     };
     // A turn that ended for any reason can no longer run what it was waiting for.
     decide::expire_pending(&inner);
@@ -90,19 +93,33 @@ async fn steps(
         .map_err(|e| StepError::Failed(e.to_string()))?;
     let system = system_prompt(profile_name, profile);
     let mut cut_off_calls = 0;
+    let mut effort = Effort::Normal;
     for step in 0..inner.config.max_steps {
-        let request = ChatRequest {
-            model: rt.model.clone(),
-            system: system.clone(),
-            messages: inner.transcript.lock().await.clone(),
-            tools: tools::specs(),
-            max_tokens: None,
-            temperature: None,
-        };
+        let request =
+            context::prepare(inner, rt, turn_id, &system, tools::specs(), effort, cancel).await?;
         let span = tracing::info_span!("llm.generate", provider = rt.provider.id(), model = %request.model, step);
-        let answer = generate(inner, rt.provider.as_ref(), turn_id, &request, cancel)
+        let answer = match generate(inner, rt.provider.as_ref(), turn_id, &request, cancel)
             .instrument(span)
-            .await?;
+            .await
+        {
+            // Our estimate said it fit; the provider counts differently. Once.
+            Err(StepError::ContextTooLong(message)) if effort == Effort::Normal => {
+                tracing::warn!(%message, "the provider found the request too long; compacting harder");
+                effort = Effort::Harder;
+                continue;
+            }
+            Err(StepError::ContextTooLong(message)) => {
+                return Err(StepError::Failed(format!(
+                    "The conversation does not fit the model's context window even after it was \
+                     summarised and old outputs were cut ({message}). Start a new conversation, \
+                     or set the model's real context window (context_window in the provider \
+                     settings) if IronClaw's is too large."
+                )))
+            }
+            other => other?,
+        };
+        effort = Effort::Normal;
+        context::learn(inner, &request, answer.usage.input_tokens);
         inner.transcript.lock().await.push(Message::Assistant {
             content: answer.text.clone(),
             tool_calls: answer.tool_calls.clone(),
@@ -156,7 +173,9 @@ async fn steps(
                         StepError::Cancelled => {
                             ("The user cancelled the turn; this call did not run.", i)
                         }
-                        StepError::Failed(_) => ("The turn failed before this call ran.", i),
+                        StepError::Failed(_) | StepError::ContextTooLong(_) => {
+                            ("The turn failed before this call ran.", i)
+                        }
                         StepError::AfterRun {
                             content, is_error, ..
                         } => {
@@ -211,6 +230,7 @@ struct Answer {
     text: String,
     tool_calls: Vec<ironclaw_llm::ToolCall>,
     stop_reason: StopReason,
+    usage: ironclaw_llm::Usage,
 }
 
 /// What the person should be told about an answer without tool calls, if anything.
@@ -357,12 +377,14 @@ async fn generate(
         text: turn.text,
         tool_calls: turn.tool_calls,
         stop_reason: turn.stop_reason,
+        usage: turn.usage,
     })
 }
 
 fn llm_error(e: ironclaw_llm::Error) -> StepError {
     match e {
         ironclaw_llm::Error::Cancelled => StepError::Cancelled,
+        e @ ironclaw_llm::Error::ContextTooLong { .. } => StepError::ContextTooLong(e.to_string()),
         other => StepError::Failed(other.to_string()),
     }
 }

@@ -98,7 +98,11 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
     let mut resolved = ironclaw_llm::resolve(config.as_ref()).await?;
     if let (Some(model), None) = (&args.model, &config) {
         resolved.model = model.clone();
+        if resolved.context_window.source != ironclaw_llm::WindowSource::Setting {
+            resolved.context_window = ironclaw_llm::choose_window(None, None, model);
+        }
     }
+    let window = resolved.context_window;
     let (sandbox, _) = super::open().await?;
     // A profile the policy does not have would be remembered by the session and fail every
     // later run: refuse it before anything is saved.
@@ -115,6 +119,7 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
         sandbox: sandbox.clone(),
         provider: Arc::from(resolved.provider),
         model: resolved.model.clone(),
+        context_window: resolved.context_window,
     })?;
     // A tampered audit log was kept aside and a new chain started: said before anything is
     // appended to the new one.
@@ -152,8 +157,10 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
     }
     let policy = deps.history.get_conversation(conversation)?.approval_policy;
     eprintln!(
-        "IronClaw chat · conversation {conversation} · model {} · policy {}{}",
+        "IronClaw chat · conversation {conversation} · model {} (context window {} tokens, {}) · policy {}{}",
         resolved.model,
+        window.tokens,
+        window.source.describe(),
         policy.as_str(),
         if policy.is_flagged() {
             " (WARNING: code runs without asking)"

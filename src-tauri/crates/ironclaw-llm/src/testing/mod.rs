@@ -59,10 +59,29 @@ pub struct RecordedRequest {
 #[derive(Default)]
 struct Inner {
     replies: VecDeque<Reply>,
+    /// Answers to requests that offer no tools (IronClaw's summaries), kept apart so a test
+    /// need not know when one will be asked for.
+    toolless: VecDeque<Reply>,
     requests: Vec<RecordedRequest>,
     /// `None` serves `["scripted-model"]`.
     models: Option<Vec<String>>,
     request_log: Option<PathBuf>,
+    window: Option<ContextLimit>,
+}
+
+/// A context window the scripted server enforces, counting a request's tokens as its JSON
+/// body's bytes divided by `bytes_per_token`. A request over it is answered with the real
+/// service's error for that wire format.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ContextLimit {
+    pub tokens: u64,
+    pub bytes_per_token: f64,
+}
+
+impl ContextLimit {
+    pub fn count(&self, body: &Value) -> u64 {
+        (body.to_string().len() as f64 / self.bytes_per_token).ceil() as u64
+    }
 }
 
 struct Shared {
@@ -111,6 +130,21 @@ impl ScriptedServer {
 
     pub fn base_url(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// Rejects chat requests longer than `limit` from now on, as the real services do.
+    pub fn enforce_window(&self, limit: ContextLimit) {
+        self.shared.lock().window = Some(limit);
+    }
+
+    /// Queues the answer to the next chat request that offers no tools (a summary request).
+    pub fn push_toolless(&self, reply: Reply) {
+        self.shared.lock().toolless.push_back(reply);
+    }
+
+    /// Toolless replies not asked for yet.
+    pub fn remaining_toolless(&self) -> usize {
+        self.shared.lock().toolless.len()
     }
 
     /// Queues the answer to the next chat request.
@@ -221,7 +255,19 @@ async fn handle(
         .and_then(Value::as_str)
         .unwrap_or("scripted-model")
         .to_string();
+    let window = shared.lock().window;
+    let toolless = recorded
+        .body
+        .get("tools")
+        .and_then(Value::as_array)
+        .is_none_or(Vec::is_empty);
+    let over = window
+        .map(|limit| (limit.tokens, limit.count(&recorded.body)))
+        .filter(|(limit, counted)| counted > limit);
     let models = record(&shared, recorded);
+    if let (Some((limit, counted)), &Method::POST) = (over, &method) {
+        return Ok(too_long(path.as_str(), limit, counted));
+    }
 
     Ok(match (&method, path.as_str()) {
         (&Method::GET, "/v1/models" | "/models") => json_response(
@@ -237,14 +283,24 @@ async fn handle(
             &json!({"models": models.iter().map(|name| json!({"name": name, "model": name})).collect::<Vec<_>>()}),
         ),
         (&Method::POST, "/v1/chat/completions" | "/chat/completions") => {
-            scripted(&shared, Format::OpenAi, &model)
+            scripted(&shared, Format::OpenAi, &model, toolless)
         }
-        (&Method::POST, "/v1/messages") => scripted(&shared, Format::Anthropic, &model),
+        (&Method::POST, "/v1/messages") => scripted(&shared, Format::Anthropic, &model, toolless),
         _ => json_response(
             StatusCode::NOT_FOUND,
             &json!({"error": {"type": "not_found_error", "message": format!("scripted server: no route for {method} {path}")}}),
         ),
     })
+}
+
+/// The services' own answers to a prompt over the window (status 400 and their bodies).
+fn too_long(path: &str, limit: u64, counted: u64) -> Response<Body> {
+    let body = if path.ends_with("/messages") {
+        json!({"type": "error", "error": {"type": "invalid_request_error", "message": format!("prompt is too long: {counted} tokens > {limit} maximum")}})
+    } else {
+        json!({"error": {"message": format!("This model's maximum context length is {limit} tokens. However, your messages resulted in {counted} tokens. Please reduce the length of the messages."), "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}})
+    };
+    json_response(StatusCode::BAD_REQUEST, &body)
 }
 
 /// Stores the request (and logs it, if asked); returns the model list to serve.
@@ -274,8 +330,19 @@ fn record(shared: &Shared, request: RecordedRequest) -> Vec<String> {
         .unwrap_or_else(|| vec!["scripted-model".to_string()])
 }
 
-fn scripted(shared: &Arc<Shared>, format: Format, model: &str) -> Response<Body> {
-    let Some(reply) = shared.lock().replies.pop_front() else {
+fn scripted(shared: &Arc<Shared>, format: Format, model: &str, toolless: bool) -> Response<Body> {
+    let reply = {
+        let mut inner = shared.lock();
+        match inner.toolless.pop_front() {
+            Some(reply) if toolless => Some(reply),
+            Some(reply) => {
+                inner.toolless.push_front(reply);
+                inner.replies.pop_front()
+            }
+            None => inner.replies.pop_front(),
+        }
+    };
+    let Some(reply) = reply else {
         return json_response(
             StatusCode::IM_A_TEAPOT,
             &json!({"error": {"type": "scripted_server", "message": "the scripted server has no reply queued for this request; push one with ScriptedServer::push"}}),

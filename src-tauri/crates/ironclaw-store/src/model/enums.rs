@@ -34,6 +34,10 @@ text_enum!(
         /// A note IronClaw shows in the thread *and* tells the model with the person's next
         /// message (e.g. "the user undid run #3").
         ModelNote => "model_note",
+        /// The model's own summary of the turns before it, which stands in for them in what
+        /// the model is sent from then on (the conversation outgrew its context window). The
+        /// content is JSON: `{"coversUserMessages": n, "text": "…"}`.
+        Summary => "summary",
     }
 );
 

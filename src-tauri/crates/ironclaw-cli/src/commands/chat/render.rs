@@ -151,7 +151,16 @@ pub(super) fn render(event: AgentEvent) {
                 list(&denied)
             );
         }
+        AgentEvent::Compacted {
+            tokens_before,
+            tokens_after,
+            ..
+        } => eprintln!(
+            "\n[context: the earlier conversation was summarised to fit the model's window \
+             (about {tokens_before} → {tokens_after} tokens)]"
+        ),
         AgentEvent::TurnStarted { .. }
+        | AgentEvent::ContextUsage { .. }
         | AgentEvent::AssistantMessage { .. }
         | AgentEvent::ApprovalResolved { .. }
         | AgentEvent::ApprovalRequested(_)

@@ -1,0 +1,219 @@
+//! A long conversation on a model with a small context window: every request is fitted to the
+//! window (system prompt and latest message always in), the earlier turns are summarised by
+//! the model when they no longer fit, the summary survives a restart, and a provider that
+//! counts more tokens than IronClaw estimated gets a harder-compacted retry. The scripted
+//! server enforces the window with the real services' errors, so an overflow fails the test.
+
+use ironclaw_llm::testing::{ContextLimit, RecordedRequest};
+use ironclaw_protocol::{AgentEvent, ApprovalPolicy, TurnOutcome};
+use ironclaw_store::MessageRole;
+use ironclaw_tests::agent::*;
+use ironclaw_tests::TestEnv;
+use serde_json::Value;
+
+const WINDOW: u32 = 8192;
+
+/// Python that prints about `kib` KiB of numbered lines.
+fn prints(kib: usize, turn: usize) -> String {
+    format!(
+        "for i in range({}): print(f'turn {turn} line {{i:05d}} ' + 'x' * 40)",
+        kib * 1024 / 58
+    )
+}
+
+fn system_prompt_of(request: &RecordedRequest) -> String {
+    let body = &request.body;
+    // OpenAI: the first message; Anthropic: the `system` field.
+    body.get("system")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .or_else(|| {
+            body["messages"][0]
+                .get("content")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+        .unwrap_or_default()
+}
+
+fn last_user_text(request: &RecordedRequest) -> String {
+    request.body["messages"]
+        .as_array()
+        .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
+        .map(|m| m["content"].to_string())
+        .unwrap_or_default()
+}
+
+fn offers_tools(request: &RecordedRequest) -> bool {
+    request.body["tools"]
+        .as_array()
+        .is_some_and(|t| !t.is_empty())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_conversation_on_a_small_window_is_compacted_and_every_turn_completes() {
+    let limit = ContextLimit {
+        tokens: u64::from(WINDOW),
+        bytes_per_token: 3.0,
+    };
+    let env = TestEnv::new().await;
+    let mut agent =
+        Agent::start_with_window(env, Wire::OpenAi, ApprovalPolicy::NeverAsk, WINDOW).await;
+    agent.server.enforce_window(limit);
+    for n in 0..8 {
+        agent.server.push_toolless(says(&format!(
+            "SUMMARY-{n}: the user asked for numbered lines; each run printed them."
+        )));
+    }
+    const TURNS: usize = 8;
+    let mut compactions = 0;
+    for turn in 0..TURNS {
+        // Words as well as output: what cutting old outputs cannot shrink.
+        let words = "and explain them at length ".repeat(40);
+        agent.push_all([
+            asks_to_run(&format!("c{turn}"), "python", &prints(6, turn)),
+            says(&format!("Printed the lines for turn {turn}. {words}")),
+        ]);
+        agent.send(&format!("turn {turn}: print the lines {words}"));
+        let events = agent.collect_until_turn_end().await;
+        match events.last() {
+            Some(AgentEvent::TurnEnded {
+                status: TurnOutcome::Done,
+                ..
+            }) => {}
+            other => panic!("turn {turn} ended {other:?}\n{}", agent.dump()),
+        }
+        compactions += events
+            .iter()
+            .filter(|e| matches!(e, AgentEvent::Compacted { .. }))
+            .count();
+        let usage: Vec<_> = events
+            .iter()
+            .filter_map(|e| match e {
+                AgentEvent::ContextUsage {
+                    used_tokens,
+                    window_tokens,
+                    ..
+                } => Some((*used_tokens, *window_tokens)),
+                _ => None,
+            })
+            .collect();
+        assert!(!usage.is_empty());
+        assert!(usage
+            .iter()
+            .all(|(used, window)| *used <= u64::from(*window)));
+    }
+
+    // The window really was outgrown, and the model summarised.
+    assert!(compactions >= 1, "never compacted\n{}", agent.dump());
+    let summaries_asked = 8 - agent.server.remaining_toolless();
+    assert_eq!(summaries_asked, compactions);
+    let requests = agent.requests();
+    for (i, request) in requests.iter().enumerate() {
+        let counted = limit.count(&request.body);
+        assert!(counted <= limit.tokens, "request {i}: {counted} tokens");
+        if offers_tools(request) {
+            assert!(
+                system_prompt_of(request).contains("You are IronClaw"),
+                "request {i} lost the system prompt"
+            );
+        }
+    }
+    // The latest message is always there, whole; the summary stands in for the earlier ones.
+    let last = requests
+        .iter()
+        .rev()
+        .find(|r| offers_tools(r))
+        .expect("a chat request");
+    assert!(last_user_text(last).contains(&format!("turn {}: print the lines", TURNS - 1)));
+    let sent = last.body.to_string();
+    assert!(sent.contains("SUMMARY-"), "{sent}");
+    assert!(!sent.contains("turn 0: print the lines"), "{sent}");
+    // Kept in the history, marked as a summary.
+    let kept: Vec<_> = agent
+        .history()
+        .messages
+        .iter()
+        .filter(|m| m.message.role == MessageRole::Summary)
+        .map(|m| m.message.content.clone())
+        .collect();
+    assert_eq!(kept.len(), compactions);
+    assert!(kept.last().is_some_and(|k| k.contains("SUMMARY-")));
+
+    // After a restart the same summary stands in: the next request carries it, and no new
+    // summary is needed for it.
+    let latest_summary = format!("SUMMARY-{}", compactions - 1);
+    let Agent {
+        env, conversation, ..
+    } = agent;
+    let mut agent = Agent::resume_with_window(env, Wire::OpenAi, conversation, WINDOW).await;
+    agent.server.enforce_window(limit);
+    agent.push(says("Still here."));
+    agent.send("what did we do?");
+    agent.turn_done().await;
+    let request = agent.requests().last().cloned().expect("a request");
+    let sent = request.body.to_string();
+    assert!(sent.contains(&latest_summary), "{sent}");
+    assert!(!sent.contains("turn 0: print the lines"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_provider_that_counts_more_than_the_estimate_gets_one_harder_retry() {
+    let env = TestEnv::new().await;
+    // IronClaw believes the window is large; the server's is small and counts strictly.
+    let mut agent =
+        Agent::start_with_window(env, Wire::Anthropic, ApprovalPolicy::NeverAsk, 64_000).await;
+    agent.push_all([
+        asks_to_run("c0", "python", &prints(8, 0)),
+        says("First done."),
+    ]);
+    agent.send("turn 0: print the lines");
+    agent.turn_done().await;
+    agent.server.enforce_window(ContextLimit {
+        tokens: 3_000,
+        bytes_per_token: 3.0,
+    });
+    agent
+        .server
+        .push_toolless(says("SUMMARY-A: lines were printed in turn 0."));
+    agent.push(says("Second done."));
+    agent.send("turn 1: and now?");
+    let events = agent.collect_until_turn_end().await;
+    assert!(
+        matches!(
+            events.last(),
+            Some(AgentEvent::TurnEnded {
+                status: TurnOutcome::Done,
+                ..
+            })
+        ),
+        "{}",
+        agent.dump()
+    );
+    let requests = agent.requests();
+    // turn 0: two requests; turn 1: rejected, the summary, the retry.
+    assert_eq!(requests.len(), 5, "{}", agent.dump());
+    let rejected = &requests[2];
+    assert!(rejected
+        .body
+        .to_string()
+        .contains("turn 0: print the lines"));
+    assert!(!offers_tools(&requests[3]), "the summary request");
+    let retry = &requests[4];
+    assert!(retry.body.to_string().contains("SUMMARY-A"));
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, AgentEvent::Compacted { .. })));
+
+    // A window the conversation cannot be fitted to at all: said plainly, once.
+    agent.server.enforce_window(ContextLimit {
+        tokens: 200,
+        bytes_per_token: 3.0,
+    });
+    agent.send("turn 2: again");
+    let (status, error) = agent.turn_end().await;
+    assert_eq!(status, TurnOutcome::Failed);
+    let error = error.unwrap_or_default();
+    assert!(error.contains("context window"), "{error}");
+    assert!(agent.server.remaining_replies() == 0);
+}
