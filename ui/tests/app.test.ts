@@ -189,6 +189,22 @@ describe("whole screens against the fake backend", () => {
     expect(notes).toContain("The answer was cut off at the model's output limit.");
   });
 
+  it("shows how full the context is and marks where the conversation was summarised", async () => {
+    const { api } = await startApp();
+    const meter = q("context-meter");
+    expect(meter.hidden).toBe(true);
+    api.emit("conv-sales", { type: "contextUsage", model: "qwen3:8b", usedTokens: 7000, windowTokens: 8192, windowSource: "known for this model" });
+    expect(meter.hidden).toBe(false);
+    expect(meter.textContent).toBe("Context 85%");
+    expect(meter.classList.contains("full")).toBe(true);
+    expect(meter.title).toContain("qwen3:8b");
+    api.emit("conv-sales", { type: "compacted", summary: "We cleaned sales.csv.", tokensBefore: 9000, tokensAfter: 2000 });
+    const marker = q("compacted") as HTMLDetailsElement;
+    expect(marker.open).toBe(false);
+    expect(marker.textContent).toContain("summarised to fit");
+    expect(marker.textContent).toContain("We cleaned sales.csv.");
+  });
+
   it("sidebar search asks list_conversations with the query", async () => {
     const { api } = await startApp();
     vi.useFakeTimers();

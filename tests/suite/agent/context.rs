@@ -217,3 +217,68 @@ async fn a_provider_that_counts_more_than_the_estimate_gets_one_harder_retry() {
     assert!(error.contains("context window"), "{error}");
     assert!(agent.server.remaining_replies() == 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ironclaw_chat_names_the_window_says_when_it_compacts_and_explains_a_refusal() {
+    let env = TestEnv::new().await;
+    let (server, base) = ironclaw_llm::testing::ScriptedServer::start()
+        .await
+        .expect("scripted server");
+    let words = "and explain them at length ".repeat(60);
+    for turn in 0..6 {
+        server.push(says(&format!("Answer {turn}. {words}")));
+    }
+    for n in 0..4 {
+        server.push_toolless(says(&format!("SUMMARY-CLI-{n}: long answers were given.")));
+    }
+    // An OpenAI refusal: no content, only `refusal`.
+    server.push(ironclaw_llm::testing::Reply::recorded(
+        concat!(
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"refusal\":\"I can't help with that.\"}}]}\n\n",
+            "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+            "data: [DONE]\n\n"
+        ),
+        false,
+    ));
+    let mut cmd = env.cli();
+    cmd.args([
+        "chat",
+        "--provider",
+        "openai",
+        "--base-url",
+        &format!("{base}/v1"),
+        "--model",
+        MODEL,
+        "--context-window",
+        "4096",
+        "--deny-all",
+    ]);
+    for turn in 0..6 {
+        cmd.args(["-m", &format!("question {turn}: {words}")]);
+    }
+    cmd.args(["-m", "the forbidden thing"]);
+    cmd.stdin(std::process::Stdio::null());
+    let out = tokio::time::timeout(EVENT_GUARD, tokio::process::Command::from(cmd).output())
+        .await
+        .expect("ironclaw chat finished")
+        .expect("run ironclaw chat");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "stdout: {stdout}\nstderr: {stderr}");
+    assert!(
+        stderr.contains("context window 4096 tokens, from your setting"),
+        "{stderr}"
+    );
+    let compacted = stderr
+        .lines()
+        .filter(|l| l.contains("[context: the earlier conversation was summarised"))
+        .count();
+    assert!(compacted >= 1, "{stderr}");
+    assert_eq!(compacted, 4 - server.remaining_toolless(), "{stderr}");
+    // The refusal is printed, not swallowed.
+    assert!(stdout.contains("I can't help with that."), "{stdout}");
+    for request in server.chat_requests() {
+        let counted = (request.body.to_string().len() as f64 / 3.0).ceil() as u64;
+        assert!(counted <= 4096, "{counted}");
+    }
+}

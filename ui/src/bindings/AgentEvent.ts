@@ -16,7 +16,11 @@ import type { TurnOutcome } from "./TurnOutcome";
 /**
  * Events out of a session. On the wire: `{"type": "executionOutput", "executionId": …}`.
  */
-export type AgentEvent = { "type": "turnStarted", conversationId: ConversationId, turnId: TurnId, } | { "type": "textDelta", messageId: MessageId, text: string, } | { "type": "reasoningDelta", messageId: MessageId, text: string, } | { "type": "note", text: string, } | { "type": "assistantMessage", messageId: MessageId, text: string, } | { "type": "approvalRequested" } & ApprovalRequest | { "type": "approvalResolved", approvalId: ApprovalId, approved: boolean, decidedBy: DecidedBy, userEdited: boolean, auto: boolean, reason: string | null, } | { "type": "approvalExpired", approvalId: ApprovalId, reason: string, } | { "type": "decisionRejected", approvalId: ApprovalId, message: string, stillPending: boolean, } | { "type": "executionStarted", executionId: ExecutionId, 
+export type AgentEvent = { "type": "turnStarted", conversationId: ConversationId, turnId: TurnId, } | { "type": "textDelta", messageId: MessageId, text: string, } | { "type": "reasoningDelta", messageId: MessageId, text: string, } | { "type": "note", text: string, } | { "type": "contextUsage", model: string, usedTokens: number, windowTokens: number, 
+/**
+ * Where the window size comes from, for people to read ("known for this model").
+ */
+windowSource: string, } | { "type": "compacted", summary: string, tokensBefore: number, tokensAfter: number, } | { "type": "assistantMessage", messageId: MessageId, text: string, } | { "type": "approvalRequested" } & ApprovalRequest | { "type": "approvalResolved", approvalId: ApprovalId, approved: boolean, decidedBy: DecidedBy, userEdited: boolean, auto: boolean, reason: string | null, } | { "type": "approvalExpired", approvalId: ApprovalId, reason: string, } | { "type": "decisionRejected", approvalId: ApprovalId, message: string, stillPending: boolean, } | { "type": "executionStarted", executionId: ExecutionId, 
 /**
  * The run's place in the conversation, from 1: "run #3" in warnings refers to it.
  */

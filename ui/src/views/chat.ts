@@ -55,6 +55,7 @@ export class ChatView {
   private readonly sendBtn: HTMLButtonElement;
   private readonly stopBtn: HTMLButtonElement;
   private readonly chip: HTMLButtonElement;
+  private readonly meter: HTMLElement;
   private readonly empty: HTMLElement;
   private messages = new Map<string, Message>();
   private cells = new Map<string, ExecutionCell>();
@@ -67,6 +68,7 @@ export class ChatView {
     this.title = h("h1", { className: "chat-title" }, "");
     this.chip = h("button", { testid: "pending-approval-chip", className: "pending-chip", type: "button", hidden: true });
     this.chip.addEventListener("click", () => this.actions.reviewApproval(""));
+    this.meter = h("span", { testid: "context-meter", className: "context-meter", hidden: true });
     const wsBtn = h("button", { testid: "open-workspace-panel", className: "btn btn-quiet", type: "button", title: "Workspace files" }, icon("files"), "Files");
     wsBtn.addEventListener("click", () => this.actions.toggleWorkspace());
     this.empty = h(
@@ -97,7 +99,7 @@ export class ChatView {
     this.el = h(
       "main",
       { testid: "chat-view", className: "chat" },
-      h("header", { className: "chat-head" }, this.title, h("span", { className: "spacer" }), this.chip, wsBtn),
+      h("header", { className: "chat-head" }, this.title, h("span", { className: "spacer" }), this.meter, this.chip, wsBtn),
       this.log,
       h("footer", { className: "composer" }, h("div", { className: "composer-box" }, this.input, this.stopBtn, this.sendBtn), h("p", { className: "composer-hint" }, "Enter to send · Shift+Enter for a new line · code runs only after you approve it")),
     );
@@ -139,6 +141,7 @@ export class ChatView {
     this.cards.clear();
     this.hostPrompts.clear();
     this.log.replaceChildren(this.empty);
+    this.meter.hidden = true;
     this.setTitle(view.conversation.title);
     for (const item of view.items) this.addHistory(item);
     this.updateRewind();
@@ -164,6 +167,9 @@ export class ChatView {
       }
       case "note":
         this.notice(item.text);
+        break;
+      case "compacted":
+        this.compacted(item.summary);
         break;
       case "approval":
         this.addCard(item.request, item.state, item.reason ?? null, item.userEdited);
@@ -295,6 +301,19 @@ export class ChatView {
     this.log.before(bar);
   }
 
+  /** Where the model's summary began standing in for the messages above it. */
+  private compacted(summary: string, before?: number, after?: number): void {
+    const sizes = before && after ? ` (about ${before.toLocaleString()} → ${after.toLocaleString()} tokens)` : "";
+    this.append(
+      h(
+        "details",
+        { testid: "compacted", className: "chat-compacted" },
+        h("summary", {}, `Earlier messages were summarised to fit the model's context window${sizes}. The model now works from this summary.`),
+        h("p", { className: "compacted-text" }, summary),
+      ),
+    );
+  }
+
   notice(message: string, error = false): void {
     this.append(h("div", { className: `chat-notice${error ? " error" : ""}`, role: error ? "alert" : "status" }, message));
   }
@@ -322,6 +341,17 @@ export class ChatView {
       }
       case "note":
         this.notice(e.text);
+        break;
+      case "contextUsage": {
+        const pct = Math.min(100, Math.round((100 * e.usedTokens) / Math.max(1, e.windowTokens)));
+        this.meter.hidden = false;
+        this.meter.textContent = `Context ${pct}%`;
+        this.meter.classList.toggle("full", pct >= 80);
+        this.meter.title = `${e.model}: about ${e.usedTokens.toLocaleString()} of ${e.windowTokens.toLocaleString()} tokens in use (window ${e.windowSource}). When the conversation outgrows it, the earlier part is summarised.`;
+        break;
+      }
+      case "compacted":
+        this.compacted(e.summary, e.tokensBefore, e.tokensAfter);
         break;
       case "assistantMessage": {
         const m = this.assistant(e.messageId);

@@ -49,6 +49,9 @@ impl DesktopOptions {
     }
 }
 
+/// The provider, the model and its context window, once resolved.
+pub(crate) type ChosenModel = (Arc<dyn Provider>, String, ironclaw_llm::ContextWindow);
+
 pub(crate) struct Core {
     pub paths: Paths,
     pub history: Arc<History>,
@@ -59,7 +62,7 @@ pub(crate) struct Core {
     pub fixed_model: Option<(Arc<dyn Provider>, String)>,
     pub sandbox: tokio::sync::Mutex<Option<Arc<ironclaw_sandbox::Sandbox>>>,
     /// The model new sessions talk to; cleared when Settings change.
-    pub model: tokio::sync::Mutex<Option<(Arc<dyn Provider>, String, ironclaw_llm::ContextWindow)>>,
+    pub model: tokio::sync::Mutex<Option<ChosenModel>>,
     pub sessions: tokio::sync::Mutex<HashMap<ConversationId, SessionHandle>>,
     pub subscribers: Mutex<HashMap<ConversationId, Subscriber>>,
     pub pending: Pending,

@@ -90,7 +90,7 @@ impl Core {
             (Some(chosen), None) => chosen.clone(),
             (None, None) => {
                 let resolved = self.settings.resolve().await?;
-                let chosen: (Arc<dyn Provider>, String, ironclaw_llm::ContextWindow) = (
+                let chosen: crate::desktop::ChosenModel = (
                     Arc::from(resolved.provider),
                     resolved.model,
                     resolved.context_window,

@@ -55,6 +55,11 @@ pub struct ChatArgs {
     /// Model calls per turn.
     #[arg(long, default_value_t = 20)]
     max_steps: usize,
+    /// The model's context window in tokens, when IronClaw's idea of it is wrong (a local
+    /// server started with a smaller window, a fine-tune). Also `context_window` in
+    /// provider.yaml, or IRONCLAW_CONTEXT_WINDOW.
+    #[arg(long, value_name = "TOKENS")]
+    context_window: Option<u32>,
 }
 
 /// `--provider` flags win; otherwise `<config dir>/provider.yaml` (kind, base_url, model,
@@ -101,6 +106,9 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
         if resolved.context_window.source != ironclaw_llm::WindowSource::Setting {
             resolved.context_window = ironclaw_llm::choose_window(None, None, model);
         }
+    }
+    if let Some(tokens) = args.context_window {
+        resolved.context_window = ironclaw_llm::choose_window(Some(tokens), None, &resolved.model);
     }
     let window = resolved.context_window;
     let (sandbox, _) = super::open().await?;
