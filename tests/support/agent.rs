@@ -36,6 +36,8 @@ pub const LARGE_WINDOW: u32 = 128_000;
 pub enum Wire {
     OpenAi,
     Anthropic,
+    /// Ollama's native API.
+    Ollama,
 }
 
 /// The provider for `wire`, pointed at the scripted server at `base` (no trailing slash).
@@ -48,6 +50,7 @@ pub fn provider(wire: Wire, base: &str) -> Arc<dyn Provider> {
             Anthropic::with_base_url(base, ApiKey::new("sk-ant-test").expect("api key"))
                 .expect("Anthropic provider"),
         ),
+        Wire::Ollama => Arc::new(ironclaw_llm::Ollama::new(base).expect("Ollama provider")),
     }
 }
 

@@ -282,3 +282,72 @@ async fn ironclaw_chat_names_the_window_says_when_it_compacts_and_explains_a_ref
         assert!(counted <= 4096, "{counted}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_ollama_every_request_carries_the_window_so_nothing_is_silently_dropped() {
+    let env = TestEnv::new().await;
+    // Larger than Ollama's default window: without `num_ctx` it would cut the prompt's start.
+    let window = 12_000;
+    let mut agent =
+        Agent::start_with_window(env, Wire::Ollama, ApprovalPolicy::NeverAsk, window).await;
+    agent.server.enforce_window(ContextLimit {
+        tokens: u64::from(window),
+        bytes_per_token: 3.0,
+    });
+    for n in 0..4 {
+        agent
+            .server
+            .push_toolless(says(&format!("SUMMARY-O{n}: lines were printed.")));
+    }
+    for turn in 0..4 {
+        agent.push_all([
+            asks_to_run(&format!("c{turn}"), "python", &prints(6, turn)),
+            says(&format!("Printed turn {turn}.")),
+        ]);
+        agent.send(&format!("turn {turn}: print the lines"));
+        agent.turn_done().await;
+    }
+    let requests = agent.requests();
+    assert!(requests.len() >= 8);
+    // Some requests were over Ollama's default window: only num_ctx saved them.
+    let over_default = requests
+        .iter()
+        .filter(|r| {
+            ContextLimit {
+                tokens: 0,
+                bytes_per_token: 3.0,
+            }
+            .count(&r.body)
+                > ironclaw_llm::testing::OLLAMA_DEFAULT_NUM_CTX
+        })
+        .count();
+    assert!(over_default > 0, "the test never needed the larger window");
+    for (i, request) in requests.iter().enumerate() {
+        assert_eq!(request.path, "/api/chat");
+        assert!(!request.truncated, "request {i} was cut by the server");
+        assert_eq!(
+            request.body["options"]["num_ctx"],
+            serde_json::json!(window)
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_window_too_small_for_one_round_trip_is_said_once() {
+    let env = TestEnv::new().await;
+    let mut agent =
+        Agent::start_with_window(env, Wire::OpenAi, ApprovalPolicy::AskAlways, 2_048).await;
+    agent.push_all([says("One."), says("Two.")]);
+    let mut notes = Vec::new();
+    for ask in ["hello", "again"] {
+        agent.send(ask);
+        let events = agent.collect_until_turn_end().await;
+        notes.extend(events.into_iter().filter_map(|e| match e {
+            AgentEvent::Note { text } => Some(text),
+            _ => None,
+        }));
+    }
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].contains("too small"), "{notes:?}");
+    assert!(notes[0].contains("2048 tokens"), "{notes:?}");
+}

@@ -26,7 +26,7 @@ use crate::anthropic::{Anthropic, ANTHROPIC_BASE_URL};
 use crate::api_key::ApiKey;
 use crate::endpoint::normalize_base_url;
 use crate::error::{Error, Result};
-use crate::ollama::{detect_ollama, OLLAMA_BASE_URL};
+use crate::ollama::{detect_ollama, Ollama, OLLAMA_BASE_URL};
 use crate::openai::{OpenAiCompatible, OPENAI_BASE_URL};
 use crate::provider::Provider;
 use crate::window::{choose_window, ContextWindow};
@@ -38,7 +38,7 @@ pub enum ProviderKind {
     OpenAi,
     #[serde(rename = "anthropic")]
     Anthropic,
-    /// Ollama through its OpenAI-compatible `/v1` API.
+    /// Ollama through its native API (`/api/chat`), which takes the context window.
     #[serde(rename = "ollama")]
     Ollama,
 }
@@ -160,7 +160,15 @@ pub(crate) fn build_with(config: &ProviderConfig, env: &Env<'_>) -> Result<Box<d
             }
             Ok(Box::new(provider))
         }
-        ProviderKind::OpenAi | ProviderKind::Ollama => {
+        // The native API: only it takes the window (`num_ctx`), see `ollama`.
+        ProviderKind::Ollama => {
+            let mut provider = Ollama::new(&openai_base(config)?)?;
+            for (name, value) in &config.headers {
+                provider = provider.with_header(name, value)?;
+            }
+            Ok(Box::new(provider))
+        }
+        ProviderKind::OpenAi => {
             let base = openai_base(config)?;
             // Only OpenAI's own API is sure to need a key; local servers usually take none.
             if key.is_none() && base == OPENAI_BASE_URL {

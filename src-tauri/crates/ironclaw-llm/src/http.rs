@@ -59,6 +59,10 @@ pub(crate) trait Decoder: Send + 'static {
     fn said_why_it_stopped(&self) -> bool {
         false
     }
+    /// The body is newline-delimited JSON rather than server-sent events.
+    fn ndjson(&self) -> bool {
+        false
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -164,9 +168,14 @@ impl Transport {
             });
         }
         let body: Pin<Box<dyn Stream<Item = _> + Send>> = Box::pin(response.bytes_stream());
+        let parser = if decoder.ndjson() {
+            SseParser::ndjson()
+        } else {
+            SseParser::default()
+        };
         let mut events = Pump {
             body,
-            parser: SseParser::default(),
+            parser,
             sse: VecDeque::new(),
             body_ended: false,
             decoder,

@@ -45,7 +45,7 @@ pub use api_key::{
 pub use config::{build, resolve, ProviderConfig, ProviderKind, Resolved};
 pub use error::{Error, Result};
 pub use http::{EventStream, HttpOptions};
-pub use ollama::{detect_ollama, OLLAMA_BASE_URL};
+pub use ollama::{default_window_cap, detect_ollama, Ollama, OLLAMA_BASE_URL};
 pub use openai::{OpenAiCompatible, OPENAI_BASE_URL};
 pub use provider::Provider;
 pub use retry::RetryPolicy;

@@ -51,9 +51,19 @@ pub(crate) struct SseParser {
     error: Option<String>,
     stray: String,
     dispatched: usize,
+    /// Newline-delimited JSON (Ollama's native API) instead of SSE: every line is an event's
+    /// data.
+    ndjson: bool,
 }
 
 impl SseParser {
+    pub fn ndjson() -> Self {
+        SseParser {
+            ndjson: true,
+            ..SseParser::default()
+        }
+    }
+
     pub fn feed(&mut self, mut bytes: &[u8], out: &mut VecDeque<SseEvent>) -> Result<()> {
         if self.after_cr {
             self.after_cr = false;
@@ -110,6 +120,16 @@ impl SseParser {
             // looked for in the first whole line).
             self.started = true;
             line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+        }
+        if self.ndjson {
+            if !line.iter().all(u8::is_ascii_whitespace) {
+                self.dispatched += 1;
+                out.push_back(SseEvent {
+                    event: None,
+                    data: Some(String::from_utf8_lossy(line).into_owned()),
+                });
+            }
+            return;
         }
         if line.is_empty() {
             self.dispatch(out);

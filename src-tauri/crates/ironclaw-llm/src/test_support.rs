@@ -25,6 +25,7 @@ pub(crate) fn request(model: &str) -> ChatRequest {
         }],
         max_tokens: Some(256),
         temperature: None,
+        context_window: None,
     }
 }
 

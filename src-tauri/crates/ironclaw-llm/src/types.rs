@@ -17,6 +17,11 @@ pub struct ChatRequest {
     pub max_tokens: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f32>,
+    /// The context window the request was fitted to. Servers that must be told (Ollama's
+    /// `num_ctx`, without which it silently drops the start of the prompt) get it; the others
+    /// ignore it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -56,6 +56,7 @@ async fn mock_binary_serves_a_script_file_and_logs_the_requests() {
         tools: vec![],
         max_tokens: None,
         temperature: None,
+        context_window: None,
     };
     let mut turn = TurnAccumulator::new();
     turn.drain(

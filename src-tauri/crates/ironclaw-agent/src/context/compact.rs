@@ -87,6 +87,7 @@ pub fn summary_request(
                 tools: Vec::new(),
                 max_tokens: Some(1024),
                 temperature: None,
+                context_window: None,
             };
         }
         parts.remove(0);

@@ -15,6 +15,9 @@ use crate::context::{compact, fit, Compaction, Estimator, Fitted};
 /// The room kept for the answer, at most (a quarter of the window when that is less).
 pub(super) const MAX_OUTPUT: u32 = 4096;
 
+/// A run's code and a typical result: what one tool round trip adds to a conversation.
+const ROUND_TRIP: u64 = 1_500;
+
 /// How hard to try.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Effort {
@@ -50,6 +53,7 @@ pub(super) async fn prepare(
             harder,
         )
     };
+    warn_if_too_small(inner, rt, &estimator, system, &tools);
     let mut fitted = fit_now(compaction.as_ref(), harder);
     if !fitted.fits() || harder {
         if let Some(covers) = compact::covers(&transcript, compaction.as_ref()) {
@@ -94,7 +98,41 @@ pub(super) async fn prepare(
         tools,
         max_tokens: None,
         temperature: None,
+        context_window: Some(window),
     })
+}
+
+/// Tells the person, once a session, when the window cannot hold IronClaw's instructions, an
+/// answer and one run with its result: every turn would then lose context.
+fn warn_if_too_small(
+    inner: &Inner,
+    rt: &Runtime,
+    estimator: &Estimator,
+    system: &str,
+    tools: &[ToolSpec],
+) {
+    let window = rt.context_window.tokens;
+    let needs = estimator.request(system, tools, &[])
+        + crate::context::fit::answer_room(window, MAX_OUTPUT)
+        + ROUND_TRIP;
+    if needs <= u64::from(window)
+        || inner
+            .window_warned
+            .swap(true, std::sync::atomic::Ordering::Relaxed)
+    {
+        return;
+    }
+    inner.emit(AgentEvent::Note {
+        text: format!(
+            "{}'s context window ({} tokens, {}) is too small for IronClaw's instructions, an \
+             answer and one run with its result (about {needs} tokens): it will lose track of \
+             the conversation quickly. Choose a model with a larger window, or set a larger \
+             one if the model supports it.",
+            rt.model,
+            window,
+            rt.context_window.source.describe()
+        ),
+    });
 }
 
 /// Learns from the provider's count of the prompt it was sent.
@@ -126,8 +164,9 @@ async fn summarise(
     // The summary's own request must fit too: its answer's room, and some slack.
     let window = u64::from(rt.context_window.tokens);
     let room = window.saturating_sub(1024 + 512) * 9 / 10;
-    let request =
+    let mut request =
         compact::summary_request(&rt.model, estimator, transcript, previous, covers, room);
+    request.context_window = Some(rt.context_window.tokens);
     let span =
         tracing::info_span!("llm.compact", provider = rt.provider.id(), model = %rt.model, covers);
     let text = compact::summarise(rt.provider.as_ref(), &request, cancel)

@@ -105,6 +105,8 @@ pub(crate) struct Inner {
     pub compaction: tokio::sync::Mutex<Option<crate::context::Compaction>>,
     /// Token counts, corrected by what the provider reports.
     pub estimator: Mutex<crate::context::Estimator>,
+    /// Whether the person was told the model's window is too small (once a session).
+    pub window_warned: std::sync::atomic::AtomicBool,
     /// Whether code ran in this conversation before: only then is a restarted sandbox news
     /// worth telling the model (its earlier variables are gone).
     pub ran_before: std::sync::atomic::AtomicBool,
@@ -210,6 +212,7 @@ pub fn start(
         transcript: tokio::sync::Mutex::new(transcript),
         compaction: tokio::sync::Mutex::new(compaction),
         estimator: Mutex::new(crate::context::Estimator::default()),
+        window_warned: std::sync::atomic::AtomicBool::new(false),
         ran_before: ran_before.into(),
         blocked_hosts: Mutex::default(),
         altered: Mutex::default(),

@@ -148,6 +148,7 @@ impl Bench {
             tools: ironclaw_agent::tools::specs(),
             max_tokens: None,
             temperature: None,
+            context_window: None,
         };
         let t = Instant::now();
         let mut stream = self

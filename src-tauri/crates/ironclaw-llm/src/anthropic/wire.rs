@@ -141,6 +141,7 @@ mod tests {
             }],
             max_tokens: None,
             temperature: Some(0.2),
+            context_window: None,
         }
     }
 

@@ -131,6 +131,7 @@ mod tests {
             }],
             max_tokens: Some(1024),
             temperature: Some(0.7),
+            context_window: None,
         }
     }
 
@@ -174,6 +175,7 @@ mod tests {
             tools: vec![],
             max_tokens: None,
             temperature: None,
+            context_window: None,
         };
         assert_eq!(
             request_body(&req),

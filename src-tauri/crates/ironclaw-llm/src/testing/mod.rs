@@ -52,9 +52,16 @@ pub struct RecordedRequest {
     pub headers: BTreeMap<String, String>,
     /// The JSON body, or `null` when there was none (or it was not JSON).
     pub body: Value,
+    /// The request was longer than the window an Ollama-like server had (`num_ctx`, else its
+    /// default): that server read it with its start dropped, and said nothing.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
     #[serde(skip)]
     pub received_at: Instant,
 }
+
+/// The window Ollama uses when a request does not set `num_ctx`.
+pub const OLLAMA_DEFAULT_NUM_CTX: u64 = 4096;
 
 #[derive(Default)]
 struct Inner {
@@ -67,6 +74,8 @@ struct Inner {
     models: Option<Vec<String>>,
     request_log: Option<PathBuf>,
     window: Option<ContextLimit>,
+    /// What `/api/show` reports as the model's `context_length`.
+    model_context_length: Option<u64>,
 }
 
 /// A context window the scripted server enforces, counting a request's tokens as its JSON
@@ -137,6 +146,11 @@ impl ScriptedServer {
         self.shared.lock().window = Some(limit);
     }
 
+    /// What `/api/show` reports as the model's window (default 131072).
+    pub fn set_model_context_length(&self, tokens: u64) {
+        self.shared.lock().model_context_length = Some(tokens);
+    }
+
     /// Queues the answer to the next chat request that offers no tools (a summary request).
     pub fn push_toolless(&self, reply: Reply) {
         self.shared.lock().toolless.push_back(reply);
@@ -172,7 +186,7 @@ impl ScriptedServer {
     /// The recorded chat requests only (model listings left out).
     pub fn chat_requests(&self) -> Vec<RecordedRequest> {
         let mut requests = self.requests();
-        requests.retain(|r| r.method == "POST");
+        requests.retain(|r| r.method == "POST" && r.path != "/api/show");
         requests
     }
 
@@ -242,11 +256,12 @@ async fn handle(
         Ok(collected) => serde_json::from_slice(&collected.to_bytes()).unwrap_or(Value::Null),
         Err(_) => Value::Null,
     };
-    let recorded = RecordedRequest {
+    let mut recorded = RecordedRequest {
         method: method.to_string(),
         path: path.clone(),
         headers,
         body,
+        truncated: false,
         received_at: Instant::now(),
     };
     let model = recorded
@@ -255,13 +270,26 @@ async fn handle(
         .and_then(Value::as_str)
         .unwrap_or("scripted-model")
         .to_string();
-    let window = shared.lock().window;
+    let (window, context_length) = {
+        let inner = shared.lock();
+        (inner.window, inner.model_context_length)
+    };
+    // Ollama's way: a prompt over its window is cut from the start, without an error.
+    if path == "/api/chat" {
+        if let Some(limit) = window {
+            let num_ctx = recorded.body["options"]["num_ctx"]
+                .as_u64()
+                .unwrap_or(OLLAMA_DEFAULT_NUM_CTX);
+            recorded.truncated = limit.count(&recorded.body) > num_ctx;
+        }
+    }
     let toolless = recorded
         .body
         .get("tools")
         .and_then(Value::as_array)
         .is_none_or(Vec::is_empty);
     let over = window
+        .filter(|_| path != "/api/chat")
         .map(|limit| (limit.tokens, limit.count(&recorded.body)))
         .filter(|(limit, counted)| counted > limit);
     let models = record(&shared, recorded);
@@ -286,6 +314,18 @@ async fn handle(
             scripted(&shared, Format::OpenAi, &model, toolless)
         }
         (&Method::POST, "/v1/messages") => scripted(&shared, Format::Anthropic, &model, toolless),
+        (&Method::POST, "/api/chat") => scripted(&shared, Format::Ollama, &model, toolless),
+        (&Method::POST, "/api/show") => json_response(
+            StatusCode::OK,
+            &json!({
+                "parameters": "",
+                "model_info": {
+                    "general.architecture": "llama",
+                    "llama.context_length": context_length.unwrap_or(131_072),
+                },
+                "capabilities": ["completion", "tools"],
+            }),
+        ),
         _ => json_response(
             StatusCode::NOT_FOUND,
             &json!({"error": {"type": "not_found_error", "message": format!("scripted server: no route for {method} {path}")}}),
@@ -361,7 +401,10 @@ fn scripted(shared: &Arc<Shared>, format: Format, model: &str, toolless: bool) -
     let body = StreamBody::new(stream::unfold(state, next_frame)).boxed_unsync();
     let mut response = Response::new(body);
     let headers = response.headers_mut();
-    headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    headers.insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static(format.content_type()),
+    );
     headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     response
 }

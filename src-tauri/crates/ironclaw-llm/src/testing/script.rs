@@ -172,6 +172,17 @@ fn strings<S: Into<String>>(items: impl IntoIterator<Item = S>) -> Vec<String> {
 pub(crate) enum Format {
     OpenAi,
     Anthropic,
+    /// Ollama's native `/api/chat`: newline-delimited JSON.
+    Ollama,
+}
+
+impl Format {
+    pub(crate) fn content_type(self) -> &'static str {
+        match self {
+            Format::Ollama => "application/x-ndjson",
+            Format::OpenAi | Format::Anthropic => "text/event-stream",
+        }
+    }
 }
 
 /// One thing the response body does next.
@@ -188,6 +199,7 @@ pub(crate) fn steps(reply: &Reply, format: Format, model: &str) -> Option<Vec<St
     let turn = |text: &[String], calls: &[ScriptedCall], complete: bool| match format {
         Format::OpenAi => openai_events(model, text, calls, complete),
         Format::Anthropic => anthropic_events(model, text, calls, complete),
+        Format::Ollama => ollama_events(model, text, calls, complete),
     };
     let (events, delay_ms, ending) = match reply {
         Reply::Status { .. } | Reply::Raw { .. } => return None,
@@ -200,7 +212,11 @@ pub(crate) fn steps(reply: &Reply, format: Format, model: &str) -> Option<Vec<St
         } => (turn(text, calls, true), *delay_ms, None),
         Reply::Malformed { chunks, raw } => {
             let mut events = turn(chunks, &[], false);
-            events.push(Event::content(Bytes::from(format!("{raw}\n\n"))));
+            let raw = match format {
+                Format::Ollama => format!("{raw}\n"),
+                Format::OpenAi | Format::Anthropic => format!("{raw}\n\n"),
+            };
+            events.push(Event::content(Bytes::from(raw)));
             (events, 0, None)
         }
         Reply::Disconnect {
@@ -330,6 +346,64 @@ fn openai_events(
             json!({"prompt_tokens": SCRIPTED_INPUT_TOKENS, "completion_tokens": output, "total_tokens": SCRIPTED_INPUT_TOKENS as usize + output}),
         )));
         events.push(Event::content(Bytes::from_static(b"data: [DONE]\n\n")));
+    }
+    events
+}
+
+fn ollama_events(
+    model: &str,
+    text: &[String],
+    calls: &[ScriptedCall],
+    complete: bool,
+) -> Vec<Event> {
+    let line = |message: Value, done: Value| {
+        let mut body = json!({
+            "model": model,
+            "created_at": "2026-01-01T00:00:00Z",
+            "message": message,
+            "done": false,
+        });
+        if let (Some(body), Some(done)) = (body.as_object_mut(), done.as_object()) {
+            body.extend(done.clone());
+        }
+        Bytes::from(format!("{body}\n"))
+    };
+    let mut events: Vec<Event> = text
+        .iter()
+        .map(|t| {
+            Event::content(line(
+                json!({"role": "assistant", "content": t}),
+                Value::Null,
+            ))
+        })
+        .collect();
+    if !calls.is_empty() {
+        // Ollama sends each call whole, its arguments parsed.
+        let calls: Vec<Value> = calls
+            .iter()
+            .enumerate()
+            .map(|(index, call)| {
+                let text = call.argument_chunks.concat();
+                let arguments =
+                    serde_json::from_str::<Value>(&text).unwrap_or(Value::String(text));
+                json!({"id": call.id, "function": {"index": index, "name": call.name, "arguments": arguments}})
+            })
+            .collect();
+        events.push(Event::content(line(
+            json!({"role": "assistant", "content": "", "tool_calls": calls}),
+            Value::Null,
+        )));
+    }
+    if complete {
+        events.push(Event::content(line(
+            json!({"role": "assistant", "content": ""}),
+            json!({
+                "done": true,
+                "done_reason": "stop",
+                "prompt_eval_count": SCRIPTED_INPUT_TOKENS,
+                "eval_count": output_tokens(text, calls),
+            }),
+        )));
     }
     events
 }

@@ -1,0 +1,170 @@
+//! Ollama through its native API (`/api/chat`), because only that one takes `num_ctx`: through
+//! the OpenAI-compatible `/v1` Ollama uses its small default window and drops the *start* of a
+//! longer prompt without a word — the system prompt, which holds the sandbox rules and the
+//! approval contract, first. The window IronClaw fits the conversation to is sent with every
+//! request, so what Ollama reads is what IronClaw measured.
+
+mod decode;
+mod detect;
+mod wire;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use crate::endpoint::Endpoint;
+use crate::error::{Error, Result};
+use crate::http::{root_cause, EventStream, HttpOptions};
+use crate::openai::model_ids;
+use crate::provider::Provider;
+use crate::types::ChatRequest;
+
+use decode::OllamaDecoder;
+pub use detect::{detect_ollama, OLLAMA_BASE_URL};
+
+#[derive(Debug, Clone)]
+pub struct Ollama {
+    endpoint: Endpoint,
+    window_cap: u32,
+}
+
+impl Ollama {
+    /// `base_url` is where Ollama listens (`http://127.0.0.1:11434`); the OpenAI-compatible
+    /// address (`…/v1`) is accepted too.
+    pub fn new(base_url: &str) -> Result<Self> {
+        let base = crate::endpoint::normalize_base_url(base_url)?;
+        let base = base.strip_suffix("/v1").unwrap_or(&base);
+        Ok(Ollama {
+            endpoint: Endpoint::new("ollama", base)?,
+            window_cap: default_window_cap(),
+        })
+    }
+
+    /// The largest window asked of Ollama whatever the model could take: its memory for the
+    /// context grows with the window.
+    pub fn with_window_cap(mut self, tokens: u32) -> Self {
+        self.window_cap = tokens.max(1024);
+        self
+    }
+
+    pub fn with_header(mut self, name: &str, value: &str) -> Result<Self> {
+        self.endpoint.set_header(name, value)?;
+        Ok(self)
+    }
+
+    pub fn with_options(mut self, options: HttpOptions) -> Result<Self> {
+        self.endpoint.set_options(options)?;
+        Ok(self)
+    }
+}
+
+/// A window that a machine with this much memory runs without swapping, for the models people
+/// run locally (an 8B model's context at 32k tokens takes about 4.5 GiB): 8k tokens below
+/// 12 GiB of RAM, 16k below 24 GiB, 32k above.
+pub fn default_window_cap() -> u32 {
+    let gib = total_memory_bytes().map(|b| b >> 30);
+    match gib {
+        Some(g) if g < 12 => 8_192,
+        Some(g) if g < 24 => 16_384,
+        Some(_) => 32_768,
+        None => 16_384,
+    }
+}
+
+fn total_memory_bytes() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+#[async_trait]
+impl Provider for Ollama {
+    fn id(&self) -> &str {
+        &self.endpoint.id
+    }
+
+    fn base_url(&self) -> &str {
+        &self.endpoint.base_url
+    }
+
+    async fn stream(&self, req: &ChatRequest, cancel: CancellationToken) -> Result<EventStream> {
+        let span = tracing::info_span!(
+            "llm.stream",
+            provider = %self.endpoint.id,
+            model = %req.model,
+            messages = req.messages.len(),
+            tools = req.tools.len(),
+            num_ctx = req.context_window,
+        );
+        let url = self.endpoint.url("/api/chat");
+        let ctx = self.endpoint.context(&req.model, &url);
+        let body = serde_json::to_vec(&wire::request_body(req, req.context_window))
+            .map(Bytes::from)
+            .map_err(|err| Error::malformed(&ctx.provider, err))?;
+        self.endpoint
+            .transport
+            .open_stream(
+                &ctx,
+                || self.endpoint.post_json(&url, &body),
+                || OllamaDecoder::new(ctx.clone()),
+                &cancel,
+            )
+            .instrument(span)
+            .await
+    }
+
+    async fn list_models(&self) -> Result<Vec<String>> {
+        let url = self.endpoint.url("/api/tags");
+        let ctx = self.endpoint.context("", &url);
+        let value = self
+            .endpoint
+            .transport
+            .get_json(&ctx, self.endpoint.get(&url), &CancellationToken::new())
+            .instrument(tracing::debug_span!("llm.list_models", provider = "ollama"))
+            .await?;
+        model_ids(&value, "models", "name")
+            .ok_or_else(|| Error::malformed("ollama", "`/api/tags` has no `models` list"))
+    }
+
+    /// The model's window from `/api/show`, capped by what this machine's memory allows.
+    async fn context_window(&self, model: &str) -> Option<u32> {
+        let url = self.endpoint.url("/api/show");
+        let ctx = self.endpoint.context(model, &url);
+        let body = Bytes::from(json!({ "model": model }).to_string());
+        let cancel = CancellationToken::new();
+        let shown = async {
+            let response = self
+                .endpoint
+                .transport
+                .send(&ctx, self.endpoint.post_json(&url, &body), &cancel)
+                .await?;
+            response
+                .json::<serde_json::Value>()
+                .await
+                .map_err(|err| Error::malformed("ollama", root_cause(&err)))
+        }
+        .instrument(tracing::debug_span!(
+            "llm.show_model",
+            provider = "ollama",
+            model
+        ))
+        .await;
+        match shown {
+            Ok(show) => {
+                let window = wire::model_window(&show)?.min(self.window_cap);
+                tracing::info!(model, window, cap = self.window_cap, "Ollama model window");
+                Some(window)
+            }
+            Err(err) => {
+                tracing::warn!(model, error = %err, "could not ask Ollama for the model's window");
+                None
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
