@@ -5,4 +5,9 @@ export type ProviderSettings = { kind: ProviderKindName, baseUrl?: string | null
 /**
  * Read-only: whether a key for this kind is in the OS keyring. Keys are never sent to the UI.
  */
-hasApiKey: boolean, };
+hasApiKey: boolean, 
+/**
+ * The model's context window in tokens, when IronClaw's idea of it is wrong (`null`: ask
+ * the provider, else what is known of the model).
+ */
+contextWindow?: number | null, };

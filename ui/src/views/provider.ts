@@ -47,6 +47,7 @@ export class ProviderFields {
   readonly baseUrl: HTMLInputElement;
   readonly model: HTMLInputElement;
   readonly apiKey: HTMLInputElement;
+  readonly window: HTMLInputElement;
   private readonly keyRow: HTMLElement;
 
   private readonly keyHint: HTMLElement;
@@ -62,6 +63,7 @@ export class ProviderFields {
       testid: ids.apiKey, className: "input", type: "password", autocomplete: "off", spellcheck: "false",
       placeholder: keyStored ? "A key is stored — type to replace it" : "Paste your API key",
     });
+    this.window = h("input", { testid: "provider-context-window", className: "input", type: "number", min: "1024", step: "1024", placeholder: "Known for the model", autocomplete: "off" });
     this.keyRow = field("API key", this.apiKey, "Stored in your system keyring, never in a file.");
     this.keyHint = this.keyRow.querySelector(".field-hint") ?? h("span");
     const urlRow = field("Endpoint", this.baseUrl, " ");
@@ -73,11 +75,13 @@ export class ProviderFields {
       urlRow,
       field("Model", this.model),
       this.keyRow,
+      field("Context window", this.window, "Tokens the model reads at once. Leave empty to use what the provider or IronClaw knows of the model; set it when a local server runs with a smaller window."),
     );
     const p = settings.provider;
     this.kind.value = p?.kind ?? "ollama";
     this.baseUrl.value = p?.baseUrl ?? "";
     this.model.value = p?.model ?? "";
+    this.window.value = p?.contextWindow ? String(p.contextWindow) : "";
     this.kind.addEventListener("change", () => this.sync());
     this.sync();
   }
@@ -127,6 +131,7 @@ export class ProviderFields {
         baseUrl: this.baseUrl.value.trim() || null,
         model: this.model.value.trim() || null,
         hasApiKey: this.hasKeyFor(kind),
+        contextWindow: Number.parseInt(this.window.value, 10) || null,
       },
     });
     if (kind !== "ollama" && this.apiKey.value) {

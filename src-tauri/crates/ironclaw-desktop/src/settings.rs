@@ -83,6 +83,7 @@ impl SettingsStore {
             has_api_key: has_api_key(c.kind),
             base_url: c.base_url,
             model: c.model,
+            context_window: c.context_window,
         });
         Ok(settings)
     }
@@ -119,6 +120,17 @@ impl SettingsStore {
             }
             config.base_url = p.base_url.clone().filter(|u| !u.trim().is_empty());
             config.model = p.model.clone().filter(|m| !m.trim().is_empty());
+            config.context_window = match p.context_window {
+                Some(tokens) if tokens < 1024 => {
+                    return Err(DesktopError::invalid(
+                        "context window",
+                        &format!("{tokens} tokens"),
+                        "no model reads fewer than 1,024 tokens; leave it empty to use what is \
+                         known of the model",
+                    ))
+                }
+                other => other,
+            };
             // Fails early on a malformed URL rather than on the first message.
             if let Some(url) = &config.base_url {
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
@@ -275,6 +287,7 @@ mod tests {
                 base_url: Some("http://127.0.0.1:11434".into()),
                 model: Some("llama3".into()),
                 has_api_key: true,
+                context_window: Some(16_384),
             }),
             long_run_notify_ms: 5000,
             ..Settings::default()
@@ -284,6 +297,7 @@ mod tests {
         let config: ProviderConfig = serde_yaml_ng::from_str(&text).unwrap();
         assert_eq!(config.kind, ProviderKind::Ollama);
         assert_eq!(config.model.as_deref(), Some("llama3"));
+        assert_eq!(config.context_window, Some(16_384));
         assert_eq!(saved.long_run_notify_ms, 5000);
         // `hasApiKey` is read back from the keyring, never taken from the UI.
         assert!(!saved.provider.unwrap().has_api_key);
@@ -298,6 +312,7 @@ mod tests {
                 base_url: Some("file:///etc/passwd".into()),
                 model: None,
                 has_api_key: false,
+                context_window: None,
             }),
             ..Settings::default()
         };

@@ -331,6 +331,11 @@ pub struct ProviderSettings {
     /// Read-only: whether a key for this kind is in the OS keyring. Keys are never sent to the UI.
     #[serde(default)]
     pub has_api_key: bool,
+    /// The model's context window in tokens, when IronClaw's idea of it is wrong (`null`: ask
+    /// the provider, else what is known of the model).
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
+    pub context_window: Option<u32>,
 }
 
 /// Everything Settings edits. `provider: null` means "not configured yet": the environment or a
