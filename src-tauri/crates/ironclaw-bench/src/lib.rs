@@ -25,6 +25,7 @@ mod agent;
 mod baseline;
 mod checkpoint;
 mod cleanup;
+mod context;
 mod corpus;
 mod ironclaw;
 mod machine;

@@ -9,7 +9,7 @@ use ironclaw_sandbox::Sandbox;
 use crate::baseline::DockerCli;
 use crate::plan::Plan;
 use crate::report::Section;
-use crate::{agent, checkpoint, network, progress, quota, search, versus_docker, SESSION};
+use crate::{agent, checkpoint, context, network, progress, quota, search, versus_docker, SESSION};
 
 /// What the whole run measured.
 pub struct Measured {
@@ -41,6 +41,13 @@ pub async fn measure(
         plan.agent.rounds
     ));
     let agent = agent::section(sandbox, plan.agent).await;
+
+    // -- 4b. a long conversation on a small context window ---------------------------------------
+    progress(&format!(
+        "context: {} turns on an 8k window next to a window that never fills",
+        plan.context.turns
+    ));
+    let context = context::section(sandbox, plan.context).await;
 
     // -- 5. history search --------------------------------------------------------------------
     progress(&format!(
@@ -83,7 +90,7 @@ pub async fn measure(
         notes: Vec::new(),
         failures: Vec::new(),
     };
-    for outcome in [agent, search, network, quota, checkpoint] {
+    for outcome in [agent, context, search, network, quota, checkpoint] {
         measured.sections.push(outcome.section);
         measured.notes.extend(outcome.notes);
         measured.failures.extend(outcome.failure);

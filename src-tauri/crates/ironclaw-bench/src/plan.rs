@@ -1,7 +1,7 @@
 //! The command line and the run sizes it resolves to (`--quick` shrinks the defaults; options
 //! given explicitly still win).
 
-use crate::{agent, checkpoint, network, quota, search};
+use crate::{agent, checkpoint, context, network, quota, search};
 
 #[derive(clap::Args)]
 pub struct BenchArgs {
@@ -21,6 +21,10 @@ pub struct BenchArgs {
     /// sandbox alone [default: 200; --quick: 10].
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     agent_rounds: Option<u64>,
+    /// Turns of the long conversation on an 8k-token context window (and of the one beside it
+    /// on a window that never fills) [default: 200; --quick: 20].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    context_turns: Option<u64>,
     /// Messages in the synthetic history that is searched [default: 100000; --quick: 10000].
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     search_messages: Option<u64>,
@@ -57,6 +61,7 @@ pub struct Plan {
     pub stream_runs: usize,
     pub stream_warmups: usize,
     pub agent: agent::Plan,
+    pub context: context::Plan,
     pub search: search::Plan,
     pub network: network::Plan,
     pub quota: quota::Plan,
@@ -78,6 +83,9 @@ impl Plan {
             stream_bytes: stream_mib << 20,
             stream_runs: pick(args.stream_runs, 5, 2),
             stream_warmups: 1,
+            context: context::Plan {
+                turns: pick(args.context_turns, 200, 20),
+            },
             agent: agent::Plan {
                 rounds: pick(args.agent_rounds, 200, 10),
                 warmups: if args.quick { 2 } else { 3 },

@@ -17,6 +17,8 @@ pub enum Unit {
     MibPerS,
     #[serde(rename = "MiB")]
     Mib,
+    #[serde(rename = "tokens")]
+    Tokens,
 }
 
 /// One line of the table: a variant measured over repeated runs.
@@ -100,6 +102,14 @@ impl Row {
             }
             None => row.skipped = Some("no runs".into()),
         }
+        row
+    }
+
+    /// Token counts (the p50 and p90 of `values`).
+    pub fn tokens(key: &'static str, label: impl Into<String>, values: Vec<f64>) -> Self {
+        let mut row = Self::values(key, label, values);
+        row.unit = Unit::Tokens;
+        row.durations_ms = None;
         row
     }
 
@@ -242,6 +252,7 @@ fn number(v: f64, unit: Unit) -> String {
         Unit::Ms => "ms",
         Unit::MibPerS => "MiB/s",
         Unit::Mib => "MiB",
+        Unit::Tokens => "tokens",
     };
     format!("{v:.digits$} {unit}")
 }

@@ -120,17 +120,16 @@ impl SettingsStore {
             }
             config.base_url = p.base_url.clone().filter(|u| !u.trim().is_empty());
             config.model = p.model.clone().filter(|m| !m.trim().is_empty());
-            config.context_window = match p.context_window {
-                Some(tokens) if tokens < 1024 => {
-                    return Err(DesktopError::invalid(
+            config.context_window =
+                match p.context_window {
+                    Some(tokens) if tokens < 1024 => return Err(DesktopError::invalid(
                         "context window",
                         &format!("{tokens} tokens"),
                         "no model reads fewer than 1,024 tokens; leave it empty to use what is \
                          known of the model",
-                    ))
-                }
-                other => other,
-            };
+                    )),
+                    other => other,
+                };
             // Fails early on a malformed URL rather than on the first message.
             if let Some(url) = &config.base_url {
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
