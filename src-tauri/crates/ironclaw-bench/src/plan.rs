@@ -126,6 +126,7 @@ mod tests {
             stream_mb: None,
             stream_runs: None,
             agent_rounds: None,
+            context_turns: None,
             search_messages: None,
             search_queries: None,
             network_mb: None,
