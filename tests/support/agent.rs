@@ -131,6 +131,7 @@ impl Agent {
             provider: provider(wire, &base_url),
             model: MODEL.into(),
             context_window: ironclaw_llm::choose_window(Some(window), None, MODEL),
+            tool_mode: ironclaw_llm::ToolMode::Auto,
         })
         .expect("open state");
         let conversation = match conversation {

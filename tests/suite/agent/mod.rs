@@ -9,6 +9,7 @@ mod altered;
 mod approvals;
 mod audit_anchor;
 mod cancel;
+mod code_blocks;
 mod context;
 mod corpus;
 mod crash_and_audit;

@@ -93,7 +93,7 @@ export class FakeBackend implements Api {
     this.imageReady = !firstRun;
     this.dockerUp = this.scenario !== "doctor";
     this.settings = {
-      provider: firstRun || this.scenario === "nomodel" ? null : { kind: "ollama", baseUrl: "http://127.0.0.1:11434", model: "qwen2.5-coder:7b", hasApiKey: false },
+      provider: firstRun || this.scenario === "nomodel" ? null : { kind: "ollama", baseUrl: "http://127.0.0.1:11434", model: "qwen2.5-coder:7b", hasApiKey: false, toolMode: "auto" },
       defaultProfile: null,
       defaultPolicy: "ask_unless_safe",
       notifications: true,

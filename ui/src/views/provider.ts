@@ -5,6 +5,7 @@
 import type { ProviderCheck } from "../bindings/ProviderCheck";
 import type { ProviderKindName as ProviderKind } from "../bindings/ProviderKindName";
 import type { Settings } from "../bindings/Settings";
+import type { ToolModeName } from "../bindings/ToolModeName";
 import type { Api } from "../api";
 import { h } from "../lib/dom";
 
@@ -48,6 +49,7 @@ export class ProviderFields {
   readonly model: HTMLInputElement;
   readonly apiKey: HTMLInputElement;
   readonly window: HTMLInputElement;
+  readonly toolMode: HTMLSelectElement;
   private readonly keyRow: HTMLElement;
 
   private readonly keyHint: HTMLElement;
@@ -64,6 +66,10 @@ export class ProviderFields {
       placeholder: keyStored ? "A key is stored — type to replace it" : "Paste your API key",
     });
     this.window = h("input", { testid: "provider-context-window", className: "input", type: "number", min: "1024", step: "1024", placeholder: "Known for the model", autocomplete: "off" });
+    this.toolMode = h("select", { testid: "provider-tool-mode", className: "input", "aria-label": "How the model runs code" });
+    for (const [value, label] of [["auto", "Find out (recommended)"], ["native", "Tool calls"], ["codeBlocks", "Code blocks (models without tool calling)"]]) {
+      this.toolMode.append(h("option", { value }, label));
+    }
     this.keyRow = field("API key", this.apiKey, "Stored in your system keyring, never in a file.");
     this.keyHint = this.keyRow.querySelector(".field-hint") ?? h("span");
     const urlRow = field("Endpoint", this.baseUrl, " ");
@@ -75,6 +81,7 @@ export class ProviderFields {
       urlRow,
       field("Model", this.model),
       this.keyRow,
+      field("Runs code through", this.toolMode, "Models without tool calling write ```python or ```bash blocks instead; each block then asks for your approval like any run."),
       field("Context window", this.window, "Tokens the model reads at once. Leave empty to use what the provider or IronClaw knows of the model; set it when a local server runs with a smaller window."),
     );
     const p = settings.provider;
@@ -82,6 +89,7 @@ export class ProviderFields {
     this.baseUrl.value = p?.baseUrl ?? "";
     this.model.value = p?.model ?? "";
     this.window.value = p?.contextWindow ? String(p.contextWindow) : "";
+    this.toolMode.value = p?.toolMode ?? "auto";
     this.kind.addEventListener("change", () => this.sync());
     this.sync();
   }
@@ -132,6 +140,7 @@ export class ProviderFields {
         model: this.model.value.trim() || null,
         hasApiKey: this.hasKeyFor(kind),
         contextWindow: Number.parseInt(this.window.value, 10) || null,
+        toolMode: this.toolMode.value as ToolModeName,
       },
     });
     if (kind !== "ollama" && this.apiKey.value) {

@@ -112,6 +112,7 @@ async fn measure(sandbox: &Arc<Sandbox>, plan: Plan) -> anyhow::Result<Samples> 
             provider: Arc::clone(&provider),
             model: MODEL.into(),
             context_window: ironclaw_llm::choose_window(None, None, MODEL),
+            tool_mode: ironclaw_llm::ToolMode::Native,
         };
         let deps = match &shared {
             Some((deps, _)) => Deps {

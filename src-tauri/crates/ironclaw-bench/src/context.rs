@@ -91,6 +91,7 @@ impl Conversation {
             provider,
             model: MODEL.into(),
             context_window: choose_window(Some(window), None, MODEL),
+            tool_mode: ironclaw_llm::ToolMode::Native,
         })?;
         let conversation = deps
             .history

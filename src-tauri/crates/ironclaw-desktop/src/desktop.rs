@@ -50,7 +50,12 @@ impl DesktopOptions {
 }
 
 /// The provider, the model and its context window, once resolved.
-pub(crate) type ChosenModel = (Arc<dyn Provider>, String, ironclaw_llm::ContextWindow);
+pub(crate) type ChosenModel = (
+    Arc<dyn Provider>,
+    String,
+    ironclaw_llm::ContextWindow,
+    ironclaw_llm::ToolMode,
+);
 
 pub(crate) struct Core {
     pub paths: Paths,

@@ -29,6 +29,7 @@ pub(crate) struct Runtime {
     pub provider: Arc<dyn Provider>,
     pub model: String,
     pub context_window: ironclaw_llm::ContextWindow,
+    pub tool_mode: ironclaw_llm::ToolMode,
 }
 
 /// Finds the sandbox and model for a session's first turn. Weak: a session must not keep a
@@ -50,6 +51,7 @@ impl ResolveRuntime for Resolver {
                 provider: rt.provider,
                 model: rt.model,
                 context_window: rt.context_window,
+                tool_mode: rt.tool_mode,
             })
         })
     }
@@ -74,7 +76,8 @@ impl Core {
     pub(crate) async fn runtime(&self) -> Result<Runtime> {
         let sandbox = self.sandbox().await?;
         let mut slot = self.model.lock().await;
-        let (provider, model, context_window) = match (slot.as_ref(), &self.fixed_model) {
+        let (provider, model, context_window, tool_mode) = match (slot.as_ref(), &self.fixed_model)
+        {
             // A model fixed by the embedding program (the tests): the window from the
             // environment's setting, else what is known of the model.
             (_, Some((p, m))) => {
@@ -85,6 +88,7 @@ impl Core {
                     p.clone(),
                     m.clone(),
                     ironclaw_llm::choose_window(setting, None, m),
+                    ironclaw_llm::ToolMode::Auto,
                 )
             }
             (Some(chosen), None) => chosen.clone(),
@@ -94,6 +98,7 @@ impl Core {
                     Arc::from(resolved.provider),
                     resolved.model,
                     resolved.context_window,
+                    resolved.tool_mode,
                 );
                 *slot = Some(chosen.clone());
                 chosen
@@ -104,6 +109,7 @@ impl Core {
             provider,
             model,
             context_window,
+            tool_mode,
         })
     }
 

@@ -11,7 +11,7 @@ use ironclaw_store::History;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{DesktopError, Result};
-use crate::types::{ProviderCheck, ProviderKindName, ProviderSettings, Settings};
+use crate::types::{ProviderCheck, ProviderKindName, ProviderSettings, Settings, ToolModeName};
 
 const DEFAULTS_KEY: &str = "desktop.settings";
 
@@ -84,6 +84,11 @@ impl SettingsStore {
             base_url: c.base_url,
             model: c.model,
             context_window: c.context_window,
+            tool_mode: match c.tool_mode.unwrap_or_default() {
+                ironclaw_llm::ToolMode::Auto => ToolModeName::Auto,
+                ironclaw_llm::ToolMode::Native => ToolModeName::Native,
+                ironclaw_llm::ToolMode::CodeBlocks => ToolModeName::CodeBlocks,
+            },
         });
         Ok(settings)
     }
@@ -120,16 +125,20 @@ impl SettingsStore {
             }
             config.base_url = p.base_url.clone().filter(|u| !u.trim().is_empty());
             config.model = p.model.clone().filter(|m| !m.trim().is_empty());
-            config.context_window =
-                match p.context_window {
-                    Some(tokens) if tokens < 1024 => return Err(DesktopError::invalid(
-                        "context window",
-                        &format!("{tokens} tokens"),
-                        "no model reads fewer than 1,024 tokens; leave it empty to use what is \
-                         known of the model",
-                    )),
-                    other => other,
-                };
+            if let Some(tokens) = p.context_window.filter(|t| *t < 1024) {
+                return Err(DesktopError::invalid(
+                    "context window",
+                    &format!("{tokens} tokens"),
+                    "no model reads fewer than 1,024 tokens; leave it empty to use what is known \
+                     of the model",
+                ));
+            }
+            config.context_window = p.context_window;
+            config.tool_mode = match p.tool_mode {
+                ToolModeName::Auto => None,
+                ToolModeName::Native => Some(ironclaw_llm::ToolMode::Native),
+                ToolModeName::CodeBlocks => Some(ironclaw_llm::ToolMode::CodeBlocks),
+            };
             // Fails early on a malformed URL rather than on the first message.
             if let Some(url) = &config.base_url {
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
@@ -287,6 +296,7 @@ mod tests {
                 model: Some("llama3".into()),
                 has_api_key: true,
                 context_window: Some(16_384),
+                tool_mode: ToolModeName::CodeBlocks,
             }),
             long_run_notify_ms: 5000,
             ..Settings::default()
@@ -297,6 +307,7 @@ mod tests {
         assert_eq!(config.kind, ProviderKind::Ollama);
         assert_eq!(config.model.as_deref(), Some("llama3"));
         assert_eq!(config.context_window, Some(16_384));
+        assert_eq!(config.tool_mode, Some(ironclaw_llm::ToolMode::CodeBlocks));
         assert_eq!(saved.long_run_notify_ms, 5000);
         // `hasApiKey` is read back from the keyring, never taken from the UI.
         assert!(!saved.provider.unwrap().has_api_key);
@@ -312,6 +323,7 @@ mod tests {
                 model: None,
                 has_api_key: false,
                 context_window: None,
+                tool_mode: ToolModeName::Auto,
             }),
             ..Settings::default()
         };

@@ -307,6 +307,18 @@ pub struct ProfileInfo {
     pub is_default: bool,
 }
 
+/// How the model asks to run code: its own tool calls, or fenced code blocks (models without
+/// tool calling); `auto` finds out.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub enum ToolModeName {
+    #[default]
+    Auto,
+    Native,
+    CodeBlocks,
+}
+
 /// Which kind of model service.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -336,6 +348,8 @@ pub struct ProviderSettings {
     #[serde(default)]
     #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub context_window: Option<u32>,
+    #[serde(default)]
+    pub tool_mode: ToolModeName,
 }
 
 /// Everything Settings edits. `provider: null` means "not configured yet": the environment or a

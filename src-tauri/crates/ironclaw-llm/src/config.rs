@@ -29,7 +29,7 @@ use crate::error::{Error, Result};
 use crate::ollama::{detect_ollama, Ollama, OLLAMA_BASE_URL};
 use crate::openai::{OpenAiCompatible, OPENAI_BASE_URL};
 use crate::provider::Provider;
-use crate::window::{choose_window, ContextWindow};
+use crate::window::{choose_window, ContextWindow, ToolMode};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ProviderKind {
@@ -81,6 +81,10 @@ pub struct ProviderConfig {
     /// server started with a smaller window). Overrides what the provider reports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_window: Option<u32>,
+    /// How the model asks to run code: `auto` (default), `native` tool calls, or
+    /// `code_blocks` for a model without tool calling.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_mode: Option<ToolMode>,
 }
 
 impl ProviderConfig {
@@ -92,6 +96,7 @@ impl ProviderConfig {
             api_key_env: None,
             headers: BTreeMap::new(),
             context_window: None,
+            tool_mode: None,
         }
     }
 }
@@ -102,6 +107,8 @@ pub struct Resolved {
     pub model: String,
     /// How much the model reads at once (see [`crate::choose_window`] for the order).
     pub context_window: ContextWindow,
+    /// How the model asks to run code: the setting, else what the provider says of the model.
+    pub tool_mode: ToolMode,
 }
 
 impl std::fmt::Debug for Resolved {
@@ -215,11 +222,18 @@ pub(crate) async fn resolve_with(
         None => provider.context_window(&model).await,
     };
     let context_window = choose_window(setting, reported, &model);
+    let tool_mode = match config.tool_mode.unwrap_or_default() {
+        ToolMode::Auto if provider.supports_tools(&model).await == Some(false) => {
+            ToolMode::CodeBlocks
+        }
+        chosen => chosen,
+    };
     tracing::info!(provider = provider.id(), model = %model, window = context_window.tokens, source = ?context_window.source, "LLM provider chosen");
     Ok(Resolved {
         provider,
         model,
         context_window,
+        tool_mode,
     })
 }
 

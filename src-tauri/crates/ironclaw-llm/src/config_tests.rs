@@ -169,6 +169,32 @@ async fn a_running_ollama_is_used_with_its_newest_model() {
 }
 
 #[tokio::test]
+async fn ollamas_window_and_tool_calling_come_from_the_model_and_a_setting_overrides_them() {
+    let (server, base) = ScriptedServer::start().await.unwrap();
+    server.set_models(["tiny:1b"]);
+    server.set_model_context_length(2_048);
+    server.set_model_without_tools();
+    let found = resolve_in(&[("IRONCLAW_OLLAMA_BASE_URL", &base)], None)
+        .await
+        .unwrap();
+    assert_eq!(
+        found.context_window,
+        crate::ContextWindow::new(2_048, crate::WindowSource::Provider)
+    );
+    assert_eq!(found.tool_mode, crate::ToolMode::CodeBlocks);
+
+    let mut config = ProviderConfig::new(ProviderKind::Ollama);
+    config.base_url = Some(base.clone());
+    config.model = Some("tiny:1b".into());
+    config.context_window = Some(4_096);
+    config.tool_mode = Some(crate::ToolMode::Native);
+    let set = resolve_in(&[], Some(&config)).await.unwrap();
+    assert_eq!(set.context_window.tokens, 4_096);
+    assert_eq!(set.context_window.source, crate::WindowSource::Setting);
+    assert_eq!(set.tool_mode, crate::ToolMode::Native);
+}
+
+#[tokio::test]
 async fn an_ollama_without_models_is_not_enough() {
     let (server, base) = ScriptedServer::start().await.unwrap();
     server.set_models(Vec::<String>::new());

@@ -52,5 +52,6 @@ pub use retry::RetryPolicy;
 pub use tokio_util::sync::CancellationToken;
 pub use types::{ChatRequest, Message, StopReason, StreamEvent, ToolCall, ToolSpec, Usage};
 pub use window::{
-    choose_window, known_context_window, ContextWindow, WindowSource, DEFAULT_CONTEXT_WINDOW,
+    choose_window, known_context_window, ContextWindow, ToolMode, WindowSource,
+    DEFAULT_CONTEXT_WINDOW,
 };

@@ -35,4 +35,9 @@ pub trait Provider: Send + Sync {
     async fn context_window(&self, _model: &str) -> Option<u32> {
         None
     }
+
+    /// Whether the model can call tools, when the service says (Ollama's capabilities).
+    async fn supports_tools(&self, _model: &str) -> Option<bool> {
+        None
+    }
 }

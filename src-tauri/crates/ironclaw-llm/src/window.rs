@@ -10,6 +10,20 @@ use serde::{Deserialize, Serialize};
 /// Used for a model nobody described: small enough for most local models' defaults.
 pub const DEFAULT_CONTEXT_WINDOW: u32 = 8_192;
 
+/// How the model asks to run code.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolMode {
+    /// Tool calls, unless the provider says the model has none, or its first answer shows code
+    /// blocks instead of calling the tool.
+    #[default]
+    Auto,
+    /// Always the provider's tool calls.
+    Native,
+    /// Fenced code blocks in the answer's text (models without tool calling).
+    CodeBlocks,
+}
+
 /// Where a [`ContextWindow`] came from, to show the person why IronClaw thinks so.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

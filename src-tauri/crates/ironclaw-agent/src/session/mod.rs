@@ -107,6 +107,9 @@ pub(crate) struct Inner {
     pub estimator: Mutex<crate::context::Estimator>,
     /// Whether the person was told the model's window is too small (once a session).
     pub window_warned: std::sync::atomic::AtomicBool,
+    /// The model answered with code blocks instead of tool calls, so they are its run
+    /// requests (kept in the history's settings, per conversation).
+    pub code_blocks: std::sync::atomic::AtomicBool,
     /// Whether code ran in this conversation before: only then is a restarted sandbox news
     /// worth telling the model (its earlier variables are gone).
     pub ran_before: std::sync::atomic::AtomicBool,
@@ -136,6 +139,17 @@ impl Inner {
         self.runtime
             .get_or_try_init(|| self.deps.runtime.resolve())
             .await
+    }
+
+    /// Whether the model's code blocks are its run requests.
+    pub(super) fn uses_code_blocks(&self, rt: &Runtime) -> bool {
+        match rt.tool_mode {
+            ironclaw_llm::ToolMode::Native => false,
+            ironclaw_llm::ToolMode::CodeBlocks => true,
+            ironclaw_llm::ToolMode::Auto => {
+                self.code_blocks.load(std::sync::atomic::Ordering::Relaxed)
+            }
+        }
     }
 
     /// The runtime, if a turn already resolved it.
@@ -180,6 +194,12 @@ pub fn start(
     config: SessionConfig,
 ) -> Result<(SessionHandle, mpsc::UnboundedReceiver<AgentEvent>)> {
     let record = deps.history.get_conversation(conversation)?;
+    let code_blocks = deps
+        .history
+        .get_setting::<bool>(&code_blocks_key(conversation))
+        .ok()
+        .flatten()
+        .unwrap_or(false);
     let sandbox_session = SessionName::new(conversation.to_string())?;
     let classifier = Arc::new(RiskClassifier::default());
     let mut gate = Gate::new(conversation, record.approval_policy, classifier.clone());
@@ -213,6 +233,7 @@ pub fn start(
         compaction: tokio::sync::Mutex::new(compaction),
         estimator: Mutex::new(crate::context::Estimator::default()),
         window_warned: std::sync::atomic::AtomicBool::new(false),
+        code_blocks: std::sync::atomic::AtomicBool::new(code_blocks),
         ran_before: ran_before.into(),
         blocked_hosts: Mutex::default(),
         altered: Mutex::default(),
@@ -332,4 +353,9 @@ async fn actor(
         r.cancel.cancel();
         let _ = r.task.await;
     }
+}
+
+/// The history setting that remembers a conversation's model writes code blocks.
+pub(super) fn code_blocks_key(conversation: ConversationId) -> String {
+    format!("code_blocks:{conversation}")
 }

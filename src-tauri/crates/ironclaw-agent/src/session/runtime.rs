@@ -6,7 +6,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use ironclaw_llm::{ContextWindow, Provider};
+use ironclaw_llm::{ContextWindow, Provider, ToolMode};
 use ironclaw_sandbox::Sandbox;
 
 /// The sandbox and the model a session's turns use.
@@ -17,6 +17,8 @@ pub struct Runtime {
     pub model: String,
     /// How much the model reads at once; the transcript is fitted to it before every request.
     pub context_window: ContextWindow,
+    /// How the model asks to run code (tool calls or fenced code blocks).
+    pub tool_mode: ToolMode,
 }
 
 /// What [`ResolveRuntime::resolve`] returns.

@@ -95,8 +95,16 @@ async fn steps(
     let mut cut_off_calls = 0;
     let mut effort = Effort::Normal;
     for step in 0..inner.config.max_steps {
-        let request =
-            context::prepare(inner, rt, turn_id, &system, tools::specs(), effort, cancel).await?;
+        let mut code_blocks = inner.uses_code_blocks(rt);
+        let request = if code_blocks {
+            let system = format!("{system}{}", crate::code_blocks::RULES);
+            let mut request =
+                context::prepare(inner, rt, turn_id, &system, Vec::new(), effort, cancel).await?;
+            request.messages = crate::code_blocks::to_plain(&request.messages);
+            request
+        } else {
+            context::prepare(inner, rt, turn_id, &system, tools::specs(), effort, cancel).await?
+        };
         let span = tracing::info_span!("llm.generate", provider = rt.provider.id(), model = %request.model, step);
         let answer = match generate(inner, rt.provider.as_ref(), turn_id, &request, cancel)
             .instrument(span)
@@ -120,6 +128,19 @@ async fn steps(
         };
         effort = Effort::Normal;
         context::learn(inner, &request, answer.usage.input_tokens);
+        let mut answer = answer;
+        if answer.tool_calls.is_empty() {
+            if !code_blocks && shows_code_instead_of_calling(inner, rt, &answer).await {
+                switch_to_code_blocks(inner, turn_id)?;
+                code_blocks = true;
+            }
+            if code_blocks {
+                // Through the same gate as any call: each block is approved (or not) as the
+                // exact code it holds.
+                answer.tool_calls =
+                    crate::code_blocks::calls(&answer.text, &answer.message_id.to_string());
+            }
+        }
         inner.transcript.lock().await.push(Message::Assistant {
             content: answer.text.clone(),
             tool_calls: answer.tool_calls.clone(),
@@ -231,6 +252,47 @@ struct Answer {
     tool_calls: Vec<ironclaw_llm::ToolCall>,
     stop_reason: StopReason,
     usage: ironclaw_llm::Usage,
+}
+
+/// The model shows runnable code blocks and has never called the tool: it writes code blocks
+/// instead (many local models do).
+async fn shows_code_instead_of_calling(
+    inner: &Inner,
+    rt: &super::runtime::Runtime,
+    answer: &Answer,
+) -> bool {
+    if rt.tool_mode != ironclaw_llm::ToolMode::Auto
+        || crate::code_blocks::extract(&answer.text).is_empty()
+    {
+        return false;
+    }
+    let transcript = inner.transcript.lock().await;
+    !transcript
+        .iter()
+        .any(|m| matches!(m, Message::Assistant { tool_calls, .. } if !tool_calls.is_empty()))
+}
+
+fn switch_to_code_blocks(
+    inner: &Inner,
+    turn_id: ironclaw_protocol::TurnId,
+) -> Result<(), StepError> {
+    inner
+        .code_blocks
+        .store(true, std::sync::atomic::Ordering::Relaxed);
+    if let Err(e) = inner
+        .deps
+        .history
+        .set_setting(&super::code_blocks_key(inner.conversation), &true)
+    {
+        tracing::warn!(error = %e, "could not remember that the model writes code blocks");
+    }
+    tell(
+        inner,
+        turn_id,
+        "This model answers with code blocks instead of calling IronClaw's tool, so each \
+         ```python or ```bash block in its answers is now a request to run that code — each \
+         still needs your approval. Change this with the provider's tool mode in Settings.",
+    )
 }
 
 /// What the person should be told about an answer without tool calls, if anything.

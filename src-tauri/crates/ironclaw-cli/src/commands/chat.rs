@@ -111,6 +111,7 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
         resolved.context_window = ironclaw_llm::choose_window(Some(tokens), None, &resolved.model);
     }
     let window = resolved.context_window;
+    let tool_mode = resolved.tool_mode;
     let (sandbox, _) = super::open().await?;
     // A profile the policy does not have would be remembered by the session and fail every
     // later run: refuse it before anything is saved.
@@ -128,6 +129,7 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
         provider: Arc::from(resolved.provider),
         model: resolved.model.clone(),
         context_window: resolved.context_window,
+        tool_mode: resolved.tool_mode,
     })?;
     // A tampered audit log was kept aside and a new chain started: said before anything is
     // appended to the new one.
@@ -165,10 +167,15 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
     }
     let policy = deps.history.get_conversation(conversation)?.approval_policy;
     eprintln!(
-        "IronClaw chat · conversation {conversation} · model {} (context window {} tokens, {}) · policy {}{}",
+        "IronClaw chat · conversation {conversation} · model {} (context window {} tokens, {}{}) · policy {}{}",
         resolved.model,
         window.tokens,
         window.source.describe(),
+        if tool_mode == ironclaw_llm::ToolMode::CodeBlocks {
+            "; no tool calling: its ```python and ```bash blocks are its run requests"
+        } else {
+            ""
+        },
         policy.as_str(),
         if policy.is_flagged() {
             " (WARNING: code runs without asking)"

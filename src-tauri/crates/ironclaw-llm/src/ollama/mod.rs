@@ -129,13 +129,37 @@ impl Provider for Ollama {
             .ok_or_else(|| Error::malformed("ollama", "`/api/tags` has no `models` list"))
     }
 
+    /// From `/api/show`'s `capabilities` (Ollama 0.7 and later; older ones do not say).
+    async fn supports_tools(&self, model: &str) -> Option<bool> {
+        let show = self.show(model).await.ok()?;
+        let capabilities = show.get("capabilities")?.as_array()?;
+        Some(capabilities.iter().any(|c| c.as_str() == Some("tools")))
+    }
+
     /// The model's window from `/api/show`, capped by what this machine's memory allows.
     async fn context_window(&self, model: &str) -> Option<u32> {
+        match self.show(model).await {
+            Ok(show) => {
+                let window = wire::model_window(&show)?.min(self.window_cap);
+                tracing::info!(model, window, cap = self.window_cap, "Ollama model window");
+                Some(window)
+            }
+            Err(err) => {
+                tracing::warn!(model, error = %err, "could not ask Ollama for the model's window");
+                None
+            }
+        }
+    }
+}
+
+impl Ollama {
+    /// `/api/show` for `model`.
+    async fn show(&self, model: &str) -> Result<serde_json::Value> {
         let url = self.endpoint.url("/api/show");
         let ctx = self.endpoint.context(model, &url);
         let body = Bytes::from(json!({ "model": model }).to_string());
         let cancel = CancellationToken::new();
-        let shown = async {
+        async {
             let response = self
                 .endpoint
                 .transport
@@ -151,18 +175,7 @@ impl Provider for Ollama {
             provider = "ollama",
             model
         ))
-        .await;
-        match shown {
-            Ok(show) => {
-                let window = wire::model_window(&show)?.min(self.window_cap);
-                tracing::info!(model, window, cap = self.window_cap, "Ollama model window");
-                Some(window)
-            }
-            Err(err) => {
-                tracing::warn!(model, error = %err, "could not ask Ollama for the model's window");
-                None
-            }
-        }
+        .await
     }
 }
 

@@ -76,6 +76,8 @@ struct Inner {
     window: Option<ContextLimit>,
     /// What `/api/show` reports as the model's `context_length`.
     model_context_length: Option<u64>,
+    /// `/api/show` leaves `tools` out of the capabilities.
+    model_without_tools: bool,
 }
 
 /// A context window the scripted server enforces, counting a request's tokens as its JSON
@@ -149,6 +151,11 @@ impl ScriptedServer {
     /// What `/api/show` reports as the model's window (default 131072).
     pub fn set_model_context_length(&self, tokens: u64) {
         self.shared.lock().model_context_length = Some(tokens);
+    }
+
+    /// `/api/show` says the model cannot call tools.
+    pub fn set_model_without_tools(&self) {
+        self.shared.lock().model_without_tools = true;
     }
 
     /// Queues the answer to the next chat request that offers no tools (a summary request).
@@ -270,9 +277,13 @@ async fn handle(
         .and_then(Value::as_str)
         .unwrap_or("scripted-model")
         .to_string();
-    let (window, context_length) = {
+    let (window, context_length, without_tools) = {
         let inner = shared.lock();
-        (inner.window, inner.model_context_length)
+        (
+            inner.window,
+            inner.model_context_length,
+            inner.model_without_tools,
+        )
     };
     // Ollama's way: a prompt over its window is cut from the start, without an error.
     if path == "/api/chat" {
@@ -323,7 +334,7 @@ async fn handle(
                     "general.architecture": "llama",
                     "llama.context_length": context_length.unwrap_or(131_072),
                 },
-                "capabilities": ["completion", "tools"],
+                "capabilities": if without_tools { json!(["completion"]) } else { json!(["completion", "tools"]) },
             }),
         ),
         _ => json_response(
