@@ -48,6 +48,18 @@ export function drive(scenario: string): void {
         setTimeout(() => click("approve-button"), 800);
       });
       break;
+    case "think":
+      later(() => {
+        const input = document.querySelector<HTMLTextAreaElement>('[data-testid="message-input"]');
+        if (!input) return;
+        input.value = "Think it through: which region sold the most?";
+        click("send-button");
+        setTimeout(() => {
+          click("approve-button");
+          document.querySelector<HTMLDetailsElement>('[data-testid="reasoning"]')?.setAttribute("open", "");
+        }, 800);
+      });
+      break;
     case "new":
       later(() => click("new-conversation"));
       break;

@@ -97,6 +97,11 @@ export const HOSTILE_MARKDOWN = `Here is the summary you asked for.
 ![tracker](https://evil.test/pixel.png)
 `;
 
+/** What the fake model "thinks" before answering when asked to think (shown folded). */
+export function thinkingFor(text: string): string {
+  return /think/i.test(text) ? "The user wants totals per region. sales.csv has a region column; rows without one should be skipped, not counted as a region of their own." : "";
+}
+
 export function replyFor(text: string): Reply {
   if (/hostile/i.test(text)) return { before: HOSTILE_MARKDOWN, request: false, outputLines: 0, after: "" };
   if (/delete|remove|clean|rm\b/i.test(text)) {

@@ -11,7 +11,7 @@ import type { ExecutionFilesEvent } from "../bindings/ExecutionFilesEvent";
 import type { HistoryItem } from "../bindings/HistoryItem";
 import type { SessionRuleView } from "../bindings/SessionRuleView";
 import type { WorkspaceEntry } from "../bindings/WorkspaceEntry";
-import { replyFor, requestFor } from "./fake-script";
+import { replyFor, requestFor, thinkingFor } from "./fake-script";
 
 /** One conversation as the fake keeps it. */
 export interface Conv {
@@ -42,8 +42,9 @@ export interface TurnHost {
 }
 
 /** Streams an assistant message a few words at a time, then records it. */
-export async function streamText(host: TurnHost, id: string, c: Conv, text: string): Promise<void> {
+export async function streamText(host: TurnHost, id: string, c: Conv, text: string, thinking = ""): Promise<void> {
   const messageId = newId("msg");
+  if (thinking) host.emit(id, { type: "reasoningDelta", messageId, text: thinking });
   const words = text.split(/(?<=\s)/);
   for (let i = 0; i < words.length; i += 3) {
     await host.tick(host.latency ? 25 : 0);
@@ -60,7 +61,9 @@ export async function runTurn(host: TurnHost, id: string, c: Conv, text: string)
   host.emit(id, { type: "turnStarted", conversationId: id, turnId });
   await host.tick(host.latency);
   const reply = replyFor(text);
-  await streamText(host, id, c, reply.before);
+  // As the core does before each model request: how full the window is.
+  host.emit(id, { type: "contextUsage", model: "qwen2.5-coder:7b", usedTokens: 2300 + 900 * c.items.length, windowTokens: 16384, windowSource: "as the provider reports it" });
+  await streamText(host, id, c, reply.before, thinkingFor(text));
   if (!reply.request || c.cancelled) {
     host.emit(id, { type: "turnEnded", turnId, status: c.cancelled ? "cancelled" : "done", error: null });
     return;
