@@ -29,8 +29,12 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+mod window;
+
 use script::{Format, Step};
 pub use script::{Reply, ScriptedCall, SCRIPTED_INPUT_TOKENS};
+use window::too_long;
+pub use window::{ContextLimit, OLLAMA_DEFAULT_NUM_CTX};
 
 /// A script file for the `ironclaw-mock-llm` binary.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,9 +64,6 @@ pub struct RecordedRequest {
     pub received_at: Instant,
 }
 
-/// The window Ollama uses when a request does not set `num_ctx`.
-pub const OLLAMA_DEFAULT_NUM_CTX: u64 = 4096;
-
 #[derive(Default)]
 struct Inner {
     replies: VecDeque<Reply>,
@@ -78,21 +79,6 @@ struct Inner {
     model_context_length: Option<u64>,
     /// `/api/show` leaves `tools` out of the capabilities.
     model_without_tools: bool,
-}
-
-/// A context window the scripted server enforces, counting a request's tokens as its JSON
-/// body's bytes divided by `bytes_per_token`. A request over it is answered with the real
-/// service's error for that wire format.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ContextLimit {
-    pub tokens: u64,
-    pub bytes_per_token: f64,
-}
-
-impl ContextLimit {
-    pub fn count(&self, body: &Value) -> u64 {
-        (body.to_string().len() as f64 / self.bytes_per_token).ceil() as u64
-    }
 }
 
 struct Shared {
@@ -342,16 +328,6 @@ async fn handle(
             &json!({"error": {"type": "not_found_error", "message": format!("scripted server: no route for {method} {path}")}}),
         ),
     })
-}
-
-/// The services' own answers to a prompt over the window (status 400 and their bodies).
-fn too_long(path: &str, limit: u64, counted: u64) -> Response<Body> {
-    let body = if path.ends_with("/messages") {
-        json!({"type": "error", "error": {"type": "invalid_request_error", "message": format!("prompt is too long: {counted} tokens > {limit} maximum")}})
-    } else {
-        json!({"error": {"message": format!("This model's maximum context length is {limit} tokens. However, your messages resulted in {counted} tokens. Please reduce the length of the messages."), "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}})
-    };
-    json_response(StatusCode::BAD_REQUEST, &body)
 }
 
 /// Stores the request (and logs it, if asked); returns the model list to serve.
