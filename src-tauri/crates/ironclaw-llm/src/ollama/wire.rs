@@ -67,21 +67,10 @@ pub(crate) fn request_body(req: &ChatRequest, num_ctx: Option<u32>) -> Value {
     body.insert("messages".into(), Value::Array(messages));
     body.insert("stream".into(), json!(true));
     if !req.tools.is_empty() {
-        let tools = req
-            .tools
-            .iter()
-            .map(|tool| {
-                json!({
-                    "type": "function",
-                    "function": {
-                        "name": tool.name,
-                        "description": tool.description,
-                        "parameters": tool.parameters,
-                    },
-                })
-            })
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
+        body.insert(
+            "tools".into(),
+            crate::openai::wire::function_tools(&req.tools),
+        );
     }
     if !options.is_empty() {
         body.insert("options".into(), Value::Object(options));

@@ -2,7 +2,7 @@
 //! (`/v1`), llama.cpp's server, vLLM, LM Studio, OpenRouter.
 
 pub(crate) mod decode;
-mod wire;
+pub(crate) mod wire;
 
 #[cfg(test)]
 mod tests;

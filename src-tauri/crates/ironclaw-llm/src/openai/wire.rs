@@ -2,7 +2,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::types::{wire_temperature, ChatRequest, Message};
+use crate::types::{wire_temperature, ChatRequest, Message, ToolSpec};
 
 pub(crate) fn request_body(req: &ChatRequest) -> Value {
     let mut messages = Vec::with_capacity(req.messages.len() + 1);
@@ -18,21 +18,7 @@ pub(crate) fn request_body(req: &ChatRequest) -> Value {
     body.insert("stream_options".into(), json!({"include_usage": true}));
     // Several local servers reject an empty `tools` array, so it is left out instead.
     if !req.tools.is_empty() {
-        let tools = req
-            .tools
-            .iter()
-            .map(|tool| {
-                json!({
-                    "type": "function",
-                    "function": {
-                        "name": tool.name,
-                        "description": tool.description,
-                        "parameters": tool.parameters,
-                    },
-                })
-            })
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
+        body.insert("tools".into(), function_tools(&req.tools));
     }
     // `max_tokens`, not OpenAI's newer `max_completion_tokens`: every compatible server
     // (Ollama, llama.cpp, vLLM, LM Studio, OpenRouter) understands the old name.
@@ -43,6 +29,24 @@ pub(crate) fn request_body(req: &ChatRequest) -> Value {
         body.insert("temperature".into(), wire_temperature(temperature));
     }
     Value::Object(body)
+}
+
+/// Tools in the `{"type": "function", "function": {…}}` shape both OpenAI's API and Ollama's
+/// native one take.
+pub(crate) fn function_tools(tools: &[ToolSpec]) -> Value {
+    tools
+        .iter()
+        .map(|tool| {
+            json!({
+                "type": "function",
+                "function": {
+                    "name": tool.name,
+                    "description": tool.description,
+                    "parameters": tool.parameters,
+                },
+            })
+        })
+        .collect()
 }
 
 fn message(message: &Message) -> Value {
