@@ -16,6 +16,7 @@ mod crash_and_audit;
 mod hidden_text;
 mod model_errors;
 mod policy;
+mod signatures;
 mod stop_reasons;
 mod tool_loop;
 mod undo;

@@ -74,6 +74,7 @@ pub fn calls(text: &str, message_key: &str) -> Vec<ToolCall> {
             id: format!("block-{message_key}-{}", i + 1),
             name: RUN_CODE.to_string(),
             arguments: serde_json::json!({"language": language.as_str(), "code": code}).to_string(),
+            echo: None,
         })
         .collect()
 }

@@ -69,6 +69,7 @@ impl Replay {
             name: "run_code".into(),
             arguments: r#"{"language": "python", "code": "print(1+1)"}"#.into(),
             arguments_parsed: true,
+            echo: None,
         })?;
         let approval = h.request_approval(&NewApproval {
             conversation_id: self.conversation,

@@ -49,6 +49,7 @@ impl TurnAccumulator {
                     id: String::new(),
                     name: String::new(),
                     arguments: String::new(),
+                    echo: None,
                 });
                 call.id.clone_from(id);
                 call.name.clone_from(name);
@@ -62,9 +63,15 @@ impl TurnAccumulator {
                         id: String::new(),
                         name: String::new(),
                         arguments: String::new(),
+                        echo: None,
                     })
                     .arguments
                     .push_str(arguments);
+            }
+            StreamEvent::ToolCallEcho { index, json } => {
+                if let Some(call) = self.calls.get_mut(index) {
+                    call.echo = Some(json.clone());
+                }
             }
             StreamEvent::Done { stop_reason, usage } => {
                 self.done = Some((stop_reason.clone(), *usage));
@@ -162,6 +169,7 @@ mod tests {
                     id: "c1".into(),
                     name: "run_python".into(),
                     arguments: "{\"code\":\"print(1)\"}".into(),
+                    echo: None,
                 }],
                 stop_reason: StopReason::ToolUse,
                 usage,

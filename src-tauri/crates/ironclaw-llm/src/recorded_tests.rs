@@ -24,6 +24,9 @@ struct Expect {
     reasoning: String,
     #[serde(default)]
     calls: Vec<(String, String)>,
+    /// The provider data of each call that carries some ([`crate::ToolCall::echo`]), in order.
+    #[serde(default)]
+    echoes: Vec<serde_json::Value>,
     /// `endTurn`, `toolUse`, `maxTokens`, `refusal`; absent when `error` is set.
     stop: Option<StopReason>,
     usage: Option<(u64, u64)>,
@@ -107,6 +110,15 @@ async fn replay(path: &Path) -> Result<(), String> {
         .collect();
     if calls != expect.calls {
         wrong.push(format!("calls {calls:?}, expected {:?}", expect.calls));
+    }
+    let echoes: Vec<serde_json::Value> = turn
+        .tool_calls
+        .iter()
+        .filter_map(|c| c.echo.as_deref())
+        .map(|json| serde_json::from_str(json).unwrap_or_default())
+        .collect();
+    if echoes != expect.echoes {
+        wrong.push(format!("echoes {echoes:?}, expected {:?}", expect.echoes));
     }
     if let Some(stop) = &expect.stop {
         if &turn.stop_reason != stop {

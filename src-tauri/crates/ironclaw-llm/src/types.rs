@@ -84,6 +84,11 @@ pub struct ToolCall {
     /// Raw JSON text exactly as the model produced it. It may be malformed: callers validate it
     /// and report problems back to the model as an error tool result.
     pub arguments: String,
+    /// JSON the provider attached to the call and wants back verbatim with it in later requests:
+    /// Gemini's `extra_content` holds the thought signature, without which Gemini 3 rejects the
+    /// next request of a tool turn with HTTP 400. Opaque to IronClaw, kept as text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub echo: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -117,6 +122,12 @@ pub enum StreamEvent {
     ToolCallDelta {
         index: usize,
         arguments: String,
+    },
+    /// Provider data to send back with the call started with the same index (see
+    /// [`ToolCall::echo`]).
+    ToolCallEcho {
+        index: usize,
+        json: String,
     },
     Done {
         stop_reason: StopReason,
@@ -170,6 +181,7 @@ mod tests {
                     id: "c1".into(),
                     name: "run".into(),
                     arguments: "{}".into(),
+                    echo: None,
                 }],
             ),
             Message::tool_result("c1", "ok", false),

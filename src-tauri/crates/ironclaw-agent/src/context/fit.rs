@@ -176,6 +176,7 @@ mod tests {
                     id: format!("c-{user}"),
                     name: "run_code".into(),
                     arguments: "{}".into(),
+                    echo: None,
                 }],
             ),
             Message::tool_result(format!("c-{user}"), output, false),

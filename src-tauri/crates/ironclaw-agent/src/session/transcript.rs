@@ -66,6 +66,7 @@ pub(super) fn rebuild(history: &History, conversation: ConversationId) -> Result
                         id: c.tool_call.model_call_id.clone(),
                         name: c.tool_call.name.clone(),
                         arguments: c.tool_call.arguments.clone(),
+                        echo: c.tool_call.echo.clone(),
                     })
                     .collect();
                 if content.is_empty() && tool_calls.is_empty() {

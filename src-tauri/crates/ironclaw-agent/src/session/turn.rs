@@ -181,6 +181,7 @@ async fn steps(
                     name: call.name.clone(),
                     arguments: call.arguments.clone(),
                     arguments_parsed: tools::decode(&call.name, &call.arguments).is_ok(),
+                    echo: call.echo.clone(),
                 })
                 .map_err(|e| StepError::Failed(format!("could not record the tool call: {e}")))?;
             let handled = run_code::handle(inner, turn_id, recorded.id, call, cancel).await;
@@ -342,6 +343,7 @@ async fn refuse_cut_calls(
                 name: call.name.clone(),
                 arguments: call.arguments.clone(),
                 arguments_parsed: false,
+                echo: call.echo.clone(),
             })
             .map_err(|e| StepError::Failed(format!("could not record the tool call: {e}")))?;
     }

@@ -35,6 +35,7 @@ impl Bench {
             id: id.clone(),
             name: "run_code".into(),
             arguments: args.concat(),
+            echo: None,
         };
         let reply = Reply::tool_calls(vec![ScriptedCall::new(&id, "run_code", args)]);
         (reply, call)

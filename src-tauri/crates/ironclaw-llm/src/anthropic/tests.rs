@@ -120,11 +120,13 @@ async fn tool_use_input_split_over_deltas_is_reassembled_after_the_text() {
                 id: "toolu_1".into(),
                 name: "run_python".into(),
                 arguments: "{\"code\": \"print(1)\"}".into(),
+                echo: None,
             },
             ToolCall {
                 id: "toolu_2".into(),
                 name: "read_file".into(),
                 arguments: "{\"path\":\"a\"}".into(),
+                echo: None,
             },
         ]
     );

@@ -122,11 +122,13 @@ mod tests {
                             id: "toolu_1".into(),
                             name: "run_python".into(),
                             arguments: r#"{"code":"print(1)"}"#.into(),
+                            echo: None,
                         },
                         ToolCall {
                             id: "toolu_2".into(),
                             name: "run_python".into(),
                             arguments: r#"{"code":"#.into(),
+                            echo: None,
                         },
                     ],
                 ),
@@ -188,6 +190,7 @@ mod tests {
                     id: "t".into(),
                     name: "now".into(),
                     arguments: String::new(),
+                    echo: None,
                 }],
             ),
         ]);

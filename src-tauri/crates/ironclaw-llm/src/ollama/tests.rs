@@ -34,6 +34,7 @@ async fn the_native_api_gets_num_ctx_the_system_prompt_first_and_named_tool_resu
             id: "c0".into(),
             name: "run_python".into(),
             arguments: r#"{"code":"1"}"#.into(),
+            echo: None,
         }],
     ));
     req.messages.push(Message::tool_result("c0", "1", false));

@@ -52,6 +52,8 @@ struct WireToolCall {
     index: Option<usize>,
     id: Option<String>,
     function: Option<WireFunction>,
+    /// Gemini's thought signature (`{"google": {"thought_signature": …}}`), owed back verbatim.
+    extra_content: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -178,6 +180,12 @@ impl OpenAiDecoder {
             }
         };
         self.last_call = Some(ordinal);
+        if let Some(extra) = call.extra_content.filter(|v| !v.is_null()) {
+            out.push_back(StreamEvent::ToolCallEcho {
+                index: ordinal,
+                json: extra.to_string(),
+            });
+        }
         if let Some(arguments) = arguments.filter(|a| !a.is_empty()) {
             out.push_back(StreamEvent::ToolCallDelta {
                 index: ordinal,

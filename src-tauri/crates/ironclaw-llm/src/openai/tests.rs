@@ -121,6 +121,7 @@ async fn tool_call_arguments_split_over_deltas_are_reassembled() {
             id: "call_1".into(),
             name: "run_python".into(),
             arguments: "{\"code\": \"print(1)\"}".into(),
+            echo: None,
         }]
     );
     assert_eq!(turn.stop_reason, StopReason::ToolUse);

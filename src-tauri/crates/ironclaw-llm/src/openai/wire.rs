@@ -69,11 +69,18 @@ fn message(message: &Message) -> Value {
                 let calls = tool_calls
                     .iter()
                     .map(|call| {
-                        json!({
+                        let mut wire = json!({
                             "id": call.id,
                             "type": "function",
                             "function": {"name": call.name, "arguments": call.arguments},
-                        })
+                        });
+                        // Only what the provider itself sent; anything that no longer parses is
+                        // dropped rather than sent as a string the provider never wrote.
+                        let echo = call.echo.as_deref().map(serde_json::from_str::<Value>);
+                        if let (Some(Ok(extra)), Some(obj)) = (echo, wire.as_object_mut()) {
+                            obj.insert("extra_content".into(), extra);
+                        }
+                        wire
                     })
                     .collect();
                 out.insert("tool_calls".into(), Value::Array(calls));
@@ -115,6 +122,7 @@ mod tests {
                         id: "call_1".into(),
                         name: "run_python".into(),
                         arguments: r#"{"code":"print(1)"}"#.into(),
+                        echo: None,
                     }],
                 ),
                 Message::tool_result("call_1", "1\n", false),
@@ -124,6 +132,7 @@ mod tests {
                         id: "call_2".into(),
                         name: "run_python".into(),
                         arguments: r#"{"code":"#.into(),
+                        echo: None,
                     }],
                 ),
                 Message::tool_result("call_2", "arguments are not valid JSON", true),
@@ -190,5 +199,39 @@ mod tests {
                 "messages": [{"role": "user", "content": "hi"}],
             })
         );
+    }
+
+    #[test]
+    fn provider_data_goes_back_with_its_call_and_unparseable_data_does_not() {
+        let call = |id: &str, echo: Option<&str>| ToolCall {
+            id: id.into(),
+            name: "run_code".into(),
+            arguments: "{}".into(),
+            echo: echo.map(str::to_string),
+        };
+        let req = ChatRequest {
+            model: "m".into(),
+            system: String::new(),
+            messages: vec![Message::assistant(
+                "",
+                vec![
+                    call("a", Some(r#"{"google":{"thought_signature":"c2ln"}}"#)),
+                    call("b", Some("{not json")),
+                    call("c", None),
+                ],
+            )],
+            tools: vec![],
+            max_tokens: None,
+            temperature: None,
+            context_window: None,
+        };
+        let body = request_body(&req);
+        let calls = &body["messages"][0]["tool_calls"];
+        assert_eq!(
+            calls[0]["extra_content"],
+            json!({"google": {"thought_signature": "c2ln"}})
+        );
+        assert!(calls[1].get("extra_content").is_none(), "{body}");
+        assert!(calls[2].get("extra_content").is_none(), "{body}");
     }
 }

@@ -141,12 +141,13 @@ impl History {
             arguments: new.arguments.clone(),
             arguments_parsed: new.arguments_parsed,
             created_at: Timestamp::now(),
+            echo: new.echo.clone(),
         };
         self.write(|tx| {
             // Checked here for a clear NotFound; the foreign key would only say "constraint".
             get_message(tx, new.message_id)?;
             tx.execute(
-                &format!("INSERT INTO tool_calls ({TOOL_CALL_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"),
+                &format!("INSERT INTO tool_calls ({TOOL_CALL_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"),
                 params![
                     call.id,
                     call.message_id,
@@ -154,7 +155,8 @@ impl History {
                     call.name,
                     call.arguments,
                     call.arguments_parsed,
-                    call.created_at
+                    call.created_at,
+                    call.echo
                 ],
             )?;
             Ok(())

@@ -213,6 +213,12 @@ CREATE TABLE run_checkpoints (
 CREATE INDEX run_checkpoints_run ON run_checkpoints (run_id);
 "#;
 
+/// What a provider attached to a tool call and wants back verbatim (Gemini's thought signature);
+/// without it a conversation reopened mid tool turn is rejected by that provider.
+const V6_TOOL_CALL_ECHO: &str = r#"
+ALTER TABLE tool_calls ADD COLUMN echo TEXT;
+"#;
+
 /// Every migration, oldest first. The schema version is this list's length.
 const MIGRATIONS: &[&str] = &[
     V1_SCHEMA,
@@ -220,6 +226,7 @@ const MIGRATIONS: &[&str] = &[
     V3_RECONCILED,
     V4_ONE_SPELLING,
     V5_RUN_CHECKPOINTS,
+    V6_TOOL_CALL_ECHO,
 ];
 
 /// The schema version this build writes.
@@ -271,6 +278,28 @@ mod tests {
     fn user_version(conn: &Connection) -> i64 {
         conn.pragma_query_value(None, "user_version", |row| row.get(0))
             .unwrap()
+    }
+
+    #[test]
+    fn a_version_5_database_gains_the_tool_call_echo_column_and_keeps_its_calls() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for step in &MIGRATIONS[..5] {
+            conn.execute_batch(step).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 5).unwrap();
+        conn.execute_batch(
+            "PRAGMA foreign_keys = OFF;
+             INSERT INTO tool_calls (id, message_id, model_call_id, name, arguments, arguments_parsed, created_at)
+             VALUES ('t1', 'm1', 'call_1', 'run_code', '{}', 1, 0);",
+        )
+        .unwrap();
+        migrate(&mut conn, Path::new(":memory:")).unwrap();
+        let (name, echo): (String, Option<String>) = conn
+            .query_row("SELECT name, echo FROM tool_calls WHERE id = 't1'", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .unwrap();
+        assert_eq!((name.as_str(), echo), ("run_code", None));
     }
 
     #[test]

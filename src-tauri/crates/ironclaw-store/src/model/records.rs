@@ -86,6 +86,9 @@ pub struct ToolCall {
     pub arguments: String,
     pub arguments_parsed: bool,
     pub created_at: Timestamp,
+    /// Provider data owed back with the call (JSON text), see `ironclaw_llm::ToolCall::echo`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub echo: Option<String>,
 }
 
 /// What to store for a new tool call.
@@ -96,6 +99,7 @@ pub struct NewToolCall {
     pub name: String,
     pub arguments: String,
     pub arguments_parsed: bool,
+    pub echo: Option<String>,
 }
 
 /// A request to run code, and the decision on it.

@@ -92,6 +92,7 @@ fn run_code_exchange(
             name: "run_code".to_owned(),
             arguments: serde_json::json!({ "language": "python", "code": code }).to_string(),
             arguments_parsed: true,
+            echo: None,
         })
         .unwrap();
     let approval = history
