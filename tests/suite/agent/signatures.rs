@@ -47,7 +47,7 @@ async fn a_thought_signature_goes_back_with_its_call_in_the_turn_and_after_a_res
     // The attack on this test: the first request has no call, so an echo can only come from
     // the decoded stream.
     assert!(echoed(&requests[0].body).is_empty());
-    assert_eq!(echoed(&requests[1].body), [signature.clone()]);
+    assert_eq!(echoed(&requests[1].body), std::slice::from_ref(&signature));
 
     let Agent {
         env, conversation, ..
