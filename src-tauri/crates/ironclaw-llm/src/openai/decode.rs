@@ -27,6 +27,13 @@ struct Chunk {
     #[serde(default)]
     choices: Vec<Choice>,
     usage: Option<WireUsage>,
+    /// Groq's own envelope; its older API put the usage only here.
+    x_groq: Option<GroqExtra>,
+}
+
+#[derive(Deserialize)]
+struct GroqExtra {
+    usage: Option<WireUsage>,
 }
 
 #[derive(Deserialize)]
@@ -242,7 +249,8 @@ impl Decoder for OpenAiDecoder {
         let chunk: Chunk = serde_json::from_value(value).map_err(|err| {
             Error::malformed(&self.ctx.provider, format!("unexpected chunk: {err}"))
         })?;
-        if let Some(usage) = chunk.usage {
+        let groq_usage = chunk.x_groq.and_then(|extra| extra.usage);
+        if let Some(usage) = chunk.usage.or(groq_usage) {
             self.usage = Usage {
                 input_tokens: usage.prompt_tokens,
                 output_tokens: usage.completion_tokens,
