@@ -1,7 +1,8 @@
-//! Token counts without the model's tokenizer.
+//! Token counts: exact with the model family's tokenizer where IronClaw has it (OpenAI's, see
+//! [`super::tokenizer`]), else estimated.
 //!
 //! No maintained Rust crate covers the tokenizers of every model IronClaw talks to (local
-//! models bring their own), so counts are an estimate: one token per three bytes of UTF-8,
+//! models bring their own), so elsewhere counts are an estimate: one token per three bytes of UTF-8,
 //! which over-counts English prose (about four characters a token) and code, and matches
 //! CJK text (three bytes a character, about one token each). Each message adds a few tokens
 //! of framing. Once the provider reports how many prompt tokens it counted, a tokenizer less
@@ -10,6 +11,8 @@
 //! under-count is what overflows a window.
 
 use ironclaw_llm::{Message, ToolSpec};
+
+use super::tokenizer::Family;
 
 const BYTES_PER_TOKEN: f64 = 3.0;
 /// Role markers and separators around each message.
@@ -20,58 +23,75 @@ const MARGIN: f64 = 1.1;
 #[derive(Debug, Clone, Copy)]
 pub struct Estimator {
     scale: f64,
+    /// The model's tokenizer family, when IronClaw has it; counts are exact once it is loaded.
+    family: Option<Family>,
 }
 
 impl Default for Estimator {
     fn default() -> Self {
-        Estimator { scale: 1.0 }
+        Estimator {
+            scale: 1.0,
+            family: None,
+        }
     }
 }
 
 impl Estimator {
-    fn raw_text(text: &str) -> u64 {
-        (text.len() as f64 / BYTES_PER_TOKEN).ceil() as u64
+    /// Counts for `model`: exact when its family's tokenizer is loaded.
+    pub fn for_model(mut self, model: &str) -> Self {
+        self.family = Family::of(model);
+        self
     }
 
-    fn raw_message(message: &Message) -> u64 {
+    pub fn family(&self) -> Option<Family> {
+        self.family
+    }
+
+    fn raw_text(&self, text: &str) -> u64 {
+        self.family
+            .and_then(|f| f.count(text))
+            .unwrap_or_else(|| (text.len() as f64 / BYTES_PER_TOKEN).ceil() as u64)
+    }
+
+    fn raw_message(&self, message: &Message) -> u64 {
         PER_MESSAGE
             + match message {
-                Message::User { content } => Self::raw_text(content),
+                Message::User { content } => self.raw_text(content),
                 Message::Assistant {
                     content,
                     tool_calls,
                 } => {
-                    Self::raw_text(content)
+                    self.raw_text(content)
                         + tool_calls
                             .iter()
                             .map(|c| {
                                 PER_MESSAGE
-                                    + Self::raw_text(&c.id)
-                                    + Self::raw_text(&c.name)
-                                    + Self::raw_text(&c.arguments)
+                                    + self.raw_text(&c.id)
+                                    + self.raw_text(&c.name)
+                                    + self.raw_text(&c.arguments)
                             })
                             .sum::<u64>()
                 }
                 Message::Tool {
                     call_id, content, ..
-                } => Self::raw_text(call_id) + Self::raw_text(content),
+                } => self.raw_text(call_id) + self.raw_text(content),
             }
     }
 
-    fn raw_request(system: &str, tools: &[ToolSpec], messages: &[Message]) -> u64 {
+    fn raw_request(&self, system: &str, tools: &[ToolSpec], messages: &[Message]) -> u64 {
         let tools: u64 = tools
             .iter()
             .map(|t| {
                 PER_MESSAGE
-                    + Self::raw_text(&t.name)
-                    + Self::raw_text(&t.description)
-                    + Self::raw_text(&t.parameters.to_string())
+                    + self.raw_text(&t.name)
+                    + self.raw_text(&t.description)
+                    + self.raw_text(&t.parameters.to_string())
             })
             .sum();
         PER_MESSAGE
-            + Self::raw_text(system)
+            + self.raw_text(system)
             + tools
-            + messages.iter().map(Self::raw_message).sum::<u64>()
+            + messages.iter().map(|m| self.raw_message(m)).sum::<u64>()
     }
 
     fn scaled(&self, raw: u64) -> u64 {
@@ -79,15 +99,15 @@ impl Estimator {
     }
 
     pub fn text(&self, text: &str) -> u64 {
-        self.scaled(Self::raw_text(text))
+        self.scaled(self.raw_text(text))
     }
 
     pub fn message(&self, message: &Message) -> u64 {
-        self.scaled(Self::raw_message(message))
+        self.scaled(self.raw_message(message))
     }
 
     pub fn request(&self, system: &str, tools: &[ToolSpec], messages: &[Message]) -> u64 {
-        self.scaled(Self::raw_request(system, tools, messages))
+        self.scaled(self.raw_request(system, tools, messages))
     }
 
     /// Learns from the provider's own count for a request (`reported` prompt tokens). Counts
@@ -99,7 +119,7 @@ impl Estimator {
         messages: &[Message],
         reported: u64,
     ) {
-        let raw = Self::raw_request(system, tools, messages);
+        let raw = self.raw_request(system, tools, messages);
         if reported == 0 || raw == 0 {
             return;
         }
@@ -129,5 +149,23 @@ mod tests {
         assert_eq!(e.request("", &[], &messages), after);
         e.calibrate("", &[], &messages, 10);
         assert_eq!(e.request("", &[], &messages), before);
+    }
+
+    #[test]
+    fn an_openai_model_is_counted_with_its_tokenizer_once_it_is_loaded() {
+        let prose = Message::user("The quick brown fox jumps over the lazy dog. ".repeat(300));
+        let estimate = Estimator::default().request("You are IronClaw.", &[], std::slice::from_ref(&prose));
+        let e = Estimator::default().for_model("gpt-4o");
+        assert_eq!(e.family(), Some(Family::O200k));
+        assert!(Family::O200k.load_now());
+        let exact = e.request("You are IronClaw.", &[], &[prose]);
+        // 10 tokens a sentence, 300 of them, plus the system prompt and framing.
+        assert!((3000..3100).contains(&exact), "{exact}");
+        assert!(
+            exact * 4 < estimate * 3,
+            "{exact} vs the estimate's {estimate}"
+        );
+        // A model without a tokenizer here keeps the estimate.
+        assert_eq!(Estimator::default().for_model("llama3.1:8b").family(), None);
     }
 }

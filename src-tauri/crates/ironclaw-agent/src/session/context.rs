@@ -37,7 +37,7 @@ pub(super) async fn prepare(
     cancel: &CancellationToken,
 ) -> Result<ChatRequest, StepError> {
     let window = rt.context_window.tokens;
-    let estimator = estimator(inner);
+    let estimator = estimator(inner, &rt.model);
     let harder = effort == Effort::Harder;
     let transcript = inner.transcript.lock().await.clone();
     let mut compaction = inner.compaction.lock().await.clone();
@@ -78,6 +78,13 @@ pub(super) async fn prepare(
     }
     if !fitted.fits() {
         return Err(StepError::Failed(too_big(rt, &fitted)));
+    }
+    // Past half the budget the estimate's over-count starts to cost context: get the exact
+    // tokenizer ready for the next request.
+    if let Some(family) = estimator.family() {
+        if fitted.tokens.saturating_mul(2) > fitted.budget && !family.is_loaded() {
+            family.load_in_background();
+        }
     }
     if fitted.cut_outputs > 0 {
         tracing::info!(
@@ -147,8 +154,14 @@ pub(super) fn learn(inner: &Inner, request: &ChatRequest, reported_input_tokens:
     }
 }
 
-fn estimator(inner: &Inner) -> Estimator {
-    inner.estimator.lock().map(|e| *e).unwrap_or_default()
+fn estimator(inner: &Inner, model: &str) -> Estimator {
+    match inner.estimator.lock() {
+        Ok(mut e) => {
+            *e = e.for_model(model);
+            *e
+        }
+        Err(_) => Estimator::default().for_model(model),
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
