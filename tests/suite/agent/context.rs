@@ -4,7 +4,7 @@
 //! counts more tokens than IronClaw estimated gets a harder-compacted retry. The scripted
 //! server enforces the window with the real services' errors, so an overflow fails the test.
 
-use ironclaw_llm::testing::{ContextLimit, RecordedRequest};
+use ironclaw_llm::testing::{ContextLimit, RecordedRequest, OLLAMA_DEFAULT_NUM_CTX};
 use ironclaw_protocol::{AgentEvent, ApprovalPolicy, TurnOutcome};
 use ironclaw_store::MessageRole;
 use ironclaw_tests::agent::*;
@@ -350,4 +350,66 @@ async fn a_window_too_small_for_one_round_trip_is_said_once() {
     assert_eq!(notes.len(), 1, "{notes:?}");
     assert!(notes[0].contains("too small"), "{notes:?}");
     assert!(notes[0].contains("2048 tokens"), "{notes:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ironclaw_chat_with_ollama_takes_the_window_from_the_model_and_sends_it_every_time() {
+    let env = TestEnv::new().await;
+    let (server, base) = ironclaw_llm::testing::ScriptedServer::start()
+        .await
+        .expect("scripted server");
+    let model = "qwen3:8b";
+    // Above Ollama's default window and below any memory cap (8,192 on the smallest machine),
+    // so only `/api/show` can be where IronClaw learnt it.
+    let window = 8_000;
+    server.set_models([model]);
+    server.set_model_context_length(window);
+    let limit = ContextLimit {
+        tokens: window,
+        bytes_per_token: 3.0,
+    };
+    server.enforce_window(limit);
+    server.push_all([says("Read it."), says("Still here.")]);
+    // About 5,300 tokens of request: more than Ollama's default window would keep.
+    let long = "the numbers in row seven are wrong ".repeat(400);
+    let mut cmd = env.cli();
+    cmd.args([
+        "chat",
+        "--provider",
+        "ollama",
+        "--base-url",
+        &base,
+        "--model",
+        model,
+        "--deny-all",
+        "-m",
+        &long,
+        "-m",
+        "and now?",
+    ]);
+    cmd.stdin(std::process::Stdio::null());
+    let out = tokio::time::timeout(EVENT_GUARD, tokio::process::Command::from(cmd).output())
+        .await
+        .expect("ironclaw chat finished")
+        .expect("run ironclaw chat");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "stdout: {stdout}\nstderr: {stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "model {model} (context window {window} tokens, as the provider reports it"
+        )),
+        "{stderr}"
+    );
+    assert!(stdout.contains("Still here."), "{stdout}");
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 2, "{requests:?}");
+    for request in &requests {
+        assert_eq!(request.path, "/api/chat");
+        // The attack: each request is longer than Ollama's default window...
+        assert!(limit.count(&request.body) > OLLAMA_DEFAULT_NUM_CTX);
+        // ...and yet nothing was cut, because the window went with it.
+        assert_eq!(request.body["options"]["num_ctx"], window, "{}", request.body);
+        assert!(!request.truncated);
+    }
 }

@@ -12,14 +12,20 @@ use pretty_assertions::assert_eq;
 /// (`finish_reason: "length"`). Its arguments are valid JSON, as when a server repairs a cut
 /// call: nothing in them shows the code is not what the model meant.
 fn cut_off_call(id: &str) -> Reply {
+    cut_off_shell_call(id, "rm -rf /workspace/old")
+}
+
+/// [`cut_off_call`] with `code` (no quotes or backslashes) as its shell code.
+fn cut_off_shell_call(id: &str, code: &str) -> Reply {
     let body = format!(
         concat!(
             "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"role\":\"assistant\",\"tool_calls\":[{{\"index\":0,\"id\":\"{id}\",\"type\":\"function\",\"function\":{{\"name\":\"run_code\",\"arguments\":\"\"}}}}]}}}}]}}\n\n",
-            "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":0,\"function\":{{\"arguments\":\"{{\\\"language\\\": \\\"shell\\\", \\\"code\\\": \\\"rm -rf /workspace/old\\\"}}\"}}}}]}}}}]}}\n\n",
+            "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":0,\"function\":{{\"arguments\":\"{{\\\"language\\\": \\\"shell\\\", \\\"code\\\": \\\"{code}\\\"}}\"}}}}]}}}}]}}\n\n",
             "data: {{\"choices\":[{{\"index\":0,\"delta\":{{}},\"finish_reason\":\"length\"}}]}}\n\n",
             "data: [DONE]\n\n"
         ),
-        id = id
+        id = id,
+        code = code
     );
     Reply::recorded(body, false)
 }
@@ -195,4 +201,57 @@ async fn thinking_is_streamed_to_the_person_and_never_sent_back_to_the_model() {
     let second = agent.requests()[1].body.to_string();
     assert!(second.contains("Four."), "{second}");
     assert!(!second.contains("PRIVATE-THOUGHT"), "{second}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ironclaw_chat_never_runs_code_cut_off_at_the_output_limit_even_when_nothing_asks() {
+    let env = ironclaw_tests::TestEnv::new().await;
+    let (server, base) = ironclaw_llm::testing::ScriptedServer::start()
+        .await
+        .expect("scripted server");
+    // Under never-ask a complete call would run at once: the control proves the path is open.
+    server.push_all([
+        asks_to_run("call_ok", "shell", "touch /workspace/probe-control"),
+        says("Done."),
+        cut_off_shell_call("call_cut", "touch /workspace/probe-cut"),
+        says("I will do it in smaller steps."),
+    ]);
+    let mut cmd = env.cli();
+    cmd.args([
+        "chat",
+        "--provider",
+        "openai",
+        "--base-url",
+        &format!("{base}/v1"),
+        "--model",
+        MODEL,
+        "--policy",
+        "never-ask",
+        "-m",
+        "make the control file",
+        "-m",
+        "clean up the old folder",
+    ]);
+    cmd.stdin(std::process::Stdio::null());
+    let out = tokio::time::timeout(EVENT_GUARD, tokio::process::Command::from(cmd).output())
+        .await
+        .expect("ironclaw chat finished")
+        .expect("run ironclaw chat");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "stdout: {stdout}\nstderr: {stderr}");
+    assert_eq!(
+        find_files_named(env.root(), "probe-control").len(),
+        1,
+        "the control run did not happen: {stderr}"
+    );
+    assert!(find_files_named(env.root(), "probe-cut").is_empty());
+    assert!(stderr.contains("nothing ran"), "{stderr}");
+    assert!(stdout.contains("I will do it in smaller steps."), "{stdout}");
+    let results = tool_results(&server.chat_requests()[3]);
+    assert!(
+        results.iter().any(|r| r.contains("output token limit")),
+        "{results:?}"
+    );
+    assert_eq!(server.chat_requests().len(), 4);
 }
