@@ -594,3 +594,21 @@ pub fn ended_runs(
         })
         .collect()
 }
+
+/// `ironclaw chat` as a real process in `env`: `args` after `chat`, stdin closed. Returns its
+/// stdout and stderr once it has exited, which it must do successfully within
+/// [`EVENT_GUARD`].
+pub async fn chat_cli(env: &TestEnv, args: &[&str]) -> (String, String) {
+    let mut cmd = env.cli();
+    cmd.arg("chat").args(args).stdin(std::process::Stdio::null());
+    let mut cmd = tokio::process::Command::from(cmd);
+    cmd.kill_on_drop(true);
+    let out = tokio::time::timeout(EVENT_GUARD, cmd.output())
+        .await
+        .expect("ironclaw chat finished")
+        .expect("run ironclaw chat");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "stdout: {stdout}\nstderr: {stderr}");
+    (stdout, stderr)
+}

@@ -116,9 +116,9 @@ async fn ironclaw_chat_with_an_ollama_model_without_tools_asks_to_run_its_code_b
         Reply::text(["I will list the files.\n```bash\nls /workspace\n```"]),
         says("You did not want that; fine."),
     ]);
-    let mut cmd = env.cli();
-    cmd.args([
-        "chat",
+    let (stdout, stderr) = chat_cli(
+        &env,
+        &[
         "--provider",
         "ollama",
         "--base-url",
@@ -128,15 +128,9 @@ async fn ironclaw_chat_with_an_ollama_model_without_tools_asks_to_run_its_code_b
         "--deny-all",
         "-m",
         "what is in my folder?",
-    ]);
-    cmd.stdin(std::process::Stdio::null());
-    let out = tokio::time::timeout(EVENT_GUARD, tokio::process::Command::from(cmd).output())
-        .await
-        .expect("ironclaw chat finished")
-        .expect("run ironclaw chat");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "stdout: {stdout}\nstderr: {stderr}");
+        ],
+    )
+    .await;
     assert!(stderr.contains("no tool calling"), "{stderr}");
     assert!(stdout.contains("You did not want that; fine."), "{stdout}");
     let requests = server.chat_requests();

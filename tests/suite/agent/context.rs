@@ -240,31 +240,26 @@ async fn ironclaw_chat_names_the_window_says_when_it_compacts_and_explains_a_ref
         ),
         false,
     ));
-    let mut cmd = env.cli();
-    cmd.args([
-        "chat",
+    let base = format!("{base}/v1");
+    let mut args = vec![
         "--provider",
         "openai",
         "--base-url",
-        &format!("{base}/v1"),
+        &base,
         "--model",
         MODEL,
         "--context-window",
         "4096",
         "--deny-all",
-    ]);
-    for turn in 0..6 {
-        cmd.args(["-m", &format!("question {turn}: {words}")]);
+    ];
+    let questions: Vec<String> = (0..6)
+        .map(|turn| format!("question {turn}: {words}"))
+        .collect();
+    for question in &questions {
+        args.extend(["-m", question.as_str()]);
     }
-    cmd.args(["-m", "the forbidden thing"]);
-    cmd.stdin(std::process::Stdio::null());
-    let out = tokio::time::timeout(EVENT_GUARD, tokio::process::Command::from(cmd).output())
-        .await
-        .expect("ironclaw chat finished")
-        .expect("run ironclaw chat");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "stdout: {stdout}\nstderr: {stderr}");
+    args.extend(["-m", "the forbidden thing"]);
+    let (stdout, stderr) = chat_cli(&env, &args).await;
     assert!(
         stderr.contains("context window 4096 tokens, from your setting"),
         "{stderr}"
@@ -372,29 +367,23 @@ async fn ironclaw_chat_with_ollama_takes_the_window_from_the_model_and_sends_it_
     server.push_all([says("Read it."), says("Still here.")]);
     // About 5,300 tokens of request: more than Ollama's default window would keep.
     let long = "the numbers in row seven are wrong ".repeat(400);
-    let mut cmd = env.cli();
-    cmd.args([
-        "chat",
-        "--provider",
-        "ollama",
-        "--base-url",
-        &base,
-        "--model",
-        model,
-        "--deny-all",
-        "-m",
-        &long,
-        "-m",
-        "and now?",
-    ]);
-    cmd.stdin(std::process::Stdio::null());
-    let out = tokio::time::timeout(EVENT_GUARD, tokio::process::Command::from(cmd).output())
-        .await
-        .expect("ironclaw chat finished")
-        .expect("run ironclaw chat");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "stdout: {stdout}\nstderr: {stderr}");
+    let (stdout, stderr) = chat_cli(
+        &env,
+        &[
+            "--provider",
+            "ollama",
+            "--base-url",
+            &base,
+            "--model",
+            model,
+            "--deny-all",
+            "-m",
+            &long,
+            "-m",
+            "and now?",
+        ],
+    )
+    .await;
     assert!(
         stderr.contains(&format!(
             "model {model} (context window {window} tokens, as the provider reports it"

@@ -216,9 +216,9 @@ async fn ironclaw_chat_never_runs_code_cut_off_at_the_output_limit_even_when_not
         cut_off_shell_call("call_cut", "touch /workspace/probe-cut"),
         says("I will do it in smaller steps."),
     ]);
-    let mut cmd = env.cli();
-    cmd.args([
-        "chat",
+    let (stdout, stderr) = chat_cli(
+        &env,
+        &[
         "--provider",
         "openai",
         "--base-url",
@@ -231,15 +231,9 @@ async fn ironclaw_chat_never_runs_code_cut_off_at_the_output_limit_even_when_not
         "make the control file",
         "-m",
         "clean up the old folder",
-    ]);
-    cmd.stdin(std::process::Stdio::null());
-    let out = tokio::time::timeout(EVENT_GUARD, tokio::process::Command::from(cmd).output())
-        .await
-        .expect("ironclaw chat finished")
-        .expect("run ironclaw chat");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "stdout: {stdout}\nstderr: {stderr}");
+        ],
+    )
+    .await;
     assert_eq!(
         find_files_named(env.root(), "probe-control").len(),
         1,
