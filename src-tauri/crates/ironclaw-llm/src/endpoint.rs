@@ -100,6 +100,30 @@ pub(crate) fn normalize_base_url(base_url: &str) -> Result<String> {
     Ok(base_url.trim().trim_end_matches('/').to_string())
 }
 
+/// The builder methods of every provider that talks through an [`Endpoint`] field named
+/// `endpoint`, written once.
+macro_rules! endpoint_builders {
+    ($provider:ty) => {
+        impl $provider {
+            /// An extra header on every request, e.g. OpenRouter's `HTTP-Referer`.
+            pub fn with_header(mut self, name: &str, value: &str) -> $crate::error::Result<Self> {
+                self.endpoint.set_header(name, value)?;
+                Ok(self)
+            }
+
+            /// Timeouts, retries and the idle limit for this provider's requests.
+            pub fn with_options(
+                mut self,
+                options: $crate::http::HttpOptions,
+            ) -> $crate::error::Result<Self> {
+                self.endpoint.set_options(options)?;
+                Ok(self)
+            }
+        }
+    };
+}
+pub(crate) use endpoint_builders;
+
 #[cfg(test)]
 mod tests {
     use pretty_assertions::assert_eq;

@@ -14,9 +14,9 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use crate::endpoint::Endpoint;
+use crate::endpoint::{endpoint_builders, Endpoint};
 use crate::error::{Error, Result};
-use crate::http::{root_cause, EventStream, HttpOptions};
+use crate::http::{root_cause, EventStream};
 use crate::openai::model_ids;
 use crate::provider::Provider;
 use crate::types::ChatRequest;
@@ -48,16 +48,6 @@ impl Ollama {
         self.window_cap = tokens.max(1024);
         self
     }
-
-    pub fn with_header(mut self, name: &str, value: &str) -> Result<Self> {
-        self.endpoint.set_header(name, value)?;
-        Ok(self)
-    }
-
-    pub fn with_options(mut self, options: HttpOptions) -> Result<Self> {
-        self.endpoint.set_options(options)?;
-        Ok(self)
-    }
 }
 
 /// A window that a machine with this much memory runs without swapping, for the models people
@@ -79,6 +69,8 @@ fn total_memory_bytes() -> Option<u64> {
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
 }
+
+endpoint_builders!(Ollama);
 
 #[async_trait]
 impl Provider for Ollama {

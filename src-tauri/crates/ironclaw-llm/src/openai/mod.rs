@@ -13,9 +13,9 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::api_key::ApiKey;
-use crate::endpoint::Endpoint;
+use crate::endpoint::{endpoint_builders, Endpoint};
 use crate::error::{Error, Result};
-use crate::http::{EventStream, HttpOptions};
+use crate::http::EventStream;
 use crate::provider::Provider;
 use crate::types::ChatRequest;
 
@@ -49,21 +49,12 @@ impl OpenAiCompatible {
         self
     }
 
-    /// An extra header on every request, e.g. OpenRouter's `HTTP-Referer`.
-    pub fn with_header(mut self, name: &str, value: &str) -> Result<Self> {
-        self.endpoint.set_header(name, value)?;
-        Ok(self)
-    }
-
-    pub fn with_options(mut self, options: HttpOptions) -> Result<Self> {
-        self.endpoint.set_options(options)?;
-        Ok(self)
-    }
-
     pub fn base_url(&self) -> &str {
         &self.endpoint.base_url
     }
 }
+
+endpoint_builders!(OpenAiCompatible);
 
 #[async_trait]
 impl Provider for OpenAiCompatible {
