@@ -3,10 +3,13 @@
 use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
 use reqwest::RequestBuilder;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use crate::classify::ErrorContext;
 use crate::error::{Error, Result};
-use crate::http::{HttpOptions, Transport};
+use crate::http::{Decoder, EventStream, HttpOptions, Transport};
+use crate::types::ChatRequest;
 
 #[derive(Debug, Clone)]
 pub(crate) struct Endpoint {
@@ -56,6 +59,40 @@ impl Endpoint {
 
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base_url)
+    }
+
+    /// POSTs `body` (the wire format's rendering of `req`) to `path` and decodes the answer as
+    /// it streams, retrying what the transport retries, inside an `llm.stream` span.
+    pub async fn stream_chat<D: Decoder>(
+        &self,
+        req: &ChatRequest,
+        path: &str,
+        body: &serde_json::Value,
+        decoder: impl Fn(ErrorContext) -> D,
+        cancel: &CancellationToken,
+    ) -> Result<EventStream> {
+        let span = tracing::info_span!(
+            "llm.stream",
+            provider = %self.id,
+            model = %req.model,
+            messages = req.messages.len(),
+            tools = req.tools.len(),
+            window = req.context_window,
+        );
+        let url = self.url(path);
+        let ctx = self.context(&req.model, &url);
+        let body = serde_json::to_vec(body)
+            .map(Bytes::from)
+            .map_err(|err| Error::malformed(&ctx.provider, err))?;
+        self.transport
+            .open_stream(
+                &ctx,
+                || self.post_json(&url, &body),
+                || decoder(ctx.clone()),
+                cancel,
+            )
+            .instrument(span)
+            .await
     }
 
     pub fn context(&self, model: &str, url: &str) -> ErrorContext {

@@ -7,7 +7,6 @@ mod wire;
 mod tests;
 
 use async_trait::async_trait;
-use bytes::Bytes;
 use reqwest::header::HeaderName;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
@@ -63,27 +62,9 @@ impl Provider for Anthropic {
     }
 
     async fn stream(&self, req: &ChatRequest, cancel: CancellationToken) -> Result<EventStream> {
-        let span = tracing::info_span!(
-            "llm.stream",
-            provider = %self.endpoint.id,
-            model = %req.model,
-            messages = req.messages.len(),
-            tools = req.tools.len(),
-        );
-        let url = self.endpoint.url("/v1/messages");
-        let ctx = self.endpoint.context(&req.model, &url);
-        let body = serde_json::to_vec(&wire::request_body(req))
-            .map(Bytes::from)
-            .map_err(|err| Error::malformed(&ctx.provider, err))?;
+        let body = wire::request_body(req);
         self.endpoint
-            .transport
-            .open_stream(
-                &ctx,
-                || self.endpoint.post_json(&url, &body),
-                || AnthropicDecoder::new(ctx.clone()),
-                &cancel,
-            )
-            .instrument(span)
+            .stream_chat(req, "/v1/messages", &body, AnthropicDecoder::new, &cancel)
             .await
     }
 

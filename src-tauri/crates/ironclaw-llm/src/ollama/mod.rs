@@ -83,28 +83,9 @@ impl Provider for Ollama {
     }
 
     async fn stream(&self, req: &ChatRequest, cancel: CancellationToken) -> Result<EventStream> {
-        let span = tracing::info_span!(
-            "llm.stream",
-            provider = %self.endpoint.id,
-            model = %req.model,
-            messages = req.messages.len(),
-            tools = req.tools.len(),
-            num_ctx = req.context_window,
-        );
-        let url = self.endpoint.url("/api/chat");
-        let ctx = self.endpoint.context(&req.model, &url);
-        let body = serde_json::to_vec(&wire::request_body(req, req.context_window))
-            .map(Bytes::from)
-            .map_err(|err| Error::malformed(&ctx.provider, err))?;
+        let body = wire::request_body(req, req.context_window);
         self.endpoint
-            .transport
-            .open_stream(
-                &ctx,
-                || self.endpoint.post_json(&url, &body),
-                || OllamaDecoder::new(ctx.clone()),
-                &cancel,
-            )
-            .instrument(span)
+            .stream_chat(req, "/api/chat", &body, OllamaDecoder::new, &cancel)
             .await
     }
 
