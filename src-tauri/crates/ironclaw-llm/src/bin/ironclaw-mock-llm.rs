@@ -3,7 +3,8 @@
 //! Usage: `ironclaw-mock-llm SCRIPT.json [--port PORT] [--log REQUESTS.jsonl]`
 //!
 //! The script is a [`ironclaw_llm::testing::Script`]:
-//! `{"replies": [{"type": "text", "chunks": ["Hel", "lo"]}], "models": ["mock"]}`.
+//! `{"replies": [{"type": "text", "chunks": ["Hel", "lo"]}], "models": ["mock"]}`, with
+//! `"toolless": [...]` for the answers to summary requests.
 //! The first line on stdout is the base URL (`http://127.0.0.1:PORT`); use `{base}/v1` as an
 //! OpenAI-compatible base URL or `{base}` as the Anthropic one. Runs until interrupted.
 
@@ -64,6 +65,9 @@ async fn main() -> anyhow::Result<()> {
             .await
             .with_context(|| format!("listening on 127.0.0.1:{}", args.port))?;
     server.push_all(script.replies);
+    for reply in script.toolless {
+        server.push_toolless(reply);
+    }
     if !script.models.is_empty() {
         server.set_models(script.models);
     }

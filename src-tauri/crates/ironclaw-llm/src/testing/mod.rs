@@ -44,6 +44,10 @@ pub struct Script {
     /// What the model lists show; `["scripted-model"]` when empty.
     #[serde(default)]
     pub models: Vec<String>,
+    /// Answers to requests that offer no tools (the summaries IronClaw asks for when it
+    /// compacts), kept apart so they never take a turn's answer.
+    #[serde(default)]
+    pub toolless: Vec<Reply>,
 }
 
 /// One request the server received.
