@@ -205,6 +205,28 @@ describe("whole screens against the fake backend", () => {
     expect(marker.textContent).toContain("We cleaned sales.csv.");
   });
 
+  it("names the instruction files in force, where each comes from, and a file it refused", async () => {
+    const { api } = await startApp();
+    const pill = q("instructions-chip");
+    expect(pill.hidden).toBe(true);
+    const user = { scope: "user", name: "AGENTS.md", path: "/home/ann/.config/ironclaw/AGENTS.md", bytes: 1200, cut: false, problem: null } as const;
+    api.emit("conv-sales", { type: "instructions", files: [user] });
+    expect(pill.hidden).toBe(false);
+    expect(pill.textContent).toBe("Instructions: AGENTS.md");
+    expect(pill.title).toContain("yours, for every conversation");
+    expect(pill.classList.contains("full")).toBe(false);
+    const planted = { scope: "workspace", name: "IRONCLAW.md", path: "/ws/IRONCLAW.md", bytes: 0, cut: false, problem: "it is a named pipe (FIFO), not a regular file" } as const;
+    const long = { scope: "workspace", name: "AGENTS.md", path: "/ws/AGENTS.md", bytes: 90000, cut: true, problem: null } as const;
+    api.emit("conv-sales", { type: "instructions", files: [user, long, planted] });
+    expect(pill.textContent).toBe("Instructions: 2");
+    expect(pill.classList.contains("full")).toBe(true);
+    expect(pill.title).toContain("code that runs can change it");
+    expect(pill.title).toContain("only the start is read");
+    expect(pill.title).toContain("not read: it is a named pipe (FIFO)");
+    api.emit("conv-sales", { type: "instructions", files: [] });
+    expect(pill.hidden).toBe(true);
+  });
+
   it("sidebar search asks list_conversations with the query", async () => {
     const { api } = await startApp();
     vi.useFakeTimers();

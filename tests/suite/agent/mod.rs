@@ -14,6 +14,7 @@ mod context;
 mod corpus;
 mod crash_and_audit;
 mod hidden_text;
+mod instructions;
 mod model_errors;
 mod policy;
 mod signatures;

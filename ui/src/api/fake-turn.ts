@@ -61,6 +61,10 @@ export async function runTurn(host: TurnHost, id: string, c: Conv, text: string)
   host.emit(id, { type: "turnStarted", conversationId: id, turnId });
   await host.tick(host.latency);
   const reply = replyFor(text);
+  // As the core does at a session's first turn when the workspace has an AGENTS.md.
+  if (c.items.length <= 1) {
+    host.emit(id, { type: "instructions", files: [{ scope: "workspace", name: "AGENTS.md", path: "~/.local/share/ironclaw/workspaces/demo/AGENTS.md", bytes: 412, cut: false, problem: null }] });
+  }
   // As the core does before each model request: how full the window is.
   host.emit(id, { type: "contextUsage", model: "qwen2.5-coder:7b", usedTokens: 2300 + 900 * c.items.length, windowTokens: 16384, windowSource: "as the provider reports it" });
   await streamText(host, id, c, reply.before, thinkingFor(text));

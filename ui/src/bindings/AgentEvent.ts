@@ -7,6 +7,7 @@ import type { DecidedBy } from "./DecidedBy";
 import type { ExecutionId } from "./ExecutionId";
 import type { FileChange } from "./FileChange";
 import type { HostDecision } from "./HostDecision";
+import type { InstructionFile } from "./InstructionFile";
 import type { Language } from "./Language";
 import type { MessageId } from "./MessageId";
 import type { OutputStream } from "./OutputStream";
@@ -20,7 +21,7 @@ export type AgentEvent = { "type": "turnStarted", conversationId: ConversationId
 /**
  * Where the window size comes from, for people to read ("known for this model").
  */
-windowSource: string, } | { "type": "compacted", summary: string, tokensBefore: number, tokensAfter: number, } | { "type": "assistantMessage", messageId: MessageId, text: string, } | { "type": "approvalRequested" } & ApprovalRequest | { "type": "approvalResolved", approvalId: ApprovalId, approved: boolean, decidedBy: DecidedBy, userEdited: boolean, auto: boolean, reason: string | null, } | { "type": "approvalExpired", approvalId: ApprovalId, reason: string, } | { "type": "decisionRejected", approvalId: ApprovalId, message: string, stillPending: boolean, } | { "type": "executionStarted", executionId: ExecutionId, 
+windowSource: string, } | { "type": "instructions", files: Array<InstructionFile>, } | { "type": "compacted", summary: string, tokensBefore: number, tokensAfter: number, } | { "type": "assistantMessage", messageId: MessageId, text: string, } | { "type": "approvalRequested" } & ApprovalRequest | { "type": "approvalResolved", approvalId: ApprovalId, approved: boolean, decidedBy: DecidedBy, userEdited: boolean, auto: boolean, reason: string | null, } | { "type": "approvalExpired", approvalId: ApprovalId, reason: string, } | { "type": "decisionRejected", approvalId: ApprovalId, message: string, stillPending: boolean, } | { "type": "executionStarted", executionId: ExecutionId, 
 /**
  * The run's place in the conversation, from 1: "run #3" in warnings refers to it.
  */

@@ -7,6 +7,7 @@ import type { ApprovalRequest } from "../bindings/ApprovalRequest";
 import type { ApprovalState } from "../bindings/ApprovalState";
 import type { ConversationView } from "../bindings/ConversationView";
 import type { HistoryItem } from "../bindings/HistoryItem";
+import type { InstructionFile } from "../bindings/InstructionFile";
 import type { HostDecision } from "../bindings/HostDecision";
 import { errorText } from "../api/types";
 import { formatTime, h } from "../lib/dom";
@@ -56,6 +57,7 @@ export class ChatView {
   private readonly stopBtn: HTMLButtonElement;
   private readonly chip: HTMLButtonElement;
   private readonly meter: HTMLElement;
+  private readonly rules: HTMLElement;
   private readonly empty: HTMLElement;
   private messages = new Map<string, Message>();
   private cells = new Map<string, ExecutionCell>();
@@ -69,6 +71,7 @@ export class ChatView {
     this.chip = h("button", { testid: "pending-approval-chip", className: "pending-chip", type: "button", hidden: true });
     this.chip.addEventListener("click", () => this.actions.reviewApproval(""));
     this.meter = h("span", { testid: "context-meter", className: "context-meter", hidden: true });
+    this.rules = h("span", { testid: "instructions-chip", className: "context-meter instructions-chip", hidden: true });
     const wsBtn = h("button", { testid: "open-workspace-panel", className: "btn btn-quiet", type: "button", title: "Workspace files" }, icon("files"), "Files");
     wsBtn.addEventListener("click", () => this.actions.toggleWorkspace());
     this.empty = h(
@@ -99,7 +102,7 @@ export class ChatView {
     this.el = h(
       "main",
       { testid: "chat-view", className: "chat" },
-      h("header", { className: "chat-head" }, this.title, h("span", { className: "spacer" }), this.meter, this.chip, wsBtn),
+      h("header", { className: "chat-head" }, this.title, h("span", { className: "spacer" }), this.rules, this.meter, this.chip, wsBtn),
       this.log,
       h("footer", { className: "composer" }, h("div", { className: "composer-box" }, this.input, this.stopBtn, this.sendBtn), h("p", { className: "composer-hint" }, "Enter to send · Shift+Enter for a new line · code runs only after you approve it")),
     );
@@ -142,6 +145,7 @@ export class ChatView {
     this.hostPrompts.clear();
     this.log.replaceChildren(this.empty);
     this.meter.hidden = true;
+    this.rules.hidden = true;
     this.setTitle(view.conversation.title);
     for (const item of view.items) this.addHistory(item);
     this.updateRewind();
@@ -322,6 +326,22 @@ export class ChatView {
     return this.cells.get(executionId);
   }
 
+  /** The header pill naming the instruction files in force; each one's origin and size on hover. */
+  private showInstructions(files: InstructionFile[]): void {
+    const read = files.filter((f) => !f.problem);
+    this.rules.hidden = files.length === 0;
+    this.rules.classList.toggle("full", files.some((f) => f.problem));
+    const only = read.length === 1 ? read[0] : undefined;
+    this.rules.textContent = only ? `Instructions: ${only.name}` : read.length ? `Instructions: ${read.length}` : "Instructions: not read";
+    this.rules.title = files
+      .map((f) => {
+        const where = f.scope === "user" ? "yours, for every conversation" : "in this workspace; code that runs can change it";
+        const state = f.problem ? `not read: ${f.problem}` : f.cut ? `${f.bytes.toLocaleString()} bytes, only the start is read` : `${f.bytes.toLocaleString()} bytes`;
+        return `${f.name} (${where}) — ${state}\n${f.path}`;
+      })
+      .join("\n\n");
+  }
+
   handle(e: AgentEvent): void {
     switch (e.type) {
       case "turnStarted":
@@ -352,6 +372,9 @@ export class ChatView {
       }
       case "compacted":
         this.compacted(e.summary, e.tokensBefore, e.tokensAfter);
+        break;
+      case "instructions":
+        this.showInstructions(e.files);
         break;
       case "assistantMessage": {
         const m = this.assistant(e.messageId);

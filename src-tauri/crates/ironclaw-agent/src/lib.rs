@@ -10,6 +10,7 @@ pub mod audit_anchor;
 pub mod code_blocks;
 pub mod context;
 pub mod error;
+pub mod instructions;
 pub mod prompt;
 pub mod risk;
 pub mod session;

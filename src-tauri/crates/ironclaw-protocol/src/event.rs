@@ -38,6 +38,35 @@ pub struct ApprovalRequest {
 }
 
 crate::text_enum!(
+    /// Where an instruction file was found.
+    InstructionScope {
+        /// The person's config folder: theirs for every conversation.
+        User => "user",
+        /// The root of the conversation's workspace, which the sandboxed code can write too.
+        Workspace => "workspace",
+    }
+);
+
+/// An instruction file (`AGENTS.md`, `IRONCLAW.md`) in force for the turn, or found and not
+/// read (`problem`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct InstructionFile {
+    pub scope: InstructionScope,
+    pub name: String,
+    /// The host path, for people to open.
+    pub path: String,
+    /// The file's size; more than IronClaw reads when `cut`.
+    pub bytes: u64,
+    /// Only the first part was given to the model (see the README for the cap).
+    pub cut: bool,
+    /// Why the file was not read (a link, a FIFO, not text); `None` when it was.
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
+    pub problem: Option<String>,
+}
+
+crate::text_enum!(
     /// Which of a run's two output streams text came from.
     OutputStream {
         Stdout => "stdout",
@@ -94,6 +123,9 @@ pub enum AgentEvent {
         /// Where the window size comes from, for people to read ("known for this model").
         window_source: String,
     },
+    /// The instruction files in force from this turn on, sent when they differ from what the
+    /// session last said (at first: none), before the turn's first request. Empty: none now.
+    Instructions { files: Vec<InstructionFile> },
     /// The turns before the current one no longer fit the context window: the model summarised
     /// them, and the summary stands in for them from now on (it is kept in history).
     Compacted {

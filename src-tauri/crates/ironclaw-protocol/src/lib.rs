@@ -31,7 +31,9 @@ pub mod words;
 pub use audit::{AuditRecord, DecisionRecord, ExecResultRecord};
 pub use change::{ChangeKind, FileChange};
 pub use code_hash::{CodeHash, ParseCodeHashError};
-pub use event::{AgentEvent, ApprovalRequest, OutputStream, TurnOutcome};
+pub use event::{
+    AgentEvent, ApprovalRequest, InstructionFile, InstructionScope, OutputStream, TurnOutcome,
+};
 pub use export_format::ExportFormat;
 pub use ids::{
     ApprovalId, ConversationId, ExecutionId, MessageId, ParseIdError, SessionRuleId, ToolCallId,

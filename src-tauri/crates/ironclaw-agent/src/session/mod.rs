@@ -105,6 +105,9 @@ pub(crate) struct Inner {
     pub compaction: tokio::sync::Mutex<Option<crate::context::Compaction>>,
     /// Token counts, corrected by what the provider reports.
     pub estimator: Mutex<crate::context::Estimator>,
+    /// The instruction files last announced (none at first), so the person hears of each
+    /// change once.
+    instructions_seen: Mutex<Vec<ironclaw_protocol::InstructionFile>>,
     /// Whether the person was told the model's window is too small (once a session).
     pub window_warned: std::sync::atomic::AtomicBool,
     /// The model answered with code blocks instead of tool calls, so they are its run
@@ -232,6 +235,7 @@ pub fn start(
         transcript: tokio::sync::Mutex::new(transcript),
         compaction: tokio::sync::Mutex::new(compaction),
         estimator: Mutex::new(crate::context::Estimator::default()),
+        instructions_seen: Mutex::default(),
         window_warned: std::sync::atomic::AtomicBool::new(false),
         code_blocks: std::sync::atomic::AtomicBool::new(code_blocks),
         ran_before: ran_before.into(),

@@ -80,6 +80,22 @@ pub(super) async fn run(inner: Arc<Inner>, user_text: String, cancel: Cancellati
     });
 }
 
+/// The project instructions for this turn, read now so an edit counts from the next turn; the
+/// person is told which files are in force when that changes.
+fn load_instructions(inner: &Inner, rt: &super::runtime::Runtime) -> String {
+    let workspace = rt.sandbox.workspace(&inner.sandbox_session).ok();
+    let loaded = crate::instructions::load(&rt.sandbox.paths().config_dir, workspace.as_deref());
+    if let Ok(mut seen) = inner.instructions_seen.lock() {
+        if *seen != loaded.files {
+            inner.emit(AgentEvent::Instructions {
+                files: loaded.files.clone(),
+            });
+            *seen = loaded.files;
+        }
+    }
+    loaded.prompt
+}
+
 async fn steps(
     inner: &Arc<Inner>,
     turn_id: ironclaw_protocol::TurnId,
@@ -91,7 +107,11 @@ async fn steps(
         .policy()
         .profile(inner.config.profile.as_deref())
         .map_err(|e| StepError::Failed(e.to_string()))?;
-    let system = system_prompt(profile_name, profile);
+    let system = format!(
+        "{}{}",
+        system_prompt(profile_name, profile),
+        load_instructions(inner, rt)
+    );
     let mut cut_off_calls = 0;
     let mut effort = Effort::Normal;
     for step in 0..inner.config.max_steps {

@@ -159,6 +159,7 @@ pub(super) fn render(event: AgentEvent) {
             "\n[context: the earlier conversation was summarised to fit the model's window \
              (about {tokens_before} → {tokens_after} tokens)]"
         ),
+        AgentEvent::Instructions { files } => eprintln!("\n[{}]", instructions_line(&files)),
         AgentEvent::TurnStarted { .. }
         | AgentEvent::ContextUsage { .. }
         | AgentEvent::AssistantMessage { .. }
@@ -168,4 +169,32 @@ pub(super) fn render(event: AgentEvent) {
         | AgentEvent::ExecutionResources { .. }
         | AgentEvent::TurnEnded { .. } => {}
     }
+}
+
+/// "instructions: AGENTS.md (yours, 1.2 KiB), AGENTS.md (workspace, cut at 32 KiB)".
+fn instructions_line(files: &[ironclaw_protocol::InstructionFile]) -> String {
+    use ironclaw_protocol::InstructionScope;
+    if files.is_empty() {
+        return "instructions: none now".to_string();
+    }
+    let each: Vec<String> = files
+        .iter()
+        .map(|f| {
+            let scope = match f.scope {
+                InstructionScope::User => "yours",
+                InstructionScope::Workspace => "workspace",
+            };
+            match &f.problem {
+                Some(problem) => format!("{} ({scope}, {})", inert(&f.name), inert(problem)),
+                None if f.cut => format!(
+                    "{} ({scope}, {} bytes, cut to the first {})",
+                    inert(&f.name),
+                    f.bytes,
+                    ironclaw_agent::instructions::MAX_BYTES
+                ),
+                None => format!("{} ({scope}, {} bytes)", inert(&f.name), f.bytes),
+            }
+        })
+        .collect();
+    format!("instructions: {}", each.join(", "))
 }
