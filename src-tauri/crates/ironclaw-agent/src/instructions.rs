@@ -125,6 +125,7 @@ fn read_capped(root: &Root, name: &str) -> Result<Option<(String, u64, bool)>, S
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
