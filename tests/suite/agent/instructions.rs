@@ -133,3 +133,26 @@ async fn a_linked_or_fifo_instruction_file_is_refused_and_the_turn_goes_on() {
     let sent = agent.requests()[2].body.to_string();
     assert!(!sent.contains("HOST-SECRET"), "{sent}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agents_md_put_in_the_workspace_before_any_run_counts_from_the_first_turn() {
+    let env = TestEnv::new().await;
+    let mut agent = Agent::start_with(env, Wire::OpenAi, ApprovalPolicy::AskAlways).await;
+    // Where "Open folder" puts the person before the conversation has run anything.
+    let folder = agent
+        .env
+        .paths
+        .workspaces_dir()
+        .join(agent.session_name().as_str());
+    std::fs::create_dir_all(&folder).expect("the workspace folder");
+    std::fs::write(folder.join("AGENTS.md"), "Dates are ISO 8601. EARLY-MARKER")
+        .expect("write AGENTS.md");
+    agent.push(says("Noted."));
+    agent.send("hello");
+    let turn = agent.collect_until_turn_end().await;
+    assert!(!agent.has_container().await, "no run was needed");
+    let files = announced(&turn);
+    assert_eq!(files.len(), 1, "{}", agent.dump());
+    assert_eq!(files[0][0].scope, InstructionScope::Workspace);
+    assert!(system_of(&agent, 0).contains("EARLY-MARKER"));
+}
