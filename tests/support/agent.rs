@@ -599,6 +599,16 @@ pub fn ended_runs(
 /// stdout and stderr once it has exited, which it must do successfully within
 /// [`EVENT_GUARD`].
 pub async fn chat_cli(env: &TestEnv, args: &[&str]) -> (String, String) {
+    let (status, stdout, stderr) = chat_cli_status(env, args).await;
+    assert!(status.success(), "stdout: {stdout}\nstderr: {stderr}");
+    (stdout, stderr)
+}
+
+/// [`chat_cli`] for a chat that may fail: its exit status too.
+pub async fn chat_cli_status(
+    env: &TestEnv,
+    args: &[&str],
+) -> (std::process::ExitStatus, String, String) {
     let mut cmd = env.cli();
     cmd.arg("chat").args(args).stdin(std::process::Stdio::null());
     let mut cmd = tokio::process::Command::from(cmd);
@@ -609,6 +619,5 @@ pub async fn chat_cli(env: &TestEnv, args: &[&str]) -> (String, String) {
         .expect("run ironclaw chat");
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "stdout: {stdout}\nstderr: {stderr}");
-    (stdout, stderr)
+    (out.status, stdout, stderr)
 }

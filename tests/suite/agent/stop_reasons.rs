@@ -249,3 +249,56 @@ async fn ironclaw_chat_never_runs_code_cut_off_at_the_output_limit_even_when_not
     );
     assert_eq!(server.chat_requests().len(), 4);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ironclaw_chat_shows_thinking_apart_and_a_cut_connection_fails_one_turn_not_the_chat() {
+    let env = ironclaw_tests::TestEnv::new().await;
+    let (server, base) = ironclaw_llm::testing::ScriptedServer::start()
+        .await
+        .expect("scripted server");
+    server.push_all([
+        Reply::recorded(
+            concat!(
+                "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"PRIVATE-THOUGHT\"}}]}\n\n",
+                "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Four.\"},\"finish_reason\":\"stop\"}]}\n\n",
+                "data: [DONE]\n\n"
+            ),
+            false,
+        ),
+        Reply::disconnect(["Once upon", " a time"], 2),
+        says("Yes, still here."),
+    ]);
+    let base = format!("{base}/v1");
+    let (status, stdout, stderr) = chat_cli_status(
+        &env,
+        &[
+            "--provider",
+            "openai",
+            "--base-url",
+            &base,
+            "--model",
+            MODEL,
+            "--deny-all",
+            "-m",
+            "2+2?",
+            "-m",
+            "tell me a story",
+            "-m",
+            "still there?",
+        ],
+    )
+    .await;
+    // Thinking goes to stderr, apart from the answer on stdout.
+    assert!(stderr.contains("PRIVATE-THOUGHT"), "{stderr}");
+    assert!(!stdout.contains("PRIVATE-THOUGHT"), "{stdout}");
+    assert!(stdout.contains("Four."), "{stdout}");
+    // The cut turn keeps what arrived, says what happened, and the next message still works.
+    assert!(stdout.contains("Once upon a time"), "{stdout}");
+    assert!(stderr.contains("closed mid-answer"), "{stderr}");
+    assert!(stdout.contains("Yes, still here."), "{stdout}");
+    // A turn failed, and the exit status says so.
+    assert!(!status.success());
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 3, "{requests:?}");
+    assert!(!requests[2].body.to_string().contains("PRIVATE-THOUGHT"));
+}
