@@ -11,6 +11,7 @@ started) without it is recognised as forged; `state` is this interpreter's own a
 the cell left behind (see the supervisor's integrity module for what it can and cannot prove).
 """
 
+import _signal
 import _thread
 import ast
 import builtins
@@ -174,7 +175,8 @@ class _Baseline:
         handlers = _handlers()
         moved = sorted(n for n in handlers if handlers[n] is not self.signals.get(n))
         if moved:
-            found.append(["signals", "signal handlers changed: %s" % ", ".join(moved)])
+            names = ", ".join(_signal_name(n) for n in moved)
+            found.append(["signals", "signal handlers changed: %s" % names])
         for key in WATCHED_ENV:
             if os.environ.get(key) != self.env[key]:
                 found.append(["environment", "%s changed" % key])
@@ -197,14 +199,29 @@ def _open_fds():
         return set()
 
 
+# Bound before any user code runs, so a patched `signal` module cannot hide a handler; and the C
+# functions return plain numbers and handlers, without the enum conversions that made the
+# `signal` module's versions the worker's largest cost per cell.
+_getsignal = _signal.getsignal
+_valid_signals = _signal.valid_signals
+
+
 def _handlers():
+    """Signal number -> its handler, as the interpreter holds it."""
     out = {}
-    for sig in signal.valid_signals():
+    for sig in _valid_signals():
         try:
-            out[signal.Signals(sig).name] = signal.getsignal(sig)
+            out[sig] = _getsignal(sig)
         except (ValueError, OSError):
             pass
     return out
+
+
+def _signal_name(number):
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return "signal %d" % number
 
 
 def _reap(pids):

@@ -108,6 +108,11 @@ async fn run_build(
             (HASH_LABEL.to_owned(), spec.hash.clone()),
             (BASE_LABEL.to_owned(), base.to_owned()),
         ])),
+        // The offline base already carries every package, so its build needs no network: it
+        // gets none. That keeps it hermetic, and independent of the engine's default bridge
+        // (a missing `docker0` fails every networked build step with "failed to create
+        // endpoint").
+        networkmode: (base == super::base::OFFLINE_BASE).then(|| "none".to_owned()),
         ..Default::default()
     };
     let mut tail = Tail::default();
