@@ -1,5 +1,6 @@
-// The person's AGENTS.md in the config folder: the model receives it with the first message, and
-// the chat header names it, with where it comes from on hover.
+// The person's AGENTS.md in the config folder: the chat header names it as soon as the
+// conversation opens (where it comes from on hover), and the model receives it with the first
+// message.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -14,6 +15,9 @@ test("the header names the instruction files in force, and the model received th
   const file = path.join(app.configDir, "AGENTS.md");
   fs.writeFileSync(file, "Answer in French. E2E-USER-MARKER\n");
   const s = await app.start();
+  // Named as soon as the conversation is open, before anything is sent.
+  const early = await s.waitForTestId("instructions-chip");
+  assert.equal((await early.text()).trim(), "Instructions: AGENTS.md");
 
   await sendMessage(s, "hello");
   await waitForAssistant(s, "Bonjour !");

@@ -208,7 +208,10 @@ describe("whole screens against the fake backend", () => {
   it("names the instruction files in force, where each comes from, and a file it refused", async () => {
     const { api } = await startApp();
     const pill = q("instructions-chip");
-    expect(pill.hidden).toBe(true);
+    // Shown as soon as the conversation opens: the files the next turn will read.
+    expect(pill.hidden).toBe(false);
+    expect(pill.textContent).toBe("Instructions: AGENTS.md");
+    expect(pill.title).toContain("in this workspace; code that runs can change it");
     const user = { scope: "user", name: "AGENTS.md", path: "/home/ann/.config/ironclaw/AGENTS.md", bytes: 1200, cut: false, problem: null } as const;
     api.emit("conv-sales", { type: "instructions", files: [user] });
     expect(pill.hidden).toBe(false);

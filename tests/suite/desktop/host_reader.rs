@@ -228,3 +228,35 @@ async fn two_conversations_that_leave_fifos_do_not_hold_up_a_third_conversation_
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opening_a_conversation_names_its_instruction_files_and_a_fifo_among_them_does_not_hang_it()
+{
+    let mut app = App::start().await;
+    std::fs::create_dir_all(&app.env.paths.config_dir).expect("config dir");
+    std::fs::write(app.env.paths.config_dir.join("AGENTS.md"), "Be brief.")
+        .expect("the person's AGENTS.md");
+    let folder = app
+        .desktop
+        .workspace_dir(app.conversation)
+        .expect("the workspace folder");
+    std::fs::write(folder.join("AGENTS.md"), "Use pandas.").expect("the project's AGENTS.md");
+    nix::unistd::mkfifo(&folder.join("IRONCLAW.md"), nix::sys::stat::Mode::S_IRWXU)
+        .expect("a FIFO where IRONCLAW.md would be");
+    let view = tokio::time::timeout(HANG_GUARD, app.open())
+        .await
+        .expect("open_conversation returned: the FIFO did not hang it");
+    let files: Vec<_> = view
+        .instructions
+        .iter()
+        .map(|f| (f.scope.as_str(), f.name.as_str(), f.bytes, f.problem.is_some()))
+        .collect();
+    assert_eq!(
+        files,
+        [
+            ("user", "AGENTS.md", 9, false),
+            ("workspace", "AGENTS.md", 11, false),
+            ("workspace", "IRONCLAW.md", 0, true),
+        ]
+    );
+}

@@ -9,6 +9,7 @@ import type { ConversationSummary } from "../bindings/ConversationSummary";
 import type { Decision } from "../bindings/Decision";
 import type { ExecutionFilesEvent } from "../bindings/ExecutionFilesEvent";
 import type { HistoryItem } from "../bindings/HistoryItem";
+import type { InstructionFile } from "../bindings/InstructionFile";
 import type { SessionRuleView } from "../bindings/SessionRuleView";
 import type { WorkspaceEntry } from "../bindings/WorkspaceEntry";
 import { replyFor, requestFor, thinkingFor } from "./fake-script";
@@ -54,6 +55,11 @@ export async function streamText(host: TurnHost, id: string, c: Conv, text: stri
   c.items.push({ type: "assistant", id: messageId, text, status: "complete", at: Date.now() });
 }
 
+/** The demo workspace's AGENTS.md, as the core reports it. */
+export const DEMO_INSTRUCTIONS: InstructionFile[] = [
+  { scope: "workspace", name: "AGENTS.md", path: "~/.local/share/ironclaw/workspaces/demo/AGENTS.md", bytes: 412, cut: false, problem: null },
+];
+
 /** Answers one user message; a request to run code waits in `c.waiters` for `decide` or `cancel`. */
 export async function runTurn(host: TurnHost, id: string, c: Conv, text: string): Promise<void> {
   const turnId = newId("turn");
@@ -62,9 +68,7 @@ export async function runTurn(host: TurnHost, id: string, c: Conv, text: string)
   await host.tick(host.latency);
   const reply = replyFor(text);
   // As the core does at a session's first turn when the workspace has an AGENTS.md.
-  if (c.items.length <= 1) {
-    host.emit(id, { type: "instructions", files: [{ scope: "workspace", name: "AGENTS.md", path: "~/.local/share/ironclaw/workspaces/demo/AGENTS.md", bytes: 412, cut: false, problem: null }] });
-  }
+  if (c.items.length <= 1) host.emit(id, { type: "instructions", files: DEMO_INSTRUCTIONS });
   // As the core does before each model request: how full the window is.
   host.emit(id, { type: "contextUsage", model: "qwen2.5-coder:7b", usedTokens: 2300 + 900 * c.items.length, windowTokens: 16384, windowSource: "as the provider reports it" });
   await streamText(host, id, c, reply.before, thinkingFor(text));

@@ -38,7 +38,7 @@ import { DAMAGED, FRESH_HISTORY, HISTORY_MISSING, IMAGE_DONE, IMAGE_START, PROFI
 import { runFlood, runLive, type Runner } from "./fake-runs";
 import { changeDetail, redoRun, rewindTo, undoRun } from "./fake-undo";
 import { SEED_CONVERSATIONS, chartSvg, requestFor } from "./fake-script";
-import { newId, runTurn, streamText, type Conv, type TurnHost } from "./fake-turn";
+import { DEMO_INSTRUCTIONS, newId, runTurn, streamText, type Conv, type TurnHost } from "./fake-turn";
 
 export interface FakeOptions {
   /** Delay of each simulated step; 0 runs steps on the next macrotask. */
@@ -281,6 +281,7 @@ export class FakeBackend implements Api {
     return structuredClone({
       conversation: c.summary, items: c.items, pendingApprovals: c.pending, policy: c.policy,
       policyFlagged: c.policy === "never_ask", busy: c.waiters.size > 0,
+      instructions: id === "conv-sales" ? DEMO_INSTRUCTIONS : [],
     });
   }
 

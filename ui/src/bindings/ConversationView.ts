@@ -3,6 +3,7 @@ import type { ApprovalPolicy } from "./ApprovalPolicy";
 import type { ApprovalRequest } from "./ApprovalRequest";
 import type { ConversationSummary } from "./ConversationSummary";
 import type { HistoryItem } from "./HistoryItem";
+import type { InstructionFile } from "./InstructionFile";
 
 /**
  * What `open_conversation` returns: everything to render, then live events follow.
@@ -19,4 +20,9 @@ policyFlagged: boolean,
 /**
  * A turn is running (generation, an approval wait or an execution).
  */
-busy: boolean, };
+busy: boolean, 
+/**
+ * The instruction files the next turn will read (`AGENTS.md`, `IRONCLAW.md`), as they are
+ * on disk now; live changes come as `instructions` events.
+ */
+instructions: Array<InstructionFile>, };

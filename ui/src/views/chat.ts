@@ -145,7 +145,7 @@ export class ChatView {
     this.hostPrompts.clear();
     this.log.replaceChildren(this.empty);
     this.meter.hidden = true;
-    this.rules.hidden = true;
+    this.showInstructions(view.instructions);
     this.setTitle(view.conversation.title);
     for (const item of view.items) this.addHistory(item);
     this.updateRewind();

@@ -312,6 +312,16 @@ impl Desktop {
         let live: HashMap<ApprovalId, _> =
             pending.iter().map(|r| (r.approval_id, r.clone())).collect();
         let policy = full.conversation.approval_policy;
+        let instructions = {
+            let config = self.core.paths.config_dir.clone();
+            let folder = workspace::dir(&self.core.paths, id)?;
+            // Files the sandbox can write: read off the UI thread, like every workspace read.
+            tokio::task::spawn_blocking(move || {
+                ironclaw_agent::instructions::load(&config, Some(&folder)).files
+            })
+            .await
+            .unwrap_or_default()
+        };
         Ok(ConversationView {
             conversation: conversations::summary(&self.core.history, &self.core.pending, id)?,
             items: view::items(
@@ -336,6 +346,7 @@ impl Desktop {
                 .lock()
                 .map(|b| b.contains(&id))
                 .unwrap_or(false),
+            instructions,
         })
     }
 

@@ -209,6 +209,9 @@ pub struct ConversationView {
     pub policy_flagged: bool,
     /// A turn is running (generation, an approval wait or an execution).
     pub busy: bool,
+    /// The instruction files the next turn will read (`AGENTS.md`, `IRONCLAW.md`), as they are
+    /// on disk now; live changes come as `instructions` events.
+    pub instructions: Vec<ironclaw_protocol::InstructionFile>,
 }
 
 /// An approval waiting somewhere, for the tray, the badge and the "pending" list.
