@@ -610,7 +610,9 @@ pub async fn chat_cli_status(
     args: &[&str],
 ) -> (std::process::ExitStatus, String, String) {
     let mut cmd = env.cli();
-    cmd.arg("chat").args(args).stdin(std::process::Stdio::null());
+    cmd.arg("chat")
+        .args(args)
+        .stdin(std::process::Stdio::null());
     let mut cmd = tokio::process::Command::from(cmd);
     cmd.kill_on_drop(true);
     let out = tokio::time::timeout(EVENT_GUARD, cmd.output())

@@ -119,15 +119,15 @@ async fn ironclaw_chat_with_an_ollama_model_without_tools_asks_to_run_its_code_b
     let (stdout, stderr) = chat_cli(
         &env,
         &[
-        "--provider",
-        "ollama",
-        "--base-url",
-        &base,
-        "--model",
-        "tiny:1b",
-        "--deny-all",
-        "-m",
-        "what is in my folder?",
+            "--provider",
+            "ollama",
+            "--base-url",
+            &base,
+            "--model",
+            "tiny:1b",
+            "--deny-all",
+            "-m",
+            "what is in my folder?",
         ],
     )
     .await;

@@ -398,7 +398,11 @@ async fn ironclaw_chat_with_ollama_takes_the_window_from_the_model_and_sends_it_
         // The attack: each request is longer than Ollama's default window...
         assert!(limit.count(&request.body) > OLLAMA_DEFAULT_NUM_CTX);
         // ...and yet nothing was cut, because the window went with it.
-        assert_eq!(request.body["options"]["num_ctx"], window, "{}", request.body);
+        assert_eq!(
+            request.body["options"]["num_ctx"], window,
+            "{}",
+            request.body
+        );
         assert!(!request.truncated);
     }
 }

@@ -59,7 +59,10 @@ async fn instructions_from_both_folders_reach_the_model_and_an_edit_counts_from_
     let second = agent.collect_until_turn_end().await;
     let files = announced(&second);
     assert_eq!(files.len(), 1);
-    let scopes: Vec<_> = files[0].iter().map(|f| (f.scope, f.name.as_str())).collect();
+    let scopes: Vec<_> = files[0]
+        .iter()
+        .map(|f| (f.scope, f.name.as_str()))
+        .collect();
     assert_eq!(
         scopes,
         [
@@ -75,8 +78,11 @@ async fn instructions_from_both_folders_reach_the_model_and_an_edit_counts_from_
     assert!(system.contains("code you ran can change it"), "{system}");
 
     // An edit on disk by the person counts from the next turn.
-    std::fs::write(agent.workspace().join("AGENTS.md"), "Use polars. EDITED-MARKER")
-        .expect("edit AGENTS.md");
+    std::fs::write(
+        agent.workspace().join("AGENTS.md"),
+        "Use polars. EDITED-MARKER",
+    )
+    .expect("edit AGENTS.md");
     agent.push(says("Switching."));
     agent.send("and now?");
     let third = agent.collect_until_turn_end().await;
@@ -112,7 +118,10 @@ async fn a_linked_or_fifo_instruction_file_is_refused_and_the_turn_goes_on() {
     let ws = agent.workspace();
     let link = std::fs::symlink_metadata(ws.join("AGENTS.md")).expect("the link");
     assert!(link.file_type().is_symlink());
-    assert_eq!(std::fs::read_link(ws.join("AGENTS.md")).ok(), Some(secret.clone()));
+    assert_eq!(
+        std::fs::read_link(ws.join("AGENTS.md")).ok(),
+        Some(secret.clone())
+    );
     assert!(std::fs::read_to_string(&secret).is_ok_and(|s| s.contains("HOST-SECRET")));
     let fifo = std::fs::symlink_metadata(ws.join("IRONCLAW.md")).expect("the FIFO");
     assert!(fifo.file_type().is_fifo());

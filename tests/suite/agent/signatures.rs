@@ -63,10 +63,7 @@ async fn a_thought_signature_goes_back_with_its_call_in_the_turn_and_after_a_res
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_without_provider_data_sends_none_back() {
     let mut agent = Agent::start(Wire::OpenAi).await;
-    agent.push_all([
-        asks_to_run("call_plain", "shell", "true"),
-        says("Fine."),
-    ]);
+    agent.push_all([asks_to_run("call_plain", "shell", "true"), says("Fine.")]);
     agent.send("do nothing");
     let request = agent.approval_request().await;
     agent.deny(&request, "no");

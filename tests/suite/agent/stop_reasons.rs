@@ -219,18 +219,18 @@ async fn ironclaw_chat_never_runs_code_cut_off_at_the_output_limit_even_when_not
     let (stdout, stderr) = chat_cli(
         &env,
         &[
-        "--provider",
-        "openai",
-        "--base-url",
-        &format!("{base}/v1"),
-        "--model",
-        MODEL,
-        "--policy",
-        "never-ask",
-        "-m",
-        "make the control file",
-        "-m",
-        "clean up the old folder",
+            "--provider",
+            "openai",
+            "--base-url",
+            &format!("{base}/v1"),
+            "--model",
+            MODEL,
+            "--policy",
+            "never-ask",
+            "-m",
+            "make the control file",
+            "-m",
+            "clean up the old folder",
         ],
     )
     .await;
@@ -241,7 +241,10 @@ async fn ironclaw_chat_never_runs_code_cut_off_at_the_output_limit_even_when_not
     );
     assert!(find_files_named(env.root(), "probe-cut").is_empty());
     assert!(stderr.contains("nothing ran"), "{stderr}");
-    assert!(stdout.contains("I will do it in smaller steps."), "{stdout}");
+    assert!(
+        stdout.contains("I will do it in smaller steps."),
+        "{stdout}"
+    );
     let results = tool_results(&server.chat_requests()[3]);
     assert!(
         results.iter().any(|r| r.contains("output token limit")),

@@ -249,7 +249,14 @@ async fn opening_a_conversation_names_its_instruction_files_and_a_fifo_among_the
     let files: Vec<_> = view
         .instructions
         .iter()
-        .map(|f| (f.scope.as_str(), f.name.as_str(), f.bytes, f.problem.is_some()))
+        .map(|f| {
+            (
+                f.scope.as_str(),
+                f.name.as_str(),
+                f.bytes,
+                f.problem.is_some(),
+            )
+        })
         .collect();
     assert_eq!(
         files,

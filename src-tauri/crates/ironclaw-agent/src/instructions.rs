@@ -65,7 +65,11 @@ pub fn load(config_dir: &Path, workspace: Option<&Path>) -> Instructions {
     }
 }
 
-fn read_folder(dir: &Path, scope: InstructionScope, out: &mut Vec<(InstructionFile, Option<String>)>) {
+fn read_folder(
+    dir: &Path,
+    scope: InstructionScope,
+    out: &mut Vec<(InstructionFile, Option<String>)>,
+) {
     let root = match Root::open(dir) {
         Ok(root) => root,
         // No folder, no instructions.
@@ -141,7 +145,11 @@ mod tests {
         write(ws.path(), "AGENTS.md", b"Use pandas.");
         write(ws.path(), "IRONCLAW.md", b"Plots go in plots/.");
         let got = load(config.path(), Some(ws.path()));
-        let names: Vec<_> = got.files.iter().map(|f| (f.scope, f.name.as_str())).collect();
+        let names: Vec<_> = got
+            .files
+            .iter()
+            .map(|f| (f.scope, f.name.as_str()))
+            .collect();
         assert_eq!(
             names,
             [
@@ -182,19 +190,38 @@ mod tests {
         let secret = ws.path().join("outside-secret");
         std::fs::write(&secret, "HOST-SECRET").unwrap();
         std::os::unix::fs::symlink(&secret, ws.path().join("AGENTS.md")).unwrap();
-        nix::unistd::mkfifo(&ws.path().join("IRONCLAW.md"), nix::sys::stat::Mode::S_IRWXU)
-            .unwrap();
+        nix::unistd::mkfifo(
+            &ws.path().join("IRONCLAW.md"),
+            nix::sys::stat::Mode::S_IRWXU,
+        )
+        .unwrap();
         let got = load(none.path(), Some(ws.path()));
         assert!(!got.prompt.contains("HOST-SECRET"), "{}", got.prompt);
         assert_eq!(got.files.len(), 2);
-        assert!(got.files.iter().all(|f| f.problem.is_some()), "{:?}", got.files);
-        assert!(got.files[0].problem.as_deref().unwrap_or("").contains("symbolic link"));
-        assert!(got.files[1].problem.as_deref().unwrap_or("").contains("FIFO"));
+        assert!(
+            got.files.iter().all(|f| f.problem.is_some()),
+            "{:?}",
+            got.files
+        );
+        assert!(got.files[0]
+            .problem
+            .as_deref()
+            .unwrap_or("")
+            .contains("symbolic link"));
+        assert!(got.files[1]
+            .problem
+            .as_deref()
+            .unwrap_or("")
+            .contains("FIFO"));
 
         std::fs::remove_file(ws.path().join("AGENTS.md")).unwrap();
         write(ws.path(), "AGENTS.md", b"text\0with NUL");
         let got = load(none.path(), Some(ws.path()));
-        assert!(got.files[0].problem.as_deref().unwrap_or("").contains("not text"));
+        assert!(got.files[0]
+            .problem
+            .as_deref()
+            .unwrap_or("")
+            .contains("not text"));
         assert!(!got.prompt.contains("with NUL"));
     }
 }

@@ -125,7 +125,9 @@ pub enum AgentEvent {
     },
     /// The instruction files in force from this turn on, sent when they differ from what the
     /// session last said (at first: none), before the turn's first request. Empty: none now.
-    Instructions { files: Vec<InstructionFile> },
+    Instructions {
+        files: Vec<InstructionFile>,
+    },
     /// The turns before the current one no longer fit the context window: the model summarised
     /// them, and the summary stands in for them from now on (it is kept in history).
     Compacted {

@@ -154,7 +154,8 @@ mod tests {
     #[test]
     fn an_openai_model_is_counted_with_its_tokenizer_once_it_is_loaded() {
         let prose = Message::user("The quick brown fox jumps over the lazy dog. ".repeat(300));
-        let estimate = Estimator::default().request("You are IronClaw.", &[], std::slice::from_ref(&prose));
+        let estimate =
+            Estimator::default().request("You are IronClaw.", &[], std::slice::from_ref(&prose));
         let e = Estimator::default().for_model("gpt-4o");
         assert_eq!(e.family(), Some(Family::O200k));
         assert!(Family::O200k.load_now());

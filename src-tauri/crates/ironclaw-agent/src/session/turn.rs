@@ -85,12 +85,15 @@ pub(super) async fn run(inner: Arc<Inner>, user_text: String, cancel: Cancellati
 fn load_instructions(inner: &Inner, rt: &super::runtime::Runtime) -> String {
     // Before the first run there is no session record yet, but the folder may be there already
     // (the app's "Open folder" makes it): the default place, as the record will name it.
-    let workspace = rt.sandbox.workspace(&inner.sandbox_session).unwrap_or_else(|_| {
-        rt.sandbox
-            .paths()
-            .workspaces_dir()
-            .join(inner.sandbox_session.as_str())
-    });
+    let workspace = rt
+        .sandbox
+        .workspace(&inner.sandbox_session)
+        .unwrap_or_else(|_| {
+            rt.sandbox
+                .paths()
+                .workspaces_dir()
+                .join(inner.sandbox_session.as_str())
+        });
     let loaded = crate::instructions::load(&rt.sandbox.paths().config_dir, Some(&workspace));
     if let Ok(mut seen) = inner.instructions_seen.lock() {
         if *seen != loaded.files {

@@ -295,9 +295,11 @@ mod tests {
         .unwrap();
         migrate(&mut conn, Path::new(":memory:")).unwrap();
         let (name, echo): (String, Option<String>) = conn
-            .query_row("SELECT name, echo FROM tool_calls WHERE id = 't1'", [], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })
+            .query_row(
+                "SELECT name, echo FROM tool_calls WHERE id = 't1'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
             .unwrap();
         assert_eq!((name.as_str(), echo), ("run_code", None));
     }
