@@ -23,5 +23,14 @@ fi
 
 export IRONCLAW_APP_BIN="${IRONCLAW_APP_BIN:-$ROOT/target/debug/ironclaw-app}"
 export IRONCLAW_MOCK_LLM_BIN="${IRONCLAW_MOCK_LLM_BIN:-$ROOT/target/debug/ironclaw-mock-llm}"
-exec xvfb-run -a -s "-screen 0 1280x800x24 -nolisten tcp" dbus-run-session -- \
+# The system's on-demand session services, minus any notification daemon (see the config).
+bus="$ROOT/target/e2e-bus"
+rm -rf "$bus" && mkdir -p "$bus/services"
+for service in /usr/share/dbus-1/services/*.service /usr/local/share/dbus-1/services/*.service; do
+  [ -f "$service" ] || continue
+  grep -q '^Name=org\.freedesktop\.Notifications$' "$service" || cp "$service" "$bus/services/"
+done
+sed "s|@SERVICES@|$bus/services|" tests/e2e/lib/session-bus.conf > "$bus/session.conf"
+exec xvfb-run -a -s "-screen 0 1280x800x24 -nolisten tcp" \
+  dbus-run-session --config-file="$bus/session.conf" -- \
   node --test --test-concurrency=1 "$@" tests/e2e/*.test.mjs

@@ -7,6 +7,7 @@ mod cli;
 mod config;
 mod confinement;
 mod desktop;
+mod engine_cache;
 pub mod escape;
 mod faults;
 mod history;

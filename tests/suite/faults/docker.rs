@@ -91,6 +91,23 @@ async fn docker_daemon_killed_mid_execution_fails_the_run_clearly_and_the_sessio
         "ready"
     );
 
+    // The CLI remembers this engine (see `docker::known`), to skip the handshake next time.
+    let host = engine.host();
+    let cli_exec = || {
+        let mut cmd = shared.cli();
+        cmd.env("DOCKER_HOST", &host)
+            .args(["exec", "--session", "cli", "print(1)"]);
+        cmd.output().expect("run ironclaw exec")
+    };
+    let out = cli_exec();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cache = shared.paths.engine_cache_file();
+    assert!(cache.is_file(), "the CLI wrote no engine cache");
+
     let long = start_long_run(&sandbox, "s").await;
     engine.kill_9();
     let ended = tokio::time::timeout(EXEC_GUARD, long)
@@ -120,6 +137,29 @@ async fn docker_daemon_killed_mid_execution_fails_the_run_clearly_and_the_sessio
         "want DockerNotRunning, got {down:?}: {down}"
     );
     assert!(down.to_string().contains("Start it"), "{down}");
+
+    // The CLI says the same, whether it remembered the engine or not: `kill -9` left the socket
+    // file in place, so the remembered engine still looks current and only the ping finds out.
+    let socket = host.trim_start_matches("unix://").to_string();
+    assert!(
+        std::path::Path::new(&socket).exists() && cache.is_file(),
+        "the stale socket and the engine cache must both be there for this check"
+    );
+    let remembered = cli_exec();
+    assert!(
+        !cache.exists(),
+        "an engine that did not answer is forgotten"
+    );
+    let fresh = cli_exec();
+    let (remembered, fresh) = (
+        String::from_utf8_lossy(&remembered.stderr).into_owned(),
+        String::from_utf8_lossy(&fresh.stderr).into_owned(),
+    );
+    assert_eq!(remembered, fresh);
+    assert!(
+        fresh.contains("not running") && fresh.contains("Start it"),
+        "{fresh}"
+    );
 
     engine.start().await;
     let after = match run(&sandbox, "s", "print(open('/workspace/kept.txt').read())").await {

@@ -217,6 +217,15 @@ impl DockerCli {
         Some(cli)
     }
 
+    /// The `DOCKER_HOST` the CLI is pointed at, for other programs that should reach the same
+    /// engine; `None` when the user's own environment decides (a TLS endpoint).
+    pub fn docker_host(&self) -> Option<String> {
+        self.env
+            .iter()
+            .find(|(k, _)| *k == "DOCKER_HOST")
+            .map(|(_, v)| v.clone())
+    }
+
     fn command(&self) -> Command {
         let mut c = Command::new("docker");
         c.envs(self.env.iter().map(|(k, v)| (*k, v.as_str())));

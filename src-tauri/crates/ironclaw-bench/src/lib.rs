@@ -33,6 +33,7 @@ mod measure;
 mod network;
 mod notes;
 mod plan;
+mod processes;
 mod quota;
 mod report;
 mod rss;

@@ -9,7 +9,9 @@ use ironclaw_sandbox::Sandbox;
 use crate::baseline::DockerCli;
 use crate::plan::Plan;
 use crate::report::Section;
-use crate::{agent, checkpoint, context, network, progress, quota, search, versus_docker, SESSION};
+use crate::{
+    agent, checkpoint, context, network, processes, progress, quota, search, versus_docker, SESSION,
+};
 
 /// What the whole run measured.
 pub struct Measured {
@@ -33,6 +35,13 @@ pub async fn measure(
     // Before the cold starts, which remove the warm container.
     let stream = versus_docker::stream(sandbox, &session, &id, cli, cli_skip, plan).await?;
     let cold = versus_docker::cold_start(sandbox, &session, image, cli, cli_skip, plan).await?;
+
+    // -- 3b. the whole CLI process ------------------------------------------------------------------
+    progress(&format!(
+        "whole process: {} rounds of `ironclaw exec` (engine cached / forgotten) and `docker exec`, then {} new sessions",
+        plan.processes.rounds, plan.processes.new_sessions
+    ));
+    let processes = processes::section(sandbox, cli, cli_skip, plan.processes).await;
 
     // -- 4. agent overhead per tool round trip ------------------------------------------------
     // After the streams: it leaves this process's heap larger, which their RSS row would count.
@@ -90,7 +99,9 @@ pub async fn measure(
         notes: Vec::new(),
         failures: Vec::new(),
     };
-    for outcome in [agent, context, search, network, quota, checkpoint] {
+    for outcome in [
+        processes, agent, context, search, network, quota, checkpoint,
+    ] {
         measured.sections.push(outcome.section);
         measured.notes.extend(outcome.notes);
         measured.failures.extend(outcome.failure);

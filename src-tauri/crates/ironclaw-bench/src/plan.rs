@@ -1,7 +1,7 @@
 //! The command line and the run sizes it resolves to (`--quick` shrinks the defaults; options
 //! given explicitly still win).
 
-use crate::{agent, checkpoint, context, network, quota, search};
+use crate::{agent, checkpoint, context, network, processes, quota, search};
 
 #[derive(clap::Args)]
 pub struct BenchArgs {
@@ -65,6 +65,7 @@ pub struct Plan {
     pub search: search::Plan,
     pub network: network::Plan,
     pub quota: quota::Plan,
+    pub processes: processes::Plan,
     pub checkpoint: checkpoint::Plan,
 }
 
@@ -98,6 +99,10 @@ impl Plan {
                 download_mib: args.network_mb.unwrap_or(if args.quick { 16 } else { 100 }),
                 rounds: pick(args.network_rounds, 5, 2),
                 requests: if args.quick { 10 } else { 50 },
+            },
+            processes: processes::Plan {
+                rounds: pick(args.cold_runs, 30, 5),
+                new_sessions: pick(args.cold_runs, 5, 2),
             },
             quota: quota::Plan {
                 noop_runs: pick(args.iterations, 200, 20),

@@ -64,9 +64,9 @@ impl Core {
         if let Some(sandbox) = slot.as_ref() {
             return Ok(sandbox.clone());
         }
-        let engine = docker::connect().await?;
+        let docker = docker::connect_client(&self.paths.engine_cache_file()).await?;
         let policy = Policy::load(&self.paths)?;
-        let sandbox = Arc::new(Sandbox::new(engine.docker, self.paths.clone(), policy));
+        let sandbox = Arc::new(Sandbox::new(docker, self.paths.clone(), policy));
         let defaults = self.settings.defaults()?;
         sandbox.use_undo_caps(defaults.undo_keep_bytes, defaults.undo_keep_total_bytes);
         *slot = Some(sandbox.clone());

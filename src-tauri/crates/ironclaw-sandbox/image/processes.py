@@ -40,6 +40,53 @@ def read_proc_table():
     return table
 
 
+# The container's own cgroup lists every process in the container, in our PID namespace, and
+# code cannot leave it (the cgroup filesystem is read-only, and no capability allows a move).
+# Reading it is one small file instead of a stat file per process: when it names no process
+# but tini, this supervisor and the interpreters, there is nothing to sweep and the process
+# table is not read. Only a file that names this supervisor by its own PID is trusted.
+_CGROUP_PROCS_CANDIDATES = (
+    "/sys/fs/cgroup/cgroup.procs",  # v2, private cgroup namespace
+    "/sys/fs/cgroup/pids/cgroup.procs",  # v1
+    "/sys/fs/cgroup/memory/cgroup.procs",
+)
+_cgroup_procs = []  # [path or None], decided on first use
+
+
+def _read_pids(path):
+    with open(path, "rb") as f:
+        return [int(p) for p in f.read().split()]
+
+
+def cgroup_procs_file():
+    if not _cgroup_procs:
+        found = None
+        for path in _CGROUP_PROCS_CANDIDATES:
+            try:
+                if os.getpid() in _read_pids(path):
+                    found = path
+                    break
+            except (OSError, ValueError):
+                continue
+        _cgroup_procs.append(found)
+    return _cgroup_procs[0]
+
+
+def nothing_to_sweep(keep):
+    """True when the container holds no process that could be a leftover: only PID 1 (tini),
+    this supervisor and the interpreters in `keep`. False whenever it cannot tell, so the
+    caller reads the process table."""
+    path = cgroup_procs_file()
+    if path is None:
+        return False
+    try:
+        pids = _read_pids(path)
+    except (OSError, ValueError):
+        return False
+    allowed = {1, os.getpid()} | set(keep)
+    return all(p in allowed for p in pids)
+
+
 def descendants(root, table):
     children = {}
     for pid, (ppid, _) in table.items():
@@ -60,6 +107,8 @@ def kill_strays(keep):
     so a detached daemon cannot escape. Stopping before killing keeps fork bombs from
     outrunning the sweep. Returns the names of what was killed.
     """
+    if nothing_to_sweep(keep):
+        return []
     me = os.getpid()
     killed = {}
     for _ in range(50):
@@ -87,7 +136,39 @@ def kill_strays(keep):
     return sorted(killed.values())
 
 
+def children_of(parent):
+    """The children of `parent` from /proc/PID/task/TID/children (zombies included: they stay
+    their parent's children until it waits for them); None when the kernel does not offer the
+    file (CONFIG_PROC_CHILDREN) or the process is gone."""
+    try:
+        tids = os.listdir("/proc/%d/task" % parent)
+    except OSError:
+        return None
+    out = []
+    seen = False
+    for tid in tids:
+        try:
+            with open("/proc/%d/task/%s/children" % (parent, tid), "rb") as f:
+                out.extend(int(p) for p in f.read().split())
+            seen = True
+        except (OSError, ValueError):
+            continue  # a thread that just ended, or no such file
+    return out if seen else None
+
+
 def zombies_of(parent):
+    kids = children_of(parent)
+    if kids is not None:
+        out = []
+        for pid in kids:
+            try:
+                with open("/proc/%d/stat" % pid, "rb") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            if stat[stat.rfind(b")") + 2:].startswith(b"Z"):
+                out.append(pid)
+        return out
     out = []
     for name in os.listdir("/proc"):
         if not name.isdigit():

@@ -60,6 +60,11 @@ impl Paths {
         self.data_dir.join("sessions")
     }
 
+    /// What the last command learned about the container engine (see `docker::known`).
+    pub fn engine_cache_file(&self) -> PathBuf {
+        self.data_dir.join("engine.json")
+    }
+
     /// The user's policy override: `<config dir>/sandbox.yaml`.
     pub fn user_policy_file(&self) -> PathBuf {
         self.config_dir.join("sandbox.yaml")

@@ -112,7 +112,7 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
     }
     let window = resolved.context_window;
     let tool_mode = resolved.tool_mode;
-    let (sandbox, _) = super::open().await?;
+    let sandbox = super::open().await?;
     // A profile the policy does not have would be remembered by the session and fail every
     // later run: refuse it before anything is saved.
     if let Some(profile) = args.profile.as_deref() {

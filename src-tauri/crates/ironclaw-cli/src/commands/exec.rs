@@ -52,19 +52,12 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
         args.code
     };
     let name = SessionName::new(args.session)?;
-    let (sandbox, _) = super::open().await?;
+    let sandbox = super::open().await?;
     // Checked before anything runs: the session remembers the profile it is given, and a
     // name that is refused later would already be saved, failing every run after it.
     if let Some(profile) = args.profile.as_deref() {
         sandbox.policy().profile(Some(profile))?;
     }
-    // Cheap when the image exists; builds it (with progress on stderr) when it does not.
-    let mut printer = Printer::new(true);
-    image::ensure(sandbox.docker(), &BuildOptions::default(), &mut |p| {
-        printer.show(p)
-    })
-    .await?;
-
     let mut request = ExecRequest::new(language, code);
     if let Some(timeout) = args.timeout {
         request = request.timeout(timeout);
@@ -115,9 +108,22 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     if let Some(choice) = &args.network {
         super::apply_network(&sandbox, &name, choice).await?;
     }
-    let result = sandbox
+    let mut result = sandbox
         .exec(&name, &options, &request, &mut on_event, &cancel)
         .await;
+    if let Err(ironclaw_sandbox::Error::ImageMissing { .. }) = &result {
+        // Looked for only when a container has to be made: a warm session's container already
+        // has its image, and asking costs every run a request. Nothing ran: the run failed
+        // before its container existed, so it is tried again once the image is there.
+        let mut printer = Printer::new(true);
+        image::ensure(sandbox.docker(), &BuildOptions::default(), &mut |p| {
+            printer.show(p)
+        })
+        .await?;
+        result = sandbox
+            .exec(&name, &options, &request, &mut on_event, &cancel)
+            .await;
+    }
     on_ctrl_c.abort();
     let result = result?;
     if json {

@@ -108,7 +108,7 @@ pub async fn delete(id: &str, purge: bool) -> anyhow::Result<ExitCode> {
     history.delete_conversation(id)?;
     if purge {
         // A conversation's sandbox session is named after it.
-        let (sandbox, _) = super::open().await?;
+        let sandbox = super::open().await?;
         let name = ironclaw_sandbox::session::SessionName::new(id.to_string())?;
         match sandbox.remove(&name, true).await {
             Ok(()) | Err(ironclaw_sandbox::Error::SessionNotFound { .. }) => {}

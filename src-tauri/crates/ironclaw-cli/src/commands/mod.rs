@@ -10,12 +10,13 @@ pub mod undo;
 use ironclaw_sandbox::policy::Policy;
 use ironclaw_sandbox::{docker, Paths, Sandbox};
 
-/// Everything a command needs: where things live, the policy and a connected engine.
-pub async fn open() -> anyhow::Result<(Sandbox, docker::Engine)> {
+/// Everything a command needs: where things live, the policy and a connected engine (as last
+/// seen, when it is still the same one: a short command should not pay for a handshake).
+pub async fn open() -> anyhow::Result<Sandbox> {
     let paths = Paths::from_env()?;
     let policy = Policy::load(&paths)?;
-    let engine = docker::connect().await?;
-    Ok((Sandbox::new(engine.docker.clone(), paths, policy), engine))
+    let docker = docker::connect_client(&paths.engine_cache_file()).await?;
+    Ok(Sandbox::new(docker, paths, policy))
 }
 
 /// `--network`: applies the choice to the session and says what it did to a running sandbox.

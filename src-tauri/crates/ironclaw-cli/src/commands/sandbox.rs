@@ -4,7 +4,7 @@ use ironclaw_sandbox::session::{Registry, SessionName};
 use ironclaw_sandbox::Paths;
 
 pub async fn ls(json: bool) -> anyhow::Result<ExitCode> {
-    let (sandbox, _) = super::open().await?;
+    let sandbox = super::open().await?;
     // Listing is when people look: the moment to tidy containers whose session is gone.
     for name in sandbox.cleanup_orphans().await? {
         eprintln!("removed orphaned container {name}");
@@ -39,19 +39,19 @@ pub async fn ls(json: bool) -> anyhow::Result<ExitCode> {
 }
 
 pub async fn stop(name: &str) -> anyhow::Result<ExitCode> {
-    let (sandbox, _) = super::open().await?;
+    let sandbox = super::open().await?;
     sandbox.stop(&SessionName::new(name)?).await?;
     Ok(ExitCode::SUCCESS)
 }
 
 pub async fn rm(name: &str, purge: bool) -> anyhow::Result<ExitCode> {
-    let (sandbox, _) = super::open().await?;
+    let sandbox = super::open().await?;
     sandbox.remove(&SessionName::new(name)?, purge).await?;
     Ok(ExitCode::SUCCESS)
 }
 
 pub async fn prune() -> anyhow::Result<ExitCode> {
-    let (sandbox, _) = super::open().await?;
+    let sandbox = super::open().await?;
     for name in sandbox.cleanup_orphans().await? {
         println!("removed {name}");
     }

@@ -8,11 +8,13 @@
 pub(crate) mod classify;
 mod context;
 mod endpoint;
+pub mod known;
 
 use std::future::Future;
+use std::path::Path;
 use std::time::Duration;
 
-use bollard::{Docker, API_DEFAULT_VERSION};
+use bollard::{ClientVersion, Docker, API_DEFAULT_VERSION};
 use tracing::Instrument;
 
 use crate::error::{Error, Result};
@@ -62,6 +64,20 @@ pub async fn connect() -> Result<Engine> {
     connect_to(endpoint).await
 }
 
+/// A client for a command that needs nothing else from the engine: the engine as last seen in
+/// `cache_file` when it is still the same one (one ping instead of the four-request handshake;
+/// see [`known`]). Errors are the full handshake's.
+pub async fn connect_client(cache_file: &Path) -> Result<Docker> {
+    let endpoint = resolve_endpoint(&EnvSnapshot::from_process())?;
+    let span = tracing::info_span!(
+        "docker.connect",
+        endpoint = %endpoint.host,
+        source = %endpoint.source,
+        cache = true,
+    );
+    known::connect(endpoint, cache_file).instrument(span).await
+}
+
 /// Connects to a specific endpoint: ping, negotiate the API version, then read version and info.
 pub async fn connect_to(endpoint: Endpoint) -> Result<Engine> {
     let span = tracing::info_span!(
@@ -73,7 +89,7 @@ pub async fn connect_to(endpoint: Endpoint) -> Result<Engine> {
 }
 
 async fn handshake(endpoint: Endpoint) -> Result<Engine> {
-    let docker = client(&endpoint)?;
+    let docker = client(&endpoint, API_DEFAULT_VERSION)?;
     step(&endpoint, "pinging the engine", docker.ping()).await?;
     let docker = step(
         &endpoint,
@@ -127,7 +143,7 @@ async fn handshake(endpoint: Endpoint) -> Result<Engine> {
     Ok(engine)
 }
 
-fn client(endpoint: &Endpoint) -> Result<Docker> {
+fn client(endpoint: &Endpoint, version: &ClientVersion) -> Result<Docker> {
     let built = match &endpoint.kind {
         EndpointKind::Unix(path) => {
             let Some(path) = path.to_str() else {
@@ -136,10 +152,10 @@ fn client(endpoint: &Endpoint) -> Result<Docker> {
                     reason: "the socket path is not valid UTF-8".into(),
                 });
             };
-            Docker::connect_with_unix(path, REQUEST_TIMEOUT_SECS, API_DEFAULT_VERSION)
+            Docker::connect_with_unix(path, REQUEST_TIMEOUT_SECS, version)
         }
         EndpointKind::Tcp { addr, tls: None } => {
-            Docker::connect_with_http(addr, REQUEST_TIMEOUT_SECS, API_DEFAULT_VERSION)
+            Docker::connect_with_http(addr, REQUEST_TIMEOUT_SECS, version)
         }
         EndpointKind::Tcp {
             addr,
@@ -150,7 +166,7 @@ fn client(endpoint: &Endpoint) -> Result<Docker> {
             &tls.cert,
             &tls.ca,
             REQUEST_TIMEOUT_SECS,
-            API_DEFAULT_VERSION,
+            version,
         ),
     };
     built.map_err(|e| classify::classify(endpoint, "connecting", e))
