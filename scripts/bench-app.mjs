@@ -9,8 +9,11 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 
-const [app, runsArg] = process.argv.slice(2);
+import { measureWaits } from "./bench-app-wait.mjs";
+
+const [app, runsArg, roundsArg] = process.argv.slice(2);
 const RUNS = Number(runsArg ?? 10);
+const ROUNDS = Number(roundsArg ?? 20);
 const TARGET_MS = 1500;
 const IDLE_MS = 5000;
 if (!app || !fs.existsSync(app)) {
@@ -138,6 +141,7 @@ try {
   await sleep(IDLE_MS);
   const procs = tree(child.pid).map((p) => ({ ...p, pssKiB: pssKiB(p.pid) }));
   await stop(child);
+  const waits = await measureWaits(app, { rounds: ROUNDS });
 
   app_ms.sort((a, b) => a - b);
   wall_ms.sort((a, b) => a - b);
@@ -160,6 +164,9 @@ try {
   console.log(`| start → interactive window, p95 (app's own clock) | ${p95.toFixed(0)} ms (${(p95 / TARGET_MS).toFixed(2)}× the target) | target 1500 ms |`);
   console.log(`| exec → ready line, p50 / p95 (wall clock) | ${w50.toFixed(0)} / ${w95.toFixed(0)} ms | target 1500 ms |`);
   console.log(`| idle memory after ${IDLE_MS / 1000} s (PSS, app + WebKit processes) | ${totalMiB.toFixed(0)} MiB | Electron desktop chat/agent apps: commonly reported at 300–600 MiB idle and more; a bare Electron window: commonly reported at ~100–150 MiB |`);
+  const ms = (v) => v.toFixed(1);
+  console.log(`| Send → approval dialog painted, p50 / p95 (${waits.n} turns, a model that answers at once) | ${ms(waits.dialog.p50)} / ${ms(waits.dialog.p95)} ms | |`);
+  console.log(`| Approve → first output byte painted, p50 / p95 (${waits.n} runs of \`print(n)\`, warm sandbox) | ${ms(waits.output.p50)} / ${ms(waits.output.p95)} ms | target p50 ≤ 30 ms |`);
   console.log(`\nPSS by process (MiB): ${breakdown}`);
 } finally {
   fs.rmSync(root, { recursive: true, force: true });

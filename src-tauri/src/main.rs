@@ -7,6 +7,7 @@
 mod bridge;
 mod commands;
 mod quit;
+mod rendering;
 mod system_font;
 mod tray;
 mod tray_badge;
@@ -59,6 +60,7 @@ fn run(started: Instant) -> Result<(), Box<dyn std::error::Error>> {
             if let Some(window) = app.get_webview_window("main") {
                 window_state::keep_on_screen(&window, &config_dir);
                 system_font::follow(&window);
+                rendering::fit(&window);
             }
             // No StatusNotifier host (e.g. under Xvfb) means no tray: the window title and
             // the in-app badge still show the count.

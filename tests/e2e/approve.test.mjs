@@ -105,7 +105,9 @@ test("approved code streams into its cell, and the conversation survives a resta
   await (await s.byTestId("new-conversation")).click();
   await s.waitUntil("the new conversation to open", async () =>
     (await (await s.find(`${testid("conversation-item")}.active`)).attribute("data-id")) !== conversationId);
-  assert.equal((await s.allByTestId("cell-image")).length, 0);
+  // The sidebar marks the new conversation before the chat view has swapped its cells.
+  await s.waitUntil("the new conversation's empty chat (no image)", async () =>
+    (await s.allByTestId("cell-image")).length === 0);
   await (await s.find(`${testid("conversation-item", `[data-id="${conversationId}"]`)} button`)).click();
   await imageShown(s, "gradient.png");
 

@@ -7,6 +7,7 @@
 
 mod altered;
 mod approvals;
+mod attach;
 mod audit_anchor;
 mod cancel;
 mod code_blocks;

@@ -77,6 +77,11 @@ pub enum Error {
     #[error("the workspace {workspace} is over its quota: {reason}")]
     WorkspaceOverQuota { workspace: PathBuf, reason: String },
 
+    /// A file or folder a person attached that could not be brought in (the message names it
+    /// and says why).
+    #[error("{0}")]
+    Attach(String),
+
     #[error("sandbox protocol error: {0}")]
     Protocol(String),
 
@@ -156,6 +161,7 @@ impl Error {
             | Error::SessionNotFound { .. }
             | Error::RuntimeUnavailable { .. }
             | Error::WorkspaceOverQuota { .. }
+            | Error::Attach(_)
             | Error::Protocol(_)
             | Error::Confinement { .. }
             | Error::Network(_)

@@ -4,8 +4,10 @@
 //!
 //! - [`reader`]: the one way IronClaw opens a path the sandbox can write to (descriptors only,
 //!   no link ever followed).
+//! - [`attach`]: files a person brings in, copied without writing through anything planted.
 //! - [`checkpoint`]: what each run changed, and undoing it: a record kept outside anything the
 //!   sandbox can reach, of copies no sandboxed write can alter.
 
+pub mod attach;
 pub mod checkpoint;
 pub mod reader;

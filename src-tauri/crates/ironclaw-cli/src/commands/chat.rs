@@ -2,6 +2,7 @@
 //! Approval prompts read from stdin too, so the whole conversation can be scripted.
 
 mod approval;
+mod attach;
 mod render;
 mod slash;
 
@@ -60,6 +61,11 @@ pub struct ChatArgs {
     /// provider.yaml, or IRONCLAW_CONTEXT_WINDOW.
     #[arg(long, value_name = "TOKENS")]
     context_window: Option<u32>,
+    /// Copy this file or folder into the conversation's workspace before the first message
+    /// (repeatable); the model is told what arrived and where. Links inside folders are never
+    /// followed.
+    #[arg(long = "attach", value_name = "PATH")]
+    attach: Vec<std::path::PathBuf>,
 }
 
 /// `--provider` flags win; otherwise `<config dir>/provider.yaml` (kind, base_url, model,
@@ -156,6 +162,24 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
         let name = ironclaw_sandbox::session::SessionName::new(conversation.to_string())?;
         super::apply_network(&sandbox, &name, choice).await?;
     }
+    let mut attached_note = if args.attach.is_empty() {
+        None
+    } else {
+        let name = ironclaw_sandbox::session::SessionName::new(conversation.to_string())?;
+        let options = ironclaw_sandbox::SessionOptions {
+            profile: args.profile.clone(),
+            workspace: None,
+        };
+        let (sandbox, sources) = (sandbox.clone(), args.attach.clone());
+        let attached = tokio::task::spawn_blocking(move || {
+            let mut shown = attach::ProgressLine::default();
+            sandbox.attach(&name, &options, &sources, &mut |source, done, all| {
+                shown.show(source, done, all)
+            })
+        })
+        .await??;
+        Some(attach::describe(&attached))
+    };
     let session_config = SessionConfig {
         max_steps: args.max_steps,
         profile: args.profile.clone(),
@@ -210,6 +234,10 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
             slash(command.trim(), &session, &deps, conversation)?;
             continue;
         }
+        let text = match attached_note.take() {
+            Some(note) => format!("{note}\n\n{text}"),
+            None => text,
+        };
         session.send(Op::UserMessage { text })?;
         // Render until this turn ends; Ctrl-C cancels the turn, not the program.
         loop {

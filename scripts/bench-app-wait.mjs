@@ -1,0 +1,106 @@
+// What a person waits for in the app: Send → the approval dialog on screen, with a model that
+// answers at once, and Approve → the first output byte on screen. Driven through WebDriver (the
+// e2e suite's harness, on the release build with TAURI_WEBVIEW_AUTOMATION), but timed inside the
+// page: a capture-phase click listener stamps the click as the page receives it, a
+// MutationObserver sees the dialog or the first output text arrive, and a task queued from the
+// next animation frame counts as painted. WebDriver's own round trips are therefore not in the figures; the time
+// from the physical click to the page's click event is not either (the X server and WebKit's
+// input path, the same for any web app).
+
+import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+// Runs in the page once per launch. `window.__wait` holds the marks of the current round.
+const PROBE = `
+  if (window.__waitProbe) return;
+  window.__waitProbe = true;
+  window.__wait = {};
+  // A task queued from the frame's animation callback runs once that frame is painted.
+  const painted = (key) => requestAnimationFrame(() => setTimeout(() => { window.__wait[key] = performance.now(); }, 0));
+  const withOutput = () => [...document.querySelectorAll('[data-testid="execution-cell"] [data-testid="cell-stdout"]')]
+    .filter((e) => e.textContent.length > 0).length;
+  document.addEventListener("click", (e) => {
+    const t = e.target instanceof Element ? e.target : null;
+    if (t && t.closest('[data-testid="send-button"]')) window.__wait = { send: performance.now() };
+    if (t && t.closest('[data-testid="approve-button"]')) {
+      window.__wait.approve = performance.now();
+      window.__wait.outputsBefore = withOutput();
+    }
+  }, true);
+  new MutationObserver(() => {
+    const w = window.__wait;
+    if (w.send !== undefined && w.dialogSeen === undefined && document.querySelector('dialog[data-testid="approval-dialog"][open]')) {
+      w.dialogSeen = performance.now();
+      painted("dialog");
+    }
+    if (w.approve !== undefined && w.outputSeen === undefined && withOutput() > w.outputsBefore) {
+      w.outputSeen = performance.now();
+      painted("output");
+    }
+  }).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true, attributeFilter: ["open"] });
+`;
+
+function percentile(sorted, p) {
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i];
+}
+
+/** Measures `rounds` turns (after `warmups` unmeasured ones) in one conversation of the app at
+ *  `appBin`; returns `{ dialog, output, dialogDom, outputDom }` (each `{p50, p95}` in ms:
+ *  until painted, and until in the page's DOM) and `n`. */
+export async function measureWaits(appBin, { rounds = 20, warmups = 2 } = {}) {
+  // The harness reads these when it is loaded; the app inherits the driver's environment.
+  process.env.IRONCLAW_APP_BIN = appBin;
+  process.env.TAURI_WEBVIEW_AUTOMATION = "true";
+  const { prepare, runCodeReplies } = await import(path.join(ROOT, "tests/e2e/lib/harness.mjs"));
+  const { approvalDialog, sendMessage, waitForAssistant } = await import(path.join(ROOT, "tests/e2e/lib/ui.mjs"));
+  const { testid } = await import(path.join(ROOT, "tests/e2e/lib/webdriver.mjs"));
+
+  const total = warmups + rounds;
+  const replies = [];
+  for (let i = 0; i < total; i++) {
+    replies.push(...runCodeReplies("python", `print(${i})`, { id: `call_${i}`, after: `Done ${i}.` }));
+  }
+  const cleanups = [];
+  const t = { name: "bench-app-wait", after: (fn) => cleanups.push(fn) };
+  const dialog = [];
+  const output = [];
+  const dialogDom = [];
+  const outputDom = [];
+  try {
+    const app = await prepare(t, { replies });
+    const s = await app.start();
+    await s.execute(PROBE);
+    for (let i = 0; i < total; i++) {
+      await sendMessage(s, `round ${i}`);
+      const d = await approvalDialog(s, { timeoutMs: 60_000 });
+      await (await d.find(testid("approve-button"))).click();
+      await waitForAssistant(s, `Done ${i}.`);
+      const w = await s.waitUntil("the round's marks", async () => {
+        const marks = await s.execute("return window.__wait");
+        return marks.dialog !== undefined && marks.output !== undefined ? marks : false;
+      }, { timeoutMs: 10_000 });
+      if (i >= warmups) {
+        dialog.push(w.dialog - w.send);
+        output.push(w.output - w.approve);
+        dialogDom.push(w.dialogSeen - w.send);
+        outputDom.push(w.outputSeen - w.approve);
+      }
+    }
+  } finally {
+    for (const fn of cleanups.reverse()) await fn();
+  }
+  const summary = (xs) => {
+    const sorted = [...xs].sort((a, b) => a - b);
+    return { p50: percentile(sorted, 50), p95: percentile(sorted, 95) };
+  };
+  return {
+    dialog: summary(dialog),
+    output: summary(output),
+    dialogDom: summary(dialogDom),
+    outputDom: summary(outputDom),
+    n: rounds,
+  };
+}

@@ -1,0 +1,82 @@
+//! `chat --attach`: the progress line while files are copied in, what the person is shown, and
+//! the note that tells the model what arrived and where.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use ironclaw_sandbox::quota::human;
+use ironclaw_workspace::attach::Attached;
+
+use crate::terminal::inert;
+
+/// Copies shorter than this show no progress at all.
+const QUIET_FOR: Duration = Duration::from_millis(300);
+
+/// A progress line on stderr, redrawn at most a few times a second.
+#[derive(Default)]
+pub struct ProgressLine {
+    started: Option<Instant>,
+    drawn: Option<Instant>,
+}
+
+impl ProgressLine {
+    pub fn show(&mut self, source: &Path, done: u64, all: u64) {
+        let now = Instant::now();
+        let started = *self.started.get_or_insert(now);
+        let due = self
+            .drawn
+            .is_none_or(|t| now.duration_since(t) >= Duration::from_millis(200));
+        if now.duration_since(started) < QUIET_FOR || !(due || done == all) {
+            return;
+        }
+        self.drawn = Some(now);
+        let percent = done.saturating_mul(100).checked_div(all).unwrap_or(100);
+        eprint!(
+            "\rattaching {}: {} of {} ({percent}%)",
+            inert(&source.display().to_string()),
+            human(done),
+            human(all)
+        );
+        if done == all {
+            eprintln!();
+        }
+    }
+}
+
+/// Prints what was attached and returns the note for the model (sent ahead of the first
+/// message).
+pub fn describe(attached: &[Attached]) -> String {
+    let mut arrived = Vec::new();
+    let mut left_out = Vec::new();
+    for a in attached {
+        let what = if a.is_dir {
+            format!(
+                "/workspace/{}/ (a folder: {} files, {})",
+                a.name,
+                a.files,
+                human(a.bytes)
+            )
+        } else {
+            format!("/workspace/{} ({})", a.name, human(a.bytes))
+        };
+        eprintln!(
+            "[attached {} as {what}]",
+            inert(&a.source.display().to_string())
+        );
+        for s in &a.skipped {
+            let path = format!("{}/{}", a.name, s.path.display());
+            eprintln!("[  left out {}: {}]", inert(&path), s.why);
+            left_out.push(format!("{path} ({})", s.why));
+        }
+        arrived.push(what);
+    }
+    let mut note = format!(
+        "[The person attached files; they are in your workspace now: {}.",
+        arrived.join("; ")
+    );
+    if !left_out.is_empty() {
+        note.push_str(&format!(" Left out: {}.", left_out.join("; ")));
+    }
+    note.push(']');
+    note
+}
