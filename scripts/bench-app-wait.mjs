@@ -50,10 +50,12 @@ function percentile(sorted, p) {
 /** Measures `rounds` turns (after `warmups` unmeasured ones) in one conversation of the app at
  *  `appBin`; returns `{ dialog, output, dialogDom, outputDom }` (each `{p50, p95}` in ms:
  *  until painted, and until in the page's DOM) and `n`. */
-export async function measureWaits(appBin, { rounds = 20, warmups = 2 } = {}) {
+export async function measureWaits(appBin, { rounds = 20, warmups = 2, env = {} } = {}) {
   // The harness reads these when it is loaded; the app inherits the driver's environment.
   process.env.IRONCLAW_APP_BIN = appBin;
   process.env.TAURI_WEBVIEW_AUTOMATION = "true";
+  const saved = { ...process.env };
+  Object.assign(process.env, env);
   const { prepare, runCodeReplies } = await import(path.join(ROOT, "tests/e2e/lib/harness.mjs"));
   const { approvalDialog, sendMessage, waitForAssistant } = await import(path.join(ROOT, "tests/e2e/lib/ui.mjs"));
   const { testid } = await import(path.join(ROOT, "tests/e2e/lib/webdriver.mjs"));
@@ -91,6 +93,10 @@ export async function measureWaits(appBin, { rounds = 20, warmups = 2 } = {}) {
     }
   } finally {
     for (const fn of cleanups.reverse()) await fn();
+    for (const key of Object.keys(env)) {
+      if (key in saved) process.env[key] = saved[key];
+      else delete process.env[key];
+    }
   }
   const summary = (xs) => {
     const sorted = [...xs].sort((a, b) => a - b);

@@ -22,6 +22,11 @@ else
 fi
 
 export IRONCLAW_APP_BIN="${IRONCLAW_APP_BIN:-$ROOT/target/debug/ironclaw-app}"
+# Without a GPU the app draws without compositing (src-tauri/src/rendering.rs), and then
+# WebKitWebDriver's screenshot command never answers once a modal dialog has been shown. The
+# suite takes screenshots, so it composites (through software OpenGL); scripts/bench-app.sh
+# measures the shipped default.
+export IRONCLAW_GPU="${IRONCLAW_GPU:-on}"
 export IRONCLAW_MOCK_LLM_BIN="${IRONCLAW_MOCK_LLM_BIN:-$ROOT/target/debug/ironclaw-mock-llm}"
 # The system's on-demand session services, minus any notification daemon (see the config).
 bus="$ROOT/target/e2e-bus"
