@@ -2,8 +2,8 @@
 // answers at once, and Approve → the first output byte on screen. Driven through WebDriver (the
 // e2e suite's harness, on the release build with TAURI_WEBVIEW_AUTOMATION), but timed inside the
 // page: a capture-phase click listener stamps the click as the page receives it, a
-// MutationObserver sees the dialog or the first output text arrive, and a task queued from the
-// next animation frame counts as painted. WebDriver's own round trips are therefore not in the figures; the time
+// MutationObserver (and a wrapper around the UI's animation callbacks) sees the dialog or the
+// first output text arrive, and a task queued behind the frame that paints it counts as painted. WebDriver's own round trips are therefore not in the figures; the time
 // from the physical click to the page's click event is not either (the X server and WebKit's
 // input path, the same for any web app).
 
@@ -17,20 +17,16 @@ const PROBE = `
   if (window.__waitProbe) return;
   window.__waitProbe = true;
   window.__wait = {};
-  // A task queued from the frame's animation callback runs once that frame is painted.
-  const painted = (key) => requestAnimationFrame(() => setTimeout(() => { window.__wait[key] = performance.now(); }, 0));
+  const stamp = (key) => setTimeout(() => { window.__wait[key] = performance.now(); }, 0);
+  const raf = window.requestAnimationFrame.bind(window);
   const withOutput = () => [...document.querySelectorAll('[data-testid="execution-cell"] [data-testid="cell-stdout"]')]
     .filter((e) => e.textContent.length > 0).length;
-  document.addEventListener("click", (e) => {
-    const t = e.target instanceof Element ? e.target : null;
-    if (t && t.closest('[data-testid="send-button"]')) window.__wait = { send: performance.now() };
-    if (t && t.closest('[data-testid="approve-button"]')) {
-      window.__wait.approve = performance.now();
-      window.__wait.outputsBefore = withOutput();
-    }
-  }, true);
-  new MutationObserver(() => {
+  // A change made inside an animation callback (the UI renders streamed output there) is
+  // painted at the end of that frame: a task queued then runs once it is painted. A change made
+  // anywhere else waits for the next frame.
+  const check = (inFrame) => {
     const w = window.__wait;
+    const painted = (key) => (inFrame ? stamp(key) : raf(() => stamp(key)));
     if (w.send !== undefined && w.dialogSeen === undefined && document.querySelector('dialog[data-testid="approval-dialog"][open]')) {
       w.dialogSeen = performance.now();
       painted("dialog");
@@ -39,7 +35,24 @@ const PROBE = `
       w.outputSeen = performance.now();
       painted("output");
     }
-  }).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true, attributeFilter: ["open"] });
+  };
+  const observer = new MutationObserver(() => check(false));
+  window.requestAnimationFrame = (callback) => raf((ts) => {
+    try {
+      callback(ts);
+    } finally {
+      if (observer.takeRecords().length) check(true);
+    }
+  });
+  document.addEventListener("click", (e) => {
+    const t = e.target instanceof Element ? e.target : null;
+    if (t && t.closest('[data-testid="send-button"]')) window.__wait = { send: performance.now() };
+    if (t && t.closest('[data-testid="approve-button"]')) {
+      window.__wait.approve = performance.now();
+      window.__wait.outputsBefore = withOutput();
+    }
+  }, true);
+  observer.observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true, attributeFilter: ["open"] });
 `;
 
 function percentile(sorted, p) {

@@ -148,9 +148,11 @@ function safeName(name) {
  * - `env`: extra environment for the app.
  * - `provider`: write provider.yaml naming the scripted LLM (false: a first run, no model set up).
  */
-export async function prepare(t, { replies = [], env = {}, provider = true, failingLaunchers = false } = {}) {
+export async function prepare(t, { replies = [], env = {}, provider = true, failingLaunchers = false, screenshots = true } = {}) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "ironclaw-app-e2e-"));
   const app = new App(t, root);
+  // Without compositing, WebKitWebDriver's screenshot command can hang (see scripts/e2e.sh).
+  app.screenshots = screenshots;
   t.after(() => app.teardown());
   if (failingLaunchers) env = { ...env, PATH: `${installFailingLaunchers(root, app.openedFile)}:${process.env.PATH}` };
   await app.init(replies, env, provider);
@@ -288,7 +290,7 @@ export class App {
     if (this.session) {
       try {
         // The last thing the window showed, for whoever reads a failure.
-        fs.writeFileSync(this.logFile.replace(/\.log$/, ".png"), await this.session.screenshot());
+        if (this.screenshots !== false) fs.writeFileSync(this.logFile.replace(/\.log$/, ".png"), await this.session.screenshot());
       } catch {
         // No window to show.
       }

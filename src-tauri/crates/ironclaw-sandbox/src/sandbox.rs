@@ -171,12 +171,7 @@ impl Sandbox {
         // One execution at a time per session in this process; the supervisor enforces the
         // same across processes.
         let mut warm = slot.lock().await;
-        let mut record = self.registry.get_or_create(
-            name,
-            options.workspace.as_deref(),
-            options.profile.as_deref(),
-            self.user,
-        )?;
+        let mut record = self.record(name, options)?;
         if let Some(mode) = self.egress.chosen(name.as_str()) {
             // Chosen before the session existed: now it has a record to keep it in.
             if record.network != Some(mode) {
@@ -269,6 +264,16 @@ impl Sandbox {
             }
         }
         result
+    }
+
+    /// The session's record, created (its folder too, never a container) when it is new.
+    fn record(&self, name: &SessionName, options: &SessionOptions) -> Result<SessionRecord> {
+        self.registry.get_or_create(
+            name,
+            options.workspace.as_deref(),
+            options.profile.as_deref(),
+            self.user,
+        )
     }
 
     fn quota_base(&self, name: &SessionName) -> Option<quota::Baseline> {

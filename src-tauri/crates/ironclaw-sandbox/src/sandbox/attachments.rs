@@ -24,12 +24,7 @@ impl Sandbox {
         sources: &[PathBuf],
         progress: &mut dyn FnMut(&Path, u64, u64),
     ) -> Result<Vec<Attached>> {
-        let record = self.registry.get_or_create(
-            name,
-            options.workspace.as_deref(),
-            options.profile.as_deref(),
-            self.user,
-        )?;
+        let record = self.record(name, options)?;
         let (_, profile) = self.policy.profile(record.profile.as_deref())?;
         let user = record.user(self.user);
         let owner = Owner {

@@ -64,12 +64,7 @@ impl Sandbox {
     ) -> Result<String> {
         let slot = self.slot(name).await;
         let _running = slot.lock().await;
-        let record = self.registry.get_or_create(
-            name,
-            options.workspace.as_deref(),
-            options.profile.as_deref(),
-            self.user,
-        )?;
+        let record = self.record(name, options)?;
         self.checkpoint_before(name, &record.workspace)
             .await
             .map_err(Error::Checkpoint)
