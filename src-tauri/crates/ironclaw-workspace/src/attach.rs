@@ -167,8 +167,7 @@ pub fn attach(
             open_file_at(src_parent.as_fd(), base).map_err(|e| source_err(e.desc().into()))?;
         let (name, dst) =
             fresh(&wanted, |n| make_file(ws.as_fd(), n, &top, owner)).map_err(ws_err)?;
-        copy.file(src, dst, Path::new(""))
-            .map_err(|e| source_err(e.to_string()))?;
+        copy.file(src, dst).map_err(|e| source_err(e.to_string()))?;
         name
     };
     copy.attached.name = name;
@@ -384,7 +383,7 @@ impl Copy<'_> {
                     let made = make_file(dst.as_fd(), &safe, &stat, self.owner);
                     match (opened, made) {
                         (Ok(s), Ok(d)) => {
-                            if self.file(s, d, &path).is_err() {
+                            if self.file(s, d).is_err() {
                                 self.skip(path, "could not be copied completely");
                             }
                         }
@@ -400,7 +399,7 @@ impl Copy<'_> {
         }
     }
 
-    fn file(&mut self, mut src: File, mut dst: File, _at: &Path) -> std::io::Result<()> {
+    fn file(&mut self, mut src: File, mut dst: File) -> std::io::Result<()> {
         let mut buf = vec![0u8; 1 << 20];
         loop {
             let n = match src.read(&mut buf) {

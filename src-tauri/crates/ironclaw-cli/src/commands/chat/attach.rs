@@ -51,9 +51,10 @@ pub fn describe(attached: &[Attached]) -> String {
     for a in attached {
         let what = if a.is_dir {
             format!(
-                "/workspace/{}/ (a folder: {} files, {})",
+                "/workspace/{}/ (a folder: {} file{}, {})",
                 a.name,
                 a.files,
+                if a.files == 1 { "" } else { "s" },
                 human(a.bytes)
             )
         } else {
