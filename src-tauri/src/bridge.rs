@@ -30,7 +30,9 @@ impl EventSink for TauriSink {
                     let _ = window.set_focus();
                 }
             }
-            AppEvent::ExecutionFiles(_) | AppEvent::ConversationUpdated(_) => {}
+            AppEvent::ExecutionFiles(_)
+            | AppEvent::ConversationUpdated(_)
+            | AppEvent::FilesDropped(_) => {}
         }
     }
 }

@@ -7,6 +7,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use ironclaw_desktop::attachments::{AttachProgress, AttachedItem};
 use ironclaw_desktop::doctor::{DoctorReport, ImageProgress};
 use ironclaw_desktop::types::{
     ChangeDetail, ConversationSummary, ConversationView, FolderOpening, LogChunk, PendingApproval,
@@ -19,7 +20,8 @@ use ironclaw_protocol::{
     ExportFormat, HostDecision, OutputStream,
 };
 use tauri::ipc::Channel;
-use tauri::{AppHandle, State};
+use tauri::{AppHandle, State, WebviewWindow};
+use tauri_plugin_dialog::DialogExt;
 use tauri_plugin_opener::OpenerExt;
 
 use crate::Started;
@@ -160,6 +162,67 @@ pub async fn send_message(
 ) -> Res<()> {
     desktop
         .send_message(id, &text)
+        .await
+        .map_err(CommandError::from)
+}
+
+/// Copies what was dropped on the window (the `files-dropped` event's `dropId`) into the
+/// conversation's workspace. The page names a drop, never a host path.
+#[tauri::command]
+pub async fn attach_dropped(
+    desktop: State<'_, Desktop>,
+    id: ConversationId,
+    drop_id: u32,
+    on_progress: Channel<AttachProgress>,
+) -> Res<Vec<AttachedItem>> {
+    desktop
+        .attach_dropped(id, drop_id, move |p| {
+            let _ = on_progress.send(p);
+        })
+        .await
+        .map_err(CommandError::from)
+}
+
+/// Opens the system's file dialog (for folders with `folders`) and copies what the person
+/// picks into the conversation's workspace; nothing when they cancel.
+#[tauri::command]
+pub async fn attach_picked(
+    window: WebviewWindow,
+    desktop: State<'_, Desktop>,
+    id: ConversationId,
+    folders: bool,
+    on_progress: Channel<AttachProgress>,
+) -> Res<Vec<AttachedItem>> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let dialog = window
+        .dialog()
+        .file()
+        .set_parent(&window)
+        .set_title(if folders {
+            "Attach folders to this conversation"
+        } else {
+            "Attach files to this conversation"
+        });
+    let answer = move |picked: Option<Vec<tauri_plugin_dialog::FilePath>>| {
+        let _ = tx.send(picked.unwrap_or_default());
+    };
+    if folders {
+        dialog.pick_folders(answer);
+    } else {
+        dialog.pick_files(answer);
+    }
+    let picked = rx.await.unwrap_or_default();
+    let paths: Vec<std::path::PathBuf> = picked
+        .into_iter()
+        .filter_map(|p| p.into_path().ok())
+        .collect();
+    if paths.is_empty() {
+        return Ok(Vec::new());
+    }
+    desktop
+        .attach_paths(id, paths, move |p| {
+            let _ = on_progress.send(p);
+        })
         .await
         .map_err(CommandError::from)
 }

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use ironclaw_desktop::{Desktop, DesktopOptions, Startup};
-use tauri::{Manager, WindowEvent};
+use tauri::{DragDropEvent, Manager, WindowEvent};
 
 /// When the process started, for the startup measurement `app_ready` reports.
 pub struct Started(pub Instant);
@@ -42,6 +42,7 @@ fn run(started: Instant) -> Result<(), Box<dyn std::error::Error>> {
     let config_dir = options.paths.config_dir.clone();
     tauri::Builder::default()
         .plugin(tauri_plugin_opener::init())
+        .plugin(tauri_plugin_dialog::init())
         .plugin(window_state::plugin(&options.paths.config_dir))
         .manage(Started(started))
         .manage(quit::Quitting::default())
@@ -76,6 +77,10 @@ fn run(started: Instant) -> Result<(), Box<dyn std::error::Error>> {
             };
             match event {
                 WindowEvent::Focused(focused) => desktop.set_window_focused(*focused),
+                // The paths stay in the core; the page gets a one-time id to attach them by.
+                WindowEvent::DragDrop(DragDropEvent::Drop { paths, .. }) => {
+                    desktop.files_dropped(paths.clone());
+                }
                 // Not every window manager takes focus away on minimise: a minimised window
                 // is in the background either way.
                 WindowEvent::Resized(_) if window.is_minimized().unwrap_or(false) => {

@@ -62,6 +62,11 @@ export class App {
       openExternal: (url) => void api.openExternal(url).catch((e) => this.failed(e)),
       reviewApproval: (id) => this.queue.open(id || undefined),
       toggleWorkspace: () => this.workspace.toggle(),
+      attach: (folders) => {
+        const id = this.currentId;
+        if (!id) return;
+        void this.chat.attach(folders ? "the folder" : "the files", (p) => this.api.attachPicked(id, folders, p)).then(() => this.filesArrived(id));
+      },
       undo: (executionId, force) => {
         if (!this.currentId) return;
         void this.api.undoRun(this.currentId, executionId, force).catch((e) => this.failed(e, "Could not undo"));
@@ -161,6 +166,13 @@ export class App {
         void this.showImages(e.conversationId, e.executionId, e.files.filter((f) => f.kind === "image").map((f) => f.path));
         if (this.workspace.visible) void this.workspace.refresh();
       }),
+      this.api.onDragHover((over) => this.chat.dragHover(over && this.currentId !== null)),
+      this.api.onFilesDropped((e) => {
+        const id = this.currentId;
+        if (!id) return;
+        const what = e.names.length === 1 ? (e.names[0] ?? "1 item") : `${e.names.length} items`;
+        void this.chat.attach(what, (p) => this.api.attachDropped(id, e.dropId, p)).then(() => this.filesArrived(id));
+      }),
       this.api.onConversationUpdated((c) => {
         this.sidebar.upsert(c);
         if (c.id === this.currentId) this.chat.setTitle(c.title);
@@ -168,6 +180,10 @@ export class App {
     ]);
   }
 
+
+  private filesArrived(id: string): void {
+    if (id === this.currentId && this.workspace.visible) void this.workspace.refresh();
+  }
 
   get conversationId(): string | null {
     return this.currentId;

@@ -5,6 +5,7 @@
 //!
 //! Nothing is timed: every wait has a guard that fails with what was seen so far.
 
+mod attach;
 mod changes;
 mod disk_full;
 mod flow;

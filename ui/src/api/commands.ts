@@ -8,6 +8,8 @@ import { Channel, invoke } from "@tauri-apps/api/core";
 import type { AgentEvent } from "../bindings/AgentEvent";
 import type { ApprovalId } from "../bindings/ApprovalId";
 import type { ApprovalPolicy } from "../bindings/ApprovalPolicy";
+import type { AttachProgress } from "../bindings/AttachProgress";
+import type { AttachedItem } from "../bindings/AttachedItem";
 import type { ChangeDetail } from "../bindings/ChangeDetail";
 import type { CodeHash } from "../bindings/CodeHash";
 import type { ConversationId } from "../bindings/ConversationId";
@@ -63,6 +65,16 @@ export interface Commands {
    */
   openConversation(id: ConversationId, onEvent: (message: AgentEvent) => void): Promise<ConversationView>;
   sendMessage(id: ConversationId, text: string): Promise<void>;
+  /**
+   * Copies what was dropped on the window (the `files-dropped` event's `dropId`) into the
+   * conversation's workspace. The page names a drop, never a host path.
+   */
+  attachDropped(id: ConversationId, dropId: number, onProgress: (message: AttachProgress) => void): Promise<AttachedItem[]>;
+  /**
+   * Opens the system's file dialog (for folders with `folders`) and copies what the person
+   * picks into the conversation's workspace; nothing when they cancel.
+   */
+  attachPicked(id: ConversationId, folders: boolean, onProgress: (message: AttachProgress) => void): Promise<AttachedItem[]>;
   /**
    * `fresh_interpreter`: restart the interpreter the code runs in first (see `alteredSession`).
    */
@@ -147,6 +159,8 @@ export const COMMAND_NAMES = [
   "export_conversation",
   "open_conversation",
   "send_message",
+  "attach_dropped",
+  "attach_picked",
   "decide",
   "decide_host",
   "cancel",
@@ -188,6 +202,8 @@ export const tauriCommands: Commands = {
   exportConversation: (id, format) => invoke<string>("export_conversation", { id, format }),
   openConversation: (id, onEvent) => invoke<ConversationView>("open_conversation", { id, onEvent: channel(onEvent) }),
   sendMessage: (id, text) => invoke<void>("send_message", { id, text }),
+  attachDropped: (id, dropId, onProgress) => invoke<AttachedItem[]>("attach_dropped", { id, dropId, onProgress: channel(onProgress) }),
+  attachPicked: (id, folders, onProgress) => invoke<AttachedItem[]>("attach_picked", { id, folders, onProgress: channel(onProgress) }),
   decide: (id, approvalId, codeHash, decision, confirmed, freshInterpreter) => invoke<void>("decide", { id, approvalId, codeHash, decision, confirmed, freshInterpreter }),
   decideHost: (id, target, decision) => invoke<void>("decide_host", { id, target, decision }),
   cancel: (id) => invoke<void>("cancel", { id }),

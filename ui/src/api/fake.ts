@@ -19,7 +19,10 @@ import type { ExecutionFilesEvent } from "../bindings/ExecutionFilesEvent";
 import type { FolderOpening } from "../bindings/FolderOpening";
 import type { RunImage } from "../bindings/RunImage";
 import type { ChangeDetail } from "../bindings/ChangeDetail";
+import type { FilesDroppedEvent } from "../bindings/FilesDroppedEvent";
 import type { FocusApprovalEvent } from "../bindings/FocusApprovalEvent";
+import type { AttachedItem } from "../bindings/AttachedItem";
+import type { AttachProgress } from "../bindings/AttachProgress";
 import type { ImageProgress } from "../bindings/ImageProgress";
 import type { LogChunk } from "../bindings/LogChunk";
 import type { OutputStream } from "../bindings/OutputStream";
@@ -60,6 +63,8 @@ type Listeners = {
   focus: Set<(e: FocusApprovalEvent) => void>;
   files: Set<(e: ExecutionFilesEvent) => void>;
   updated: Set<(e: ConversationSummary) => void>;
+  dropped: Set<(e: FilesDroppedEvent) => void>;
+  hover: Set<(over: boolean) => void>;
 };
 
 export class FakeBackend implements Api {
@@ -67,7 +72,10 @@ export class FakeBackend implements Api {
   readonly calls: { name: string; args: unknown[] }[] = [];
   readonly convs = new Map<string, Conv>();
   private open: { id: string; onEvent: (e: AgentEvent) => void } | null = null;
-  private readonly listeners: Listeners = { pending: new Set(), focus: new Set(), files: new Set(), updated: new Set() };
+  private readonly listeners: Listeners = { pending: new Set(), focus: new Set(), files: new Set(), updated: new Set(), dropped: new Set(), hover: new Set() };
+  /** Attachments the next message tells the model about, per conversation. */
+  private attached = new Map<string, AttachedItem[]>();
+  private drops = new Map<number, string[]>();
   private settings: Settings;
   private readonly latency: number;
   private readonly scenario: string;
@@ -282,12 +290,18 @@ export class FakeBackend implements Api {
       conversation: c.summary, items: c.items, pendingApprovals: c.pending, policy: c.policy,
       policyFlagged: c.policy === "never_ask", busy: c.waiters.size > 0,
       instructions: id === "conv-sales" ? DEMO_INSTRUCTIONS : [],
+      attached: this.attached.get(id) ?? [],
     });
   }
 
   async sendMessage(id: string, text: string): Promise<void> {
     this.log("sendMessage", id, text);
     const c = this.conv(id);
+    const attached = this.attached.get(id);
+    this.attached.delete(id);
+    if (attached?.length) {
+      text = `[The person attached files; they are in your workspace now: ${attached.map((a) => `/workspace/${a.name}${a.isDir ? "/" : ""}`).join("; ")}.]\n\n${text}`;
+    }
     c.items.push({ type: "user", id: newId("msg"), text, at: Date.now() });
     if (c.summary.title === "New conversation") {
       c.summary.title = text.length > 40 ? `${text.slice(0, 40)}…` : text;
@@ -424,6 +438,45 @@ export class FakeBackend implements Api {
     return { text, offset, nextOffset: offset + text.length, totalBytes: full.length };
   }
 
+  /** What a person dropping these files on the window makes the backend do (tests, the demo). */
+  dropFiles(names: string[]): void {
+    const dropId = this.drops.size + 1;
+    this.drops.set(dropId, names);
+    for (const fn of this.listeners.dropped) fn({ dropId, names });
+  }
+
+  hoverFiles(over: boolean): void {
+    for (const fn of this.listeners.hover) fn(over);
+  }
+
+  async attachDropped(id: string, dropId: number, onProgress: (p: AttachProgress) => void): Promise<AttachedItem[]> {
+    this.log("attachDropped", id, dropId);
+    const names = this.drops.get(dropId);
+    this.drops.delete(dropId);
+    if (!names) throw fail("io", "those dropped files are no longer waiting (a drop is kept for a minute and attached once); drop them again");
+    return this.copyIn(id, names, onProgress);
+  }
+
+  async attachPicked(id: string, folders: boolean, onProgress: (p: AttachProgress) => void): Promise<AttachedItem[]> {
+    this.log("attachPicked", id, folders);
+    return this.copyIn(id, folders ? ["project"] : ["notes.txt"], onProgress);
+  }
+
+  private async copyIn(id: string, names: string[], onProgress: (p: AttachProgress) => void): Promise<AttachedItem[]> {
+    const items: AttachedItem[] = [];
+    for (const name of names) {
+      const isDir = !name.includes(".");
+      const bytes = isDir ? 3 * 1024 * 1024 : 2048;
+      for (const done of [0, bytes / 2, bytes]) {
+        onProgress({ name, done, all: bytes });
+        await this.tick();
+      }
+      items.push({ name, isDir, files: isDir ? 12 : 1, bytes, leftOut: isDir ? [`${name}/link-to-home (a symbolic link)`] : [] });
+    }
+    this.attached.set(id, [...(this.attached.get(id) ?? []), ...items]);
+    return items;
+  }
+
   async openWorkspaceFolder(id: string): Promise<FolderOpening> {
     this.log("openWorkspaceFolder", id);
     return folderOpening(id, this.scenario !== "nofilemanager");
@@ -516,5 +569,11 @@ export class FakeBackend implements Api {
   }
   onConversationUpdated(fn: (e: ConversationSummary) => void): Promise<Unlisten> {
     return this.subscribe(this.listeners.updated, fn);
+  }
+  onFilesDropped(fn: (e: FilesDroppedEvent) => void): Promise<Unlisten> {
+    return this.subscribe(this.listeners.dropped, fn);
+  }
+  onDragHover(fn: (over: boolean) => void): Promise<Unlisten> {
+    return this.subscribe(this.listeners.hover, fn);
   }
 }

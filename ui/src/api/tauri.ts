@@ -5,6 +5,7 @@
 import { listen } from "@tauri-apps/api/event";
 import type { ConversationSummary } from "../bindings/ConversationSummary";
 import type { ExecutionFilesEvent } from "../bindings/ExecutionFilesEvent";
+import type { FilesDroppedEvent } from "../bindings/FilesDroppedEvent";
 import type { FocusApprovalEvent } from "../bindings/FocusApprovalEvent";
 import type { PendingApprovalsEvent } from "../bindings/PendingApprovalsEvent";
 import { tauriCommands } from "./commands";
@@ -15,7 +16,11 @@ export const APP_EVENTS = {
   focusApproval: "focus-approval",
   executionFiles: "execution-files",
   conversationUpdated: "conversation-updated",
+  filesDropped: "files-dropped",
 } as const;
+
+/** The window's own drag-and-drop events (Tauri's); the drop itself comes as `files-dropped`. */
+const DRAG_EVENTS = { enter: "tauri://drag-enter", leave: "tauri://drag-leave", drop: "tauri://drag-drop" } as const;
 
 function sub<T>(name: string, fn: (payload: T) => void): Promise<Unlisten> {
   return listen<T>(name, (ev) => fn(ev.payload));
@@ -27,4 +32,13 @@ export const tauriApi: Api = {
   onFocusApproval: (fn) => sub<FocusApprovalEvent>(APP_EVENTS.focusApproval, fn),
   onExecutionFiles: (fn) => sub<ExecutionFilesEvent>(APP_EVENTS.executionFiles, fn),
   onConversationUpdated: (fn) => sub<ConversationSummary>(APP_EVENTS.conversationUpdated, fn),
+  onFilesDropped: (fn) => sub<FilesDroppedEvent>(APP_EVENTS.filesDropped, fn),
+  onDragHover: async (fn) => {
+    const off = await Promise.all([
+      sub<unknown>(DRAG_EVENTS.enter, () => fn(true)),
+      sub<unknown>(DRAG_EVENTS.leave, () => fn(false)),
+      sub<unknown>(DRAG_EVENTS.drop, () => fn(false)),
+    ]);
+    return () => off.forEach((u) => u());
+  },
 };

@@ -6,6 +6,7 @@ import type { CommandError } from "../bindings/CommandError";
 import type { ConversationSummary } from "../bindings/ConversationSummary";
 import type { ErrorKind } from "../bindings/ErrorKind";
 import type { ExecutionFilesEvent } from "../bindings/ExecutionFilesEvent";
+import type { FilesDroppedEvent } from "../bindings/FilesDroppedEvent";
 import type { FocusApprovalEvent } from "../bindings/FocusApprovalEvent";
 import type { PendingApprovalsEvent } from "../bindings/PendingApprovalsEvent";
 import type { Commands } from "./commands";
@@ -18,6 +19,10 @@ export interface Api extends Commands {
   onFocusApproval(fn: (e: FocusApprovalEvent) => void): Promise<Unlisten>;
   onExecutionFiles(fn: (e: ExecutionFilesEvent) => void): Promise<Unlisten>;
   onConversationUpdated(fn: (e: ConversationSummary) => void): Promise<Unlisten>;
+  /** Files dropped on the window: attach them with `attachDropped(id, e.dropId, …)`. */
+  onFilesDropped(fn: (e: FilesDroppedEvent) => void): Promise<Unlisten>;
+  /** Files are being dragged over the window (true) or no longer (false). */
+  onDragHover(fn: (over: boolean) => void): Promise<Unlisten>;
 }
 
 function isCommandError(e: unknown): e is CommandError {

@@ -13,10 +13,13 @@ import { errorText } from "../api/types";
 import { formatTime, h } from "../lib/dom";
 import { icon } from "../lib/icons";
 import { inNextFrame } from "../lib/frame";
+import { renderVisible } from "../lib/invisible";
 import { renderMarkdownInto, wireLinks } from "../lib/markdown";
 import { RISK_LABEL } from "./approval";
 import { POLICIES } from "./policies";
 import { ExecutionCell } from "./cell";
+import { AttachTray, splitNote, type AttachTask } from "./attach";
+import type { AttachedItem } from "../bindings/AttachedItem";
 
 export interface ChatActions {
   send(text: string): Promise<void>;
@@ -27,6 +30,8 @@ export interface ChatActions {
   openExternal(url: string): void;
   reviewApproval(approvalId: string): void;
   toggleWorkspace(): void;
+  /** The Attach button's Files… (false) or Folder… (true). */
+  attach(folders: boolean): void;
   decideHost(target: string, decision: HostDecision): void;
   undo(executionId: string, force: boolean): void;
   redo(executionId: string): void;
@@ -59,6 +64,7 @@ export class ChatView {
   private readonly meter: HTMLElement;
   private readonly rules: HTMLElement;
   private readonly empty: HTMLElement;
+  private readonly tray: AttachTray;
   private messages = new Map<string, Message>();
   private cells = new Map<string, ExecutionCell>();
   private cards = new Map<string, { el: HTMLElement; state: HTMLElement; review: HTMLButtonElement }>();
@@ -97,6 +103,7 @@ export class ChatView {
     });
     this.input.addEventListener("input", () => this.autosize());
     this.sendBtn.addEventListener("click", () => void this.submit());
+    this.tray = new AttachTray((folders) => this.actions.attach(folders));
     this.stopBtn.addEventListener("click", () => this.actions.stop());
 
     this.el = h(
@@ -104,7 +111,8 @@ export class ChatView {
       { testid: "chat-view", className: "chat" },
       h("header", { className: "chat-head" }, this.title, h("span", { className: "spacer" }), this.rules, this.meter, this.chip, wsBtn),
       this.log,
-      h("footer", { className: "composer" }, h("div", { className: "composer-box" }, this.input, this.stopBtn, this.sendBtn), h("p", { className: "composer-hint" }, "Enter to send · Shift+Enter for a new line · code runs only after you approve it")),
+      h("footer", { className: "composer" }, this.tray.el, h("div", { className: "composer-box" }, this.tray.control, this.input, this.stopBtn, this.sendBtn), h("p", { className: "composer-hint" }, "Enter to send · Shift+Enter for a new line · drop files to attach them · code runs only after you approve it")),
+      this.tray.overlay,
     );
   }
 
@@ -118,7 +126,7 @@ export class ChatView {
     if (!text) return;
     this.input.value = "";
     this.autosize();
-    this.addUser(text);
+    this.addUser(text, undefined, this.tray.take());
     try {
       await this.actions.send(text);
     } catch (e) {
@@ -146,6 +154,7 @@ export class ChatView {
     this.log.replaceChildren(this.empty);
     this.meter.hidden = true;
     this.showInstructions(view.instructions);
+    this.tray.show(view.attached);
     this.setTitle(view.conversation.title);
     for (const item of view.items) this.addHistory(item);
     this.updateRewind();
@@ -209,9 +218,24 @@ export class ChatView {
     this.log.scrollTop = this.log.scrollHeight;
   };
 
-  addUser(text: string, at?: string | number): void {
-    const body = h("div", { testid: "message-body", className: "message-body plain" }, text);
-    this.append(h("article", { testid: "message", className: "message user", "data-role": "user" }, body, at ? h("time", { className: "message-time" }, formatTime(at)) : null));
+  /** Copies files into the workspace with the progress shown above the composer. */
+  attach(what: string, task: AttachTask): Promise<void> {
+    return this.tray.run(what, task);
+  }
+
+  /** Files are dragged over the window. */
+  dragHover(over: boolean): void {
+    this.tray.hover(over);
+  }
+
+  /** `attached`: what this message tells the model about (when sent from here). */
+  addUser(text: string, at?: string | number, attached: AttachedItem[] = []): void {
+    const { note, typed } = splitNote(text);
+    const names = renderVisible(attached.map((a) => (a.isDir ? `${a.name}/` : a.name)).join(", "));
+    const line = note !== null ? renderVisible(note) : names ? `Attached: ${names}` : null;
+    const noteEl = line ? h("p", { testid: "message-attached", className: "message-attached" }, icon("clip", 13), line) : null;
+    const body = h("div", { testid: "message-body", className: "message-body plain" }, typed);
+    this.append(h("article", { testid: "message", className: "message user", "data-role": "user" }, noteEl, body, at ? h("time", { className: "message-time" }, formatTime(at)) : null));
   }
 
   private assistant(messageId: string): Message {

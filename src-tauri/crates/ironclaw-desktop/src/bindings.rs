@@ -37,6 +37,9 @@ pub fn export(dir: &std::path::Path) -> Result<(), ts_rs::ExportError> {
     PendingApprovalsEvent::export_all(&cfg)?;
     FocusApprovalEvent::export_all(&cfg)?;
     ExecutionFilesEvent::export_all(&cfg)?;
+    crate::attachments::FilesDroppedEvent::export_all(&cfg)?;
+    crate::attachments::AttachedItem::export_all(&cfg)?;
+    crate::attachments::AttachProgress::export_all(&cfg)?;
     crate::startup::StartupState::export_all(&cfg)?;
     crate::startup::HistoryDamage::export_all(&cfg)?;
     crate::startup::RecoveryOutcome::export_all(&cfg)?;

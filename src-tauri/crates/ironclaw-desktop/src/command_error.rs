@@ -92,6 +92,7 @@ fn sandbox_kind(e: &ironclaw_sandbox::Error) -> ErrorKind {
         | Error::ImageBuild { .. }
         | Error::ImageArchive { .. }
         | Error::BaseImage { .. } => ErrorKind::Image,
+        Error::Attach(_) => ErrorKind::Io,
         _ => ErrorKind::Sandbox,
     }
 }

@@ -71,6 +71,7 @@ pub(crate) struct Core {
     pub sessions: tokio::sync::Mutex<HashMap<ConversationId, SessionHandle>>,
     pub subscribers: Mutex<HashMap<ConversationId, Subscriber>>,
     pub pending: Pending,
+    pub attachments: crate::attachments::Attachments,
     pub busy: Mutex<HashSet<ConversationId>>,
     /// Conversations whose session this process started: their sandboxes are the app's to
     /// stop on quit (see [`crate::sandboxes`]).
@@ -142,6 +143,7 @@ impl Desktop {
                 sessions: tokio::sync::Mutex::default(),
                 subscribers: Mutex::default(),
                 pending: Pending::default(),
+                attachments: Default::default(),
                 busy: Mutex::default(),
                 started: Mutex::default(),
                 runtime: std::sync::OnceLock::new(),
@@ -347,6 +349,7 @@ impl Desktop {
                 .map(|b| b.contains(&id))
                 .unwrap_or(false),
             instructions,
+            attached: self.core.attachments.pending(id),
         })
     }
 
@@ -365,7 +368,13 @@ impl Desktop {
                 .history
                 .rename_conversation(id, &conversations::title_from(text))?;
         }
-        session.send(Op::UserMessage { text: text.into() })?;
+        let attached = self.core.attachments.take(id);
+        let text = crate::attachments::with_note(&attached, text);
+        if let Err(e) = session.send(Op::UserMessage { text }) {
+            // Not sent: the next message still tells the model what arrived.
+            self.core.attachments.note(id, &attached);
+            return Err(e.into());
+        }
         self.core.conversation_updated(id);
         Ok(())
     }

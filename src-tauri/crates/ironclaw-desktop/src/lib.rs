@@ -13,6 +13,7 @@
 //! - [`types`], [`doctor`], [`sink`]: what crosses to the web UI (TypeScript in
 //!   `ui/src/bindings/`, see [`bindings`]).
 
+pub mod attachments;
 pub mod bindings;
 mod command_error;
 pub mod conversations;

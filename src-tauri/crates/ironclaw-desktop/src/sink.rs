@@ -48,6 +48,7 @@ pub enum AppEvent {
     FocusApproval(FocusApprovalEvent),
     ExecutionFiles(ExecutionFilesEvent),
     ConversationUpdated(ConversationSummary),
+    FilesDropped(crate::attachments::FilesDroppedEvent),
 }
 
 impl AppEvent {
@@ -57,6 +58,7 @@ impl AppEvent {
             AppEvent::FocusApproval(_) => "focus-approval",
             AppEvent::ExecutionFiles(_) => "execution-files",
             AppEvent::ConversationUpdated(_) => "conversation-updated",
+            AppEvent::FilesDropped(_) => "files-dropped",
         }
     }
 }

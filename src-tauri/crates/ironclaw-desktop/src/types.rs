@@ -212,6 +212,8 @@ pub struct ConversationView {
     /// The instruction files the next turn will read (`AGENTS.md`, `IRONCLAW.md`), as they are
     /// on disk now; live changes come as `instructions` events.
     pub instructions: Vec<ironclaw_protocol::InstructionFile>,
+    /// Files attached since the last message: the next one tells the model about them.
+    pub attached: Vec<crate::attachments::AttachedItem>,
 }
 
 /// An approval waiting somewhere, for the tray, the badge and the "pending" list.

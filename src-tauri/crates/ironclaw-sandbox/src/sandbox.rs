@@ -24,7 +24,7 @@ use crate::quota;
 use crate::session::{user_mapping, Registry, SessionName, SessionRecord};
 use network_switch::joins_live;
 
-mod attachments;
+pub mod attachments;
 pub mod checkpoints;
 mod leftovers;
 mod network_switch;

@@ -7,7 +7,7 @@ use ironclaw_workspace::attach::{self, AttachError, Attached, Limits, Owner};
 
 use super::Sandbox;
 use crate::error::{Error, Result};
-use crate::quota;
+use crate::quota::{self, human};
 use crate::session::SessionName;
 use crate::SessionOptions;
 
@@ -63,3 +63,46 @@ impl Sandbox {
         Ok(attached)
     }
 }
+
+/// Where one attachment is now, as the model is told it: `/workspace/data.csv (12.0 KiB)` or
+/// `/workspace/proj/ (a folder: 3 files, 1.2 MiB)`.
+pub fn placed(a: &Attached) -> String {
+    if a.is_dir {
+        format!(
+            "/workspace/{}/ (a folder: {} file{}, {})",
+            a.name,
+            a.files,
+            if a.files == 1 { "" } else { "s" },
+            human(a.bytes)
+        )
+    } else {
+        format!("/workspace/{} ({})", a.name, human(a.bytes))
+    }
+}
+
+/// What was left out of one attachment, each as `name/path (why)`.
+pub fn left_out(a: &Attached) -> Vec<String> {
+    a.skipped
+        .iter()
+        .map(|s| format!("{}/{} ({})", a.name, s.path.display(), s.why))
+        .collect()
+}
+
+/// The note sent to the model ahead of the person's next message: what arrived, where, and
+/// what was left out. The CLI and the app send the same words.
+pub fn note_for_model(attached: &[Attached]) -> String {
+    let arrived: Vec<String> = attached.iter().map(placed).collect();
+    let left: Vec<String> = attached.iter().flat_map(left_out).collect();
+    let mut note = format!(
+        "{NOTE_START} they are in your workspace now: {}.",
+        arrived.join("; ")
+    );
+    if !left.is_empty() {
+        note.push_str(&format!(" Left out: {}.", left.join("; ")));
+    }
+    note.push(']');
+    note
+}
+
+/// How every attachment note begins, so a front end can show it apart from what was typed.
+pub const NOTE_START: &str = "[The person attached files;";

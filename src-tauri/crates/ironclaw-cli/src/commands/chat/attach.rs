@@ -5,6 +5,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use ironclaw_sandbox::quota::human;
+use ironclaw_sandbox::sandbox::attachments::{note_for_model, placed};
 use ironclaw_workspace::attach::Attached;
 
 use crate::terminal::inert;
@@ -46,38 +47,16 @@ impl ProgressLine {
 /// Prints what was attached and returns the note for the model (sent ahead of the first
 /// message).
 pub fn describe(attached: &[Attached]) -> String {
-    let mut arrived = Vec::new();
-    let mut left_out = Vec::new();
     for a in attached {
-        let what = if a.is_dir {
-            format!(
-                "/workspace/{}/ (a folder: {} file{}, {})",
-                a.name,
-                a.files,
-                if a.files == 1 { "" } else { "s" },
-                human(a.bytes)
-            )
-        } else {
-            format!("/workspace/{} ({})", a.name, human(a.bytes))
-        };
         eprintln!(
-            "[attached {} as {what}]",
-            inert(&a.source.display().to_string())
+            "[attached {} as {}]",
+            inert(&a.source.display().to_string()),
+            placed(a)
         );
         for s in &a.skipped {
             let path = format!("{}/{}", a.name, s.path.display());
             eprintln!("[  left out {}: {}]", inert(&path), s.why);
-            left_out.push(format!("{path} ({})", s.why));
         }
-        arrived.push(what);
     }
-    let mut note = format!(
-        "[The person attached files; they are in your workspace now: {}.",
-        arrived.join("; ")
-    );
-    if !left_out.is_empty() {
-        note.push_str(&format!(" Left out: {}.", left_out.join("; ")));
-    }
-    note.push(']');
-    note
+    note_for_model(attached)
 }
