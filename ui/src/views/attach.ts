@@ -17,7 +17,7 @@ export type AttachTask = (onProgress: (p: AttachProgress) => void) => Promise<At
 const NOTE_START = "[The person attached files;";
 
 export function formatBytes(n: number): string {
-  if (n < 1024) return `${n} B`;
+  if (n < 1024) return `${n} bytes`;
   const units = ["KiB", "MiB", "GiB", "TiB"];
   let v = n / 1024;
   let i = 0;
