@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use ironclaw_desktop::attachments::{AttachProgress, AttachedItem};
 use ironclaw_desktop::doctor::{DoctorReport, ImageProgress};
+use ironclaw_desktop::models::ModelMenu;
 use ironclaw_desktop::types::{
     ChangeDetail, ConversationSummary, ConversationView, FolderOpening, LogChunk, PendingApproval,
     ProfileInfo, ProviderCheck, ProviderKindName, RunImage, SessionRuleView, Settings, UndoUsage,
@@ -223,6 +224,28 @@ pub async fn attach_picked(
         .attach_paths(id, paths, move |p| {
             let _ = on_progress.send(p);
         })
+        .await
+        .map_err(CommandError::from)
+}
+
+/// The models the conversation can switch to, and the one it uses now (asks the provider's
+/// server for its list).
+#[tauri::command]
+pub async fn model_menu(desktop: State<'_, Desktop>, id: ConversationId) -> Res<ModelMenu> {
+    desktop.model_menu(id).await.map_err(CommandError::from)
+}
+
+/// Switches the conversation's next turns to another configured model; the answer comes as a
+/// `modelChanged` event (or an `error` one).
+#[tauri::command]
+pub async fn use_model(
+    desktop: State<'_, Desktop>,
+    id: ConversationId,
+    provider: String,
+    model: String,
+) -> Res<()> {
+    desktop
+        .use_model(id, provider, model)
         .await
         .map_err(CommandError::from)
 }

@@ -62,6 +62,11 @@ export class App {
       openExternal: (url) => void api.openExternal(url).catch((e) => this.failed(e)),
       reviewApproval: (id) => this.queue.open(id || undefined),
       toggleWorkspace: () => this.workspace.toggle(),
+      modelMenu: () => (this.currentId ? this.api.modelMenu(this.currentId) : Promise.reject("No conversation is open.")),
+      useModel: (o) => {
+        if (!this.currentId) return;
+        void this.api.useModel(this.currentId, o.provider, o.model).catch((e) => this.failed(e, "Could not switch the model"));
+      },
       attach: (folders) => {
         const id = this.currentId;
         if (!id) return;

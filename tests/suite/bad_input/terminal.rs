@@ -29,6 +29,7 @@ async fn history_views_show_escape_sequences_and_overrides_inert() {
                     role,
                     content: format!("needle {HOSTILE}"),
                     status: MessageStatus::Complete,
+                    model: None,
                 })
                 .expect("message");
         }

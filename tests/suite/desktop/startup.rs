@@ -69,6 +69,7 @@ fn written(env: &TestEnv, count: usize) -> Vec<u8> {
                         role: ironclaw_store::MessageRole::User,
                         content: format!("message {j} of {i} {}", "t".repeat(200)),
                         status: ironclaw_store::MessageStatus::Complete,
+                        model: None,
                     })
                     .expect("message");
             }

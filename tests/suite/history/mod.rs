@@ -57,6 +57,7 @@ pub fn real_history(env: &TestEnv, count: usize) -> Vec<u8> {
                         role: ironclaw_store::MessageRole::User,
                         content: format!("message {j} of {i} {}", "z".repeat(200)),
                         status: ironclaw_store::MessageStatus::Complete,
+                        model: None,
                     })
                     .expect("message");
             }

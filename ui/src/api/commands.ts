@@ -23,6 +23,7 @@ import type { FolderOpening } from "../bindings/FolderOpening";
 import type { HostDecision } from "../bindings/HostDecision";
 import type { ImageProgress } from "../bindings/ImageProgress";
 import type { LogChunk } from "../bindings/LogChunk";
+import type { ModelMenu } from "../bindings/ModelMenu";
 import type { OutputStream } from "../bindings/OutputStream";
 import type { PendingApproval } from "../bindings/PendingApproval";
 import type { ProfileInfo } from "../bindings/ProfileInfo";
@@ -75,6 +76,16 @@ export interface Commands {
    * picks into the conversation's workspace; nothing when they cancel.
    */
   attachPicked(id: ConversationId, folders: boolean, onProgress: (message: AttachProgress) => void): Promise<AttachedItem[]>;
+  /**
+   * The models the conversation can switch to, and the one it uses now (asks the provider's
+   * server for its list).
+   */
+  modelMenu(id: ConversationId): Promise<ModelMenu>;
+  /**
+   * Switches the conversation's next turns to another configured model; the answer comes as a
+   * `modelChanged` event (or an `error` one).
+   */
+  useModel(id: ConversationId, provider: string, model: string): Promise<void>;
   /**
    * `fresh_interpreter`: restart the interpreter the code runs in first (see `alteredSession`).
    */
@@ -161,6 +172,8 @@ export const COMMAND_NAMES = [
   "send_message",
   "attach_dropped",
   "attach_picked",
+  "model_menu",
+  "use_model",
   "decide",
   "decide_host",
   "cancel",
@@ -204,6 +217,8 @@ export const tauriCommands: Commands = {
   sendMessage: (id, text) => invoke<void>("send_message", { id, text }),
   attachDropped: (id, dropId, onProgress) => invoke<AttachedItem[]>("attach_dropped", { id, dropId, onProgress: channel(onProgress) }),
   attachPicked: (id, folders, onProgress) => invoke<AttachedItem[]>("attach_picked", { id, folders, onProgress: channel(onProgress) }),
+  modelMenu: (id) => invoke<ModelMenu>("model_menu", { id }),
+  useModel: (id, provider, model) => invoke<void>("use_model", { id, provider, model }),
   decide: (id, approvalId, codeHash, decision, confirmed, freshInterpreter) => invoke<void>("decide", { id, approvalId, codeHash, decision, confirmed, freshInterpreter }),
   decideHost: (id, target, decision) => invoke<void>("decide_host", { id, target, decision }),
   cancel: (id) => invoke<void>("cancel", { id }),

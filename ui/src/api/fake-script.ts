@@ -147,7 +147,7 @@ export function SEED_CONVERSATIONS(): { summary: ConversationSummary; items: His
       items: [
         { type: "user", id: "m1", text: "Which region sold the most last quarter? The data is in sales.csv.", at: ago(5) },
         {
-          type: "assistant", id: "m2", status: "complete", at: ago(5),
+          type: "assistant", id: "m2", status: "complete", at: ago(5), model: "openai:gpt-4o",
           text: "Let me add up `amount` per `region` with Python's standard library:\n\n```python\n" + PLOT_CODE + "```",
         },
         { type: "approval", request: req, state: "approved", decidedBy: "user_dialog", reason: null, userEdited: false },
@@ -161,7 +161,7 @@ export function SEED_CONVERSATIONS(): { summary: ConversationSummary; items: His
           changes: [{ path: "chart.svg", change: "added" }], undoable: true, notUndoable: null, undone: false,
         },
         {
-          type: "assistant", id: "m3", status: "complete", at: ago(3),
+          type: "assistant", id: "m3", status: "complete", at: ago(3), model: "openai:gpt-4o",
           text: "**North** sold the most (18,562.50), just ahead of east. The median region total is 14,599.38.",
         },
       ],
@@ -171,7 +171,7 @@ export function SEED_CONVERSATIONS(): { summary: ConversationSummary; items: His
       files: [{ path: "access.log", size: 8_400_000, modifiedMs: Date.now() - 86_400_000, kind: "text", changedByLastRun: false }],
       items: [
         { type: "user", id: "l1", text: "Count the 5xx responses per hour in access.log", at: ago(60 * 26) },
-        { type: "assistant", id: "l2", status: "complete", at: ago(60 * 26), text: "There were **41** 5xx responses, most of them between 02:00 and 03:00." },
+        { type: "assistant", id: "l2", status: "complete", at: ago(60 * 26), model: null, text: "There were **41** 5xx responses, most of them between 02:00 and 03:00." },
       ],
     },
     {

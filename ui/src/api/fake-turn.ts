@@ -24,6 +24,8 @@ export interface Conv {
   files: WorkspaceEntry[];
   waiters: Map<string, (d: { decision: Decision } | null) => void>;
   cancelled: boolean;
+  /** The model switched to, if any. */
+  model?: { provider: string; model: string };
 }
 
 let counter = 0;
@@ -52,7 +54,7 @@ export async function streamText(host: TurnHost, id: string, c: Conv, text: stri
     host.emit(id, { type: "textDelta", messageId, text: words.slice(i, i + 3).join("") });
   }
   host.emit(id, { type: "assistantMessage", messageId, text });
-  c.items.push({ type: "assistant", id: messageId, text, status: "complete", at: Date.now() });
+  c.items.push({ type: "assistant", id: messageId, text, status: "complete", at: Date.now(), model: c.model ? `${c.model.provider}:${c.model.model}` : null });
 }
 
 /** The demo workspace's AGENTS.md, as the core reports it. */

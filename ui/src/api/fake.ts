@@ -23,6 +23,7 @@ import type { FilesDroppedEvent } from "../bindings/FilesDroppedEvent";
 import type { FocusApprovalEvent } from "../bindings/FocusApprovalEvent";
 import type { AttachedItem } from "../bindings/AttachedItem";
 import type { AttachProgress } from "../bindings/AttachProgress";
+import type { ModelMenu } from "../bindings/ModelMenu";
 import type { ImageProgress } from "../bindings/ImageProgress";
 import type { LogChunk } from "../bindings/LogChunk";
 import type { OutputStream } from "../bindings/OutputStream";
@@ -42,6 +43,13 @@ import { runFlood, runLive, type Runner } from "./fake-runs";
 import { changeDetail, redoRun, rewindTo, undoRun } from "./fake-undo";
 import { SEED_CONVERSATIONS, chartSvg, requestFor } from "./fake-script";
 import { DEMO_INSTRUCTIONS, newId, runTurn, streamText, type Conv, type TurnHost } from "./fake-turn";
+
+/** The models the fake offers in the chat header's menu. */
+const FAKE_MODELS = [
+  { provider: "openai", model: "gpt-4o" },
+  { provider: "openai", model: "gpt-4o-mini" },
+  { provider: "anthropic", model: "claude-sonnet-4-5" },
+];
 
 export interface FakeOptions {
   /** Delay of each simulated step; 0 runs steps on the next macrotask. */
@@ -291,6 +299,7 @@ export class FakeBackend implements Api {
       policyFlagged: c.policy === "never_ask", busy: c.waiters.size > 0,
       instructions: id === "conv-sales" ? DEMO_INSTRUCTIONS : [],
       attached: this.attached.get(id) ?? [],
+      model: c.model ?? FAKE_MODELS[0]!,
     });
   }
 
@@ -436,6 +445,24 @@ export class FakeBackend implements Api {
     const full = logText(stream, this.logs.get(executionId));
     const text = full.slice(offset, offset + length);
     return { text, offset, nextOffset: offset + text.length, totalBytes: full.length };
+  }
+
+  async modelMenu(id: string): Promise<ModelMenu> {
+    this.log("modelMenu", id);
+    await this.tick();
+    return { current: this.conv(id).model ?? FAKE_MODELS[0]!, options: FAKE_MODELS };
+  }
+
+  async useModel(id: string, provider: string, model: string): Promise<void> {
+    this.log("useModel", id, provider, model);
+    await this.tick();
+    const c = this.conv(id);
+    if (!FAKE_MODELS.some((m) => m.provider === provider && m.model === model)) {
+      this.emit(id, { type: "error", message: `could not switch to ${model}: no provider named "${provider}" is configured` });
+      return;
+    }
+    c.model = { provider, model };
+    this.emit(id, { type: "modelChanged", provider, model });
   }
 
   /** What a person dropping these files on the window makes the backend do (tests, the demo). */

@@ -21,7 +21,7 @@ export type AgentEvent = { "type": "turnStarted", conversationId: ConversationId
 /**
  * Where the window size comes from, for people to read ("known for this model").
  */
-windowSource: string, } | { "type": "instructions", files: Array<InstructionFile>, } | { "type": "compacted", summary: string, tokensBefore: number, tokensAfter: number, } | { "type": "assistantMessage", messageId: MessageId, text: string, } | { "type": "approvalRequested" } & ApprovalRequest | { "type": "approvalResolved", approvalId: ApprovalId, approved: boolean, decidedBy: DecidedBy, userEdited: boolean, auto: boolean, reason: string | null, } | { "type": "approvalExpired", approvalId: ApprovalId, reason: string, } | { "type": "decisionRejected", approvalId: ApprovalId, message: string, stillPending: boolean, } | { "type": "executionStarted", executionId: ExecutionId, 
+windowSource: string, } | { "type": "modelChanged", provider: string, model: string, } | { "type": "instructions", files: Array<InstructionFile>, } | { "type": "compacted", summary: string, tokensBefore: number, tokensAfter: number, } | { "type": "assistantMessage", messageId: MessageId, text: string, } | { "type": "approvalRequested" } & ApprovalRequest | { "type": "approvalResolved", approvalId: ApprovalId, approved: boolean, decidedBy: DecidedBy, userEdited: boolean, auto: boolean, reason: string | null, } | { "type": "approvalExpired", approvalId: ApprovalId, reason: string, } | { "type": "decisionRejected", approvalId: ApprovalId, message: string, stillPending: boolean, } | { "type": "executionStarted", executionId: ExecutionId, 
 /**
  * The run's place in the conversation, from 1: "run #3" in warnings refers to it.
  */

@@ -5,6 +5,7 @@ import type { AttachedItem } from "./AttachedItem";
 import type { ConversationSummary } from "./ConversationSummary";
 import type { HistoryItem } from "./HistoryItem";
 import type { InstructionFile } from "./InstructionFile";
+import type { ModelOption } from "./ModelOption";
 
 /**
  * What `open_conversation` returns: everything to render, then live events follow.
@@ -30,4 +31,8 @@ instructions: Array<InstructionFile>,
 /**
  * Files attached since the last message: the next one tells the model about them.
  */
-attached: Array<AttachedItem>, };
+attached: Array<AttachedItem>, 
+/**
+ * The model the next turn uses.
+ */
+model: ModelOption | null, };

@@ -13,7 +13,11 @@ import type { Timestamp } from "./Timestamp";
 /**
  * One thing to render in the chat, oldest first.
  */
-export type HistoryItem = { "type": "user", id: MessageId, text: string, at: Timestamp, } | { "type": "assistant", id: MessageId, text: string, status: MessageStatus, at: Timestamp, } | { "type": "note", id: MessageId, text: string, at: Timestamp, } | { "type": "compacted", id: MessageId, summary: string, at: Timestamp, } | { "type": "approval", request: ApprovalRequest, state: ApprovalState, decidedBy?: DecidedBy | null, reason?: string | null, 
+export type HistoryItem = { "type": "user", id: MessageId, text: string, at: Timestamp, } | { "type": "assistant", id: MessageId, text: string, status: MessageStatus, at: Timestamp, 
+/**
+ * The model that wrote it (`provider:model`), when the history knows.
+ */
+model: string | null, } | { "type": "note", id: MessageId, text: string, at: Timestamp, } | { "type": "compacted", id: MessageId, summary: string, at: Timestamp, } | { "type": "approval", request: ApprovalRequest, state: ApprovalState, decidedBy?: DecidedBy | null, reason?: string | null, 
 /**
  * The person edited the code before approving; `request.code` is what ran.
  */

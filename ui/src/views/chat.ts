@@ -19,6 +19,9 @@ import { RISK_LABEL } from "./approval";
 import { POLICIES } from "./policies";
 import { ExecutionCell } from "./cell";
 import { AttachTray, splitNote, type AttachTask } from "./attach";
+import { ModelPicker } from "./model-menu";
+import type { ModelMenu } from "../bindings/ModelMenu";
+import type { ModelOption } from "../bindings/ModelOption";
 import type { AttachedItem } from "../bindings/AttachedItem";
 
 export interface ChatActions {
@@ -32,6 +35,8 @@ export interface ChatActions {
   toggleWorkspace(): void;
   /** The Attach button's Files… (false) or Folder… (true). */
   attach(folders: boolean): void;
+  modelMenu(): Promise<ModelMenu>;
+  useModel(option: ModelOption): void;
   decideHost(target: string, decision: HostDecision): void;
   undo(executionId: string, force: boolean): void;
   redo(executionId: string): void;
@@ -65,6 +70,9 @@ export class ChatView {
   private readonly rules: HTMLElement;
   private readonly empty: HTMLElement;
   private readonly tray: AttachTray;
+  private readonly picker: ModelPicker;
+  /** The model of the last answer shown, to label an answer from another one. */
+  private lastModel: string | null = null;
   private messages = new Map<string, Message>();
   private cells = new Map<string, ExecutionCell>();
   private cards = new Map<string, { el: HTMLElement; state: HTMLElement; review: HTMLButtonElement }>();
@@ -104,12 +112,13 @@ export class ChatView {
     this.input.addEventListener("input", () => this.autosize());
     this.sendBtn.addEventListener("click", () => void this.submit());
     this.tray = new AttachTray((folders) => this.actions.attach(folders));
+    this.picker = new ModelPicker({ load: () => this.actions.modelMenu(), choose: (o) => this.actions.useModel(o) });
     this.stopBtn.addEventListener("click", () => this.actions.stop());
 
     this.el = h(
       "main",
       { testid: "chat-view", className: "chat" },
-      h("header", { className: "chat-head" }, this.title, h("span", { className: "spacer" }), this.rules, this.meter, this.chip, wsBtn),
+      h("header", { className: "chat-head" }, this.title, h("span", { className: "spacer" }), this.rules, this.meter, this.chip, this.picker.el, wsBtn),
       this.log,
       h("footer", { className: "composer" }, this.tray.el, h("div", { className: "composer-box" }, this.tray.control, this.input, this.stopBtn, this.sendBtn), h("p", { className: "composer-hint" }, "Enter to send · Shift+Enter for a new line · drop files to attach them · code runs only after you approve it")),
       this.tray.overlay,
@@ -155,6 +164,8 @@ export class ChatView {
     this.meter.hidden = true;
     this.showInstructions(view.instructions);
     this.tray.show(view.attached);
+    this.picker.set(view.model);
+    this.lastModel = null;
     this.setTitle(view.conversation.title);
     for (const item of view.items) this.addHistory(item);
     this.updateRewind();
@@ -175,6 +186,11 @@ export class ChatView {
         const m = this.assistant(item.id);
         m.text = item.text;
         m.render();
+        // Who answered, where it changed within the conversation.
+        if (item.model && this.lastModel && item.model !== this.lastModel) {
+          m.el.prepend(h("p", { testid: "message-model", className: "message-model" }, renderVisible(item.model)));
+        }
+        if (item.model) this.lastModel = item.model;
         if (item.status === "interrupted") m.el.append(h("p", { className: "message-flag" }, "The reply was cut off."));
         break;
       }
@@ -399,6 +415,10 @@ export class ChatView {
         break;
       case "instructions":
         this.showInstructions(e.files);
+        break;
+      case "modelChanged":
+        this.picker.set({ provider: e.provider, model: e.model });
+        this.notice(`Switched to ${renderVisible(`${e.provider}:${e.model}`)}: it answers from your next message.`);
         break;
       case "assistantMessage": {
         const m = this.assistant(e.messageId);

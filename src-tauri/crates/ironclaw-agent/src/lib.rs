@@ -11,6 +11,7 @@ pub mod code_blocks;
 pub mod context;
 pub mod error;
 pub mod instructions;
+pub mod models;
 pub mod prompt;
 pub mod risk;
 pub mod session;
@@ -18,4 +19,7 @@ pub mod state;
 pub mod tools;
 
 pub use error::{Error, Result};
-pub use session::{start, Deps, ResolveRuntime, Resolving, Runtime, SessionConfig, SessionHandle};
+pub use session::{
+    start, Deps, ModelRuntime, ResolveRuntime, Resolving, ResolvingModel, Runtime, SessionConfig,
+    SessionHandle,
+};

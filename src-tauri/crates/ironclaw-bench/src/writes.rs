@@ -47,6 +47,7 @@ impl Replay {
                 role: MessageRole::Assistant,
                 content: String::new(),
                 status: MessageStatus::Complete,
+                model: None,
             })?
             .id;
         let (audit, _) = AuditLog::open(audit_path)?;
@@ -141,6 +142,7 @@ impl Replay {
             role,
             content: content.into(),
             status,
+            model: None,
         };
         h.add_message(&message(
             MessageRole::Tool,

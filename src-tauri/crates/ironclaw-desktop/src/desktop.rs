@@ -350,6 +350,7 @@ impl Desktop {
                 .unwrap_or(false),
             instructions,
             attached: self.core.attachments.pending(id),
+            model: self.current_model(id),
         })
     }
 

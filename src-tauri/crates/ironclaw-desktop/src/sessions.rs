@@ -4,7 +4,9 @@
 
 use std::sync::Arc;
 
-use ironclaw_agent::{Deps, ResolveRuntime, Resolving, SessionConfig, SessionHandle};
+use ironclaw_agent::{
+    Deps, ResolveRuntime, Resolving, ResolvingModel, SessionConfig, SessionHandle,
+};
 use ironclaw_llm::Provider;
 use ironclaw_protocol::{
     AgentEvent, ApprovalId, ApprovalRequest, CodeHash, ConversationId, DecidedBy, Decision,
@@ -55,6 +57,17 @@ impl ResolveRuntime for Resolver {
             })
         })
     }
+
+    fn resolve_model<'a>(&'a self, provider: &'a str, model: &'a str) -> ResolvingModel<'a> {
+        Box::pin(async move {
+            let core = self.core.upgrade().ok_or("IronClaw is shutting down")?;
+            let config = core.settings.provider_config().map_err(|e| e.to_string())?;
+            let (current, _, _, tool_mode) =
+                core.chosen_model().await.map_err(|e| e.to_string())?;
+            ironclaw_agent::models::resolve(config.as_ref(), (&current, tool_mode), provider, model)
+                .await
+        })
+    }
 }
 
 impl Core {
@@ -75,9 +88,21 @@ impl Core {
 
     pub(crate) async fn runtime(&self) -> Result<Runtime> {
         let sandbox = self.sandbox().await?;
+        let (provider, model, context_window, tool_mode) = self.chosen_model().await?;
+        Ok(Runtime {
+            sandbox,
+            provider,
+            model,
+            context_window,
+            tool_mode,
+        })
+    }
+
+    /// The model Settings name (or the one the embedding program fixed), resolved once until
+    /// Settings change. Needs no Docker.
+    pub(crate) async fn chosen_model(&self) -> Result<crate::desktop::ChosenModel> {
         let mut slot = self.model.lock().await;
-        let (provider, model, context_window, tool_mode) = match (slot.as_ref(), &self.fixed_model)
-        {
+        Ok(match (slot.as_ref(), &self.fixed_model) {
             // A model fixed by the embedding program (the tests): the window from the
             // environment's setting, else what is known of the model.
             (_, Some((p, m))) => {
@@ -103,13 +128,6 @@ impl Core {
                 *slot = Some(chosen.clone());
                 chosen
             }
-        };
-        Ok(Runtime {
-            sandbox,
-            provider,
-            model,
-            context_window,
-            tool_mode,
         })
     }
 

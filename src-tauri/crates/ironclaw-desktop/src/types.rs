@@ -54,6 +54,8 @@ pub enum HistoryItem {
         text: String,
         status: MessageStatus,
         at: Timestamp,
+        /// The model that wrote it (`provider:model`), when the history knows.
+        model: Option<String>,
     },
     /// A note from IronClaw itself (e.g. "this turn was interrupted"), not from the model.
     Note {
@@ -214,6 +216,8 @@ pub struct ConversationView {
     pub instructions: Vec<ironclaw_protocol::InstructionFile>,
     /// Files attached since the last message: the next one tells the model about them.
     pub attached: Vec<crate::attachments::AttachedItem>,
+    /// The model the next turn uses.
+    pub model: Option<crate::models::ModelOption>,
 }
 
 /// An approval waiting somewhere, for the tray, the badge and the "pending" list.

@@ -44,6 +44,7 @@ pub fn items(
                         text: m.content.clone(),
                         status: m.status,
                         at: m.created_at,
+                        model: m.model.clone(),
                     });
                 }
                 for call in &entry.tool_calls {

@@ -85,6 +85,32 @@ pub struct ProviderConfig {
     /// `code_blocks` for a model without tool calling.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_mode: Option<ToolMode>,
+    /// Other models a conversation can switch to (the app's model menu, `/model` in chat).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub more_models: Vec<MoreModel>,
+}
+
+/// One more model to offer. Without `kind` it is the main provider's (same server, key and
+/// headers) with another model; with `kind` it is a provider of its own.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MoreModel {
+    pub model: String,
+    /// How menus and `/model` name its provider: by default the kind's id (`anthropic`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<ProviderKind>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_mode: Option<ToolMode>,
 }
 
 impl ProviderConfig {
@@ -97,6 +123,78 @@ impl ProviderConfig {
             headers: BTreeMap::new(),
             context_window: None,
             tool_mode: None,
+            more_models: Vec::new(),
+        }
+    }
+
+    /// The name menus and `/model` give the main provider: its kind's id.
+    pub fn provider_name(&self) -> &str {
+        self.kind.id()
+    }
+
+    /// Every configured model as (provider name, the config that asks it), the main one first.
+    pub fn choices(&self) -> Vec<(String, ProviderConfig)> {
+        let mut main = self.clone();
+        main.more_models.clear();
+        let mut out = vec![(self.provider_name().to_owned(), main.clone())];
+        for more in &self.more_models {
+            let config = match more.kind {
+                // The main provider, another model.
+                None => ProviderConfig {
+                    model: Some(more.model.clone()),
+                    context_window: more.context_window,
+                    tool_mode: more.tool_mode.or(main.tool_mode),
+                    ..main.clone()
+                },
+                Some(kind) => ProviderConfig {
+                    kind,
+                    base_url: more.base_url.clone(),
+                    model: Some(more.model.clone()),
+                    api_key_env: more.api_key_env.clone(),
+                    headers: more.headers.clone(),
+                    context_window: more.context_window,
+                    tool_mode: more.tool_mode,
+                    more_models: Vec::new(),
+                },
+            };
+            let name = more
+                .name
+                .clone()
+                .unwrap_or_else(|| config.provider_name().to_owned());
+            out.push((name, config));
+        }
+        out
+    }
+
+    /// The config that asks `model` of the provider named `provider` (see
+    /// [`ProviderConfig::choices`]); any model name is passed on, the server judges it.
+    pub fn for_choice(&self, provider: &str, model: &str) -> Result<ProviderConfig> {
+        let choices = self.choices();
+        let found = choices
+            .iter()
+            .find(|(name, c)| name == provider && c.model.as_deref() == Some(model))
+            .or_else(|| choices.iter().find(|(name, _)| name == provider));
+        match found {
+            Some((_, config)) => {
+                let mut config = config.clone();
+                if config.model.as_deref() != Some(model) {
+                    config.model = Some(model.to_owned());
+                    config.context_window = None;
+                }
+                Ok(config)
+            }
+            None => {
+                let mut names: Vec<&str> = choices.iter().map(|(n, _)| n.as_str()).collect();
+                names.dedup();
+                Err(Error::Config {
+                    field: "provider".into(),
+                    message: format!(
+                        "no provider named {provider:?} is configured (configured: {}); add it \
+                         under more_models in provider.yaml",
+                        names.join(", ")
+                    ),
+                })
+            }
         }
     }
 }

@@ -33,41 +33,57 @@ impl ProviderConfig {
                 }
                 invalid(&field, message)
             })?;
-        if let Some(url) = &config.base_url {
-            normalize_base_url(url).map_err(|e| invalid("base_url", e.to_string()))?;
-        }
-        if let Some(var) = &config.api_key_env {
-            let usable = !var.is_empty()
-                && var.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-                && !var.as_bytes()[0].is_ascii_digit();
-            if !usable {
-                return Err(invalid(
-                    "api_key_env",
-                    format!(
-                        "{var:?} is not an environment variable name; use letters, digits and \
-                         '_', like OPENAI_API_KEY"
-                    ),
-                ));
-            }
-        }
-        for (name, value) in &config.headers {
-            if reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err() {
-                return Err(invalid(
-                    &format!("headers.{name}"),
-                    "not a valid HTTP header name (letters, digits and '-', no spaces)".into(),
-                ));
-            }
-            if reqwest::header::HeaderValue::from_str(value).is_err() {
-                return Err(invalid(
-                    &format!("headers.{name}"),
-                    "the value holds characters HTTP headers cannot carry (line breaks, \
-                     control characters)"
-                        .into(),
-                ));
-            }
+        // The main provider, then each of more_models (a provider of its own, or the main
+        // one's server with another model).
+        check(&config, "", &invalid)?;
+        for (i, (_, more)) in config.choices().iter().enumerate().skip(1) {
+            check(more, &format!("more_models[{}].", i - 1), &invalid)?;
         }
         Ok(config)
     }
+}
+
+/// The values that would only fail later, checked where the file can still be named.
+fn check(
+    config: &ProviderConfig,
+    prefix: &str,
+    invalid: &dyn Fn(&str, String) -> Error,
+) -> Result<()> {
+    if let Some(url) = &config.base_url {
+        normalize_base_url(url)
+            .map_err(|e| invalid(&format!("{prefix}base_url"), e.to_string()))?;
+    }
+    if let Some(var) = &config.api_key_env {
+        let usable = !var.is_empty()
+            && var.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            && !var.as_bytes()[0].is_ascii_digit();
+        if !usable {
+            return Err(invalid(
+                &format!("{prefix}api_key_env"),
+                format!(
+                    "{var:?} is not an environment variable name; use letters, digits and \
+                     '_', like OPENAI_API_KEY"
+                ),
+            ));
+        }
+    }
+    for (name, value) in &config.headers {
+        if reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err() {
+            return Err(invalid(
+                &format!("{prefix}headers.{name}"),
+                "not a valid HTTP header name (letters, digits and '-', no spaces)".into(),
+            ));
+        }
+        if reqwest::header::HeaderValue::from_str(value).is_err() {
+            return Err(invalid(
+                &format!("{prefix}headers.{name}"),
+                "the value holds characters HTTP headers cannot carry (line breaks, \
+                 control characters)"
+                    .into(),
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@
 mod accumulator;
 mod anthropic;
 mod api_key;
+mod call_ids;
 mod classify;
 pub mod config;
 mod config_file;
@@ -42,7 +43,7 @@ pub use anthropic::{Anthropic, ANTHROPIC_BASE_URL, ANTHROPIC_VERSION};
 pub use api_key::{
     delete_keyring_secret, keyring_secret, save_keyring_secret, ApiKey, KEYRING_SERVICE,
 };
-pub use config::{build, resolve, ProviderConfig, ProviderKind, Resolved};
+pub use config::{build, resolve, MoreModel, ProviderConfig, ProviderKind, Resolved};
 pub use error::{Error, Result};
 pub use http::{EventStream, HttpOptions};
 pub use ollama::{default_window_cap, detect_ollama, Ollama, OLLAMA_BASE_URL};

@@ -123,6 +123,12 @@ pub enum AgentEvent {
         /// Where the window size comes from, for people to read ("known for this model").
         window_source: String,
     },
+    /// The conversation's next turns use this model (after an `Op::UseModel`). The history
+    /// records, for each answer, the model that wrote it.
+    ModelChanged {
+        provider: String,
+        model: String,
+    },
     /// The instruction files in force from this turn on, sent when they differ from what the
     /// session last said (at first: none), before the turn's first request. Empty: none now.
     Instructions {

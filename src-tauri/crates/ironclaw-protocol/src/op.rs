@@ -36,6 +36,14 @@ pub enum Op {
     },
     /// Stops the running turn wherever it is: generation, an approval wait or an execution.
     Cancel,
+    /// The model the conversation's next turns use (a running turn keeps its own). `provider`
+    /// names one of the front end's configured providers (`openai`, `anthropic`, `ollama`, or a
+    /// name from `provider.yaml`'s `more_models`). Answered by
+    /// [`crate::AgentEvent::ModelChanged`], or an `error` event saying why not.
+    UseModel {
+        provider: String,
+        model: String,
+    },
     SetPolicy {
         policy: ApprovalPolicy,
     },

@@ -217,6 +217,7 @@ fn record(
             role: MessageRole::Summary,
             content: compaction.to_json(),
             status: MessageStatus::Complete,
+            model: None,
         })
         .map_err(|e| {
             StepError::Failed(format!("could not save the summary to the history: {e}"))

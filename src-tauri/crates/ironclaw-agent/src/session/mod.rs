@@ -31,7 +31,7 @@ use crate::approval::{Gate, Resolution};
 use crate::error::{Error, Result};
 use crate::risk::RiskClassifier;
 
-pub use runtime::{ResolveRuntime, Resolving, Runtime};
+pub use runtime::{ModelRuntime, ResolveRuntime, Resolving, ResolvingModel, Runtime};
 
 /// What a session needs from the rest of the app. Shared by every session.
 #[derive(Clone)]
@@ -132,16 +132,34 @@ pub(crate) struct Inner {
     pub unaudited: Mutex<Option<String>>,
     /// The sandbox and the model, once a turn needed them.
     runtime: tokio::sync::OnceCell<Runtime>,
+    /// The model the person switched to (`Op::UseModel`), over the resolved runtime's.
+    model_override: Mutex<Option<ModelRuntime>>,
+    /// A switch made before the app last stopped, applied when a turn first needs the model.
+    remembered_model: Mutex<Option<(String, String)>>,
     /// What IronClaw has to tell the model with the person's next message (an undone run).
     model_notes: Mutex<Vec<String>>,
 }
 
 impl Inner {
-    /// The sandbox and the model, resolved on the first call.
-    pub(super) async fn runtime(&self) -> std::result::Result<&Runtime, String> {
-        self.runtime
+    /// The sandbox and the model, resolved on the first call; the model is the one the person
+    /// switched to, if they did.
+    pub(super) async fn runtime(&self) -> std::result::Result<Runtime, String> {
+        let base = self
+            .runtime
             .get_or_try_init(|| self.deps.runtime.resolve())
-            .await
+            .await?;
+        let remembered = self.remembered_model.lock().ok().and_then(|mut m| m.take());
+        if let Some((provider, model)) = remembered {
+            self.use_model(&provider, &model).await;
+        }
+        Ok(self.with_override(base))
+    }
+
+    fn with_override(&self, base: &Runtime) -> Runtime {
+        match self.model_override.lock().ok().and_then(|m| m.clone()) {
+            Some(m) => base.clone().with_model(m),
+            None => base.clone(),
+        }
     }
 
     /// Whether the model's code blocks are its run requests.
@@ -156,8 +174,40 @@ impl Inner {
     }
 
     /// The runtime, if a turn already resolved it.
-    pub(super) fn runtime_now(&self) -> Option<&Runtime> {
-        self.runtime.get()
+    pub(super) fn runtime_now(&self) -> Option<Runtime> {
+        self.runtime.get().map(|base| self.with_override(base))
+    }
+
+    /// `Op::UseModel`: resolves the model (no Docker needed) and makes it the next turns'.
+    async fn use_model(&self, provider: &str, model: &str) {
+        let span = tracing::info_span!("llm.switch", provider, model);
+        let resolved = {
+            let _g = span.enter();
+            self.deps.runtime.resolve_model(provider, model)
+        }
+        .await;
+        match resolved {
+            Ok(m) => {
+                if let Err(e) = self
+                    .deps
+                    .history
+                    .set_setting(&model_key(self.conversation), &[provider, model])
+                {
+                    tracing::warn!(error = %e, "could not remember the conversation's model");
+                }
+                let (provider, model) = (provider.to_owned(), m.model.clone());
+                if let Ok(mut slot) = self.model_override.lock() {
+                    *slot = Some(m);
+                }
+                // Learnt per model: the next one is asked for tool calls first again.
+                self.code_blocks
+                    .store(false, std::sync::atomic::Ordering::Relaxed);
+                self.emit(AgentEvent::ModelChanged { provider, model });
+            }
+            Err(reason) => self.emit(AgentEvent::Error {
+                message: format!("could not switch to {model}: {reason}"),
+            }),
+        }
     }
 
     pub fn emit(&self, event: AgentEvent) {
@@ -203,6 +253,11 @@ pub fn start(
         .ok()
         .flatten()
         .unwrap_or(false);
+    let remembered_model = deps
+        .history
+        .get_setting::<(String, String)>(&model_key(conversation))
+        .ok()
+        .flatten();
     let sandbox_session = SessionName::new(conversation.to_string())?;
     let classifier = Arc::new(RiskClassifier::default());
     let mut gate = Gate::new(conversation, record.approval_policy, classifier.clone());
@@ -246,6 +301,8 @@ pub fn start(
         fresh: Mutex::default(),
         unaudited: Mutex::default(),
         runtime: tokio::sync::OnceCell::new(),
+        model_override: Mutex::new(None),
+        remembered_model: Mutex::new(remembered_model),
         model_notes: Mutex::default(),
     });
     tokio::spawn(actor(inner, ops_rx));
@@ -290,6 +347,7 @@ async fn actor(
                             role: MessageRole::User,
                             content: text.clone(),
                             status: MessageStatus::Complete,
+                            model: None,
                         });
                         match stored {
                             Ok(_) => queue.push_back(text),
@@ -323,6 +381,9 @@ async fn actor(
                         decide::expire_pending(&inner);
                     }
                     Op::SetPolicy { policy } => decide::set_policy(&inner, policy),
+                    // In the actor, in order: a message sent right after the switch is answered
+                    // by the new model.
+                    Op::UseModel { provider, model } => inner.use_model(&provider, &model).await,
                     Op::RevokeRule { code_hash } => decide::revoke_rule(&inner, &code_hash),
                     // Off the actor: restoring files takes as long as they are big.
                     Op::UndoRun { execution_id, force } => {
@@ -357,6 +418,11 @@ async fn actor(
         r.cancel.cancel();
         let _ = r.task.await;
     }
+}
+
+/// The history setting that remembers the model a conversation switched to.
+pub(super) fn model_key(conversation: ConversationId) -> String {
+    format!("model:{conversation}")
 }
 
 /// The history setting that remembers a conversation's model writes code blocks.

@@ -21,13 +21,48 @@ pub struct Runtime {
     pub tool_mode: ToolMode,
 }
 
+/// The model half of a [`Runtime`]: what a switch of model replaces.
+#[derive(Clone)]
+pub struct ModelRuntime {
+    pub provider: Arc<dyn Provider>,
+    pub model: String,
+    pub context_window: ContextWindow,
+    pub tool_mode: ToolMode,
+}
+
+impl Runtime {
+    /// This runtime with another model (the sandbox stays).
+    pub fn with_model(mut self, m: ModelRuntime) -> Self {
+        self.provider = m.provider;
+        self.model = m.model;
+        self.context_window = m.context_window;
+        self.tool_mode = m.tool_mode;
+        self
+    }
+}
+
 /// What [`ResolveRuntime::resolve`] returns.
 pub type Resolving<'a> = Pin<Box<dyn Future<Output = Result<Runtime, String>> + Send + 'a>>;
+/// What [`ResolveRuntime::resolve_model`] returns.
+pub type ResolvingModel<'a> =
+    Pin<Box<dyn Future<Output = Result<ModelRuntime, String>> + Send + 'a>>;
 
 /// Finds the [`Runtime`] on a session's first turn. An error is the reason, for the person
 /// ("Docker is not running…"); the next turn asks again.
 pub trait ResolveRuntime: Send + Sync {
     fn resolve(&self) -> Resolving<'_>;
+
+    /// Another configured model, for `Op::UseModel` (`provider` as the front end lists it).
+    /// Never needs Docker: switching models works while the sandbox is down.
+    fn resolve_model<'a>(&'a self, provider: &'a str, model: &'a str) -> ResolvingModel<'a> {
+        let _ = (provider, model);
+        Box::pin(async {
+            Err(
+                "this front end offers one model; set another in provider.yaml and start again"
+                    .to_owned(),
+            )
+        })
+    }
 }
 
 /// A runtime the front end already has (the CLI, the tests).

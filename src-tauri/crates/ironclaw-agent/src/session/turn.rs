@@ -111,7 +111,7 @@ async fn steps(
     turn_id: ironclaw_protocol::TurnId,
     cancel: &CancellationToken,
 ) -> Result<(), StepError> {
-    let rt = inner.runtime().await.map_err(StepError::Failed)?;
+    let rt = &inner.runtime().await.map_err(StepError::Failed)?;
     let (profile_name, profile) = rt
         .sandbox
         .policy()
@@ -409,6 +409,7 @@ async fn generate(
             role: MessageRole::Assistant,
             content: String::new(),
             status: MessageStatus::Streaming,
+            model: Some(format!("{}:{}", provider.id(), request.model)),
         })
         .map_err(|e| StepError::Failed(format!("could not save the answer: {e}")))?;
     let mut acc = TurnAccumulator::default();
@@ -498,6 +499,7 @@ pub(super) fn save_message(
             role,
             content: content.to_string(),
             status: MessageStatus::Complete,
+            model: None,
         })
         .map(|_| ())
         .map_err(|e| StepError::Failed(format!("could not save to the history: {e}")))

@@ -349,6 +349,7 @@ fn note(inner: &Inner, text: &str) {
         role: MessageRole::ModelNote,
         content: text.to_owned(),
         status: MessageStatus::Complete,
+        model: None,
     }) {
         tracing::warn!(error = %e, "could not keep the note for the model in the history");
     }

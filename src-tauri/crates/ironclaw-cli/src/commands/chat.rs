@@ -3,6 +3,7 @@
 
 mod approval;
 mod attach;
+mod models;
 mod render;
 mod slash;
 
@@ -130,13 +131,26 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
     })
     .await?;
     let sandbox = Arc::new(sandbox);
-    let (deps, report, reconciled) = ironclaw_agent::state::open(ironclaw_agent::Runtime {
+    let base = ironclaw_agent::Runtime {
         sandbox: sandbox.clone(),
         provider: Arc::from(resolved.provider),
         model: resolved.model.clone(),
         context_window: resolved.context_window,
         tool_mode: resolved.tool_mode,
-    })?;
+    };
+    let mut current_model = ironclaw_agent::models::ModelChoice {
+        provider: config
+            .as_ref()
+            .map_or(base.provider.id(), |c| c.provider_name())
+            .to_owned(),
+        model: base.model.clone(),
+    };
+    let (mut deps, report, reconciled) = ironclaw_agent::state::open(base.clone())?;
+    let models = Arc::new(models::Models {
+        base,
+        config: config.clone(),
+    });
+    deps.runtime = models.clone();
     // A tampered audit log was kept aside and a new chain started: said before anything is
     // appended to the new one.
     super::history::print_notices(&deps.history);
@@ -231,7 +245,13 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
             }
         };
         if let Some(command) = text.strip_prefix('/') {
-            slash(command.trim(), &session, &deps, conversation)?;
+            let command = command.trim();
+            match command.split_once(' ').unwrap_or((command, "")) {
+                ("model", arg) => {
+                    models::command(arg, &models, &mut current_model, &session, &mut events).await?
+                }
+                _ => slash(command, &session, &deps, conversation)?,
+            }
             continue;
         }
         let text = match attached_note.take() {

@@ -51,6 +51,7 @@ fn messages(messages: &[Message]) -> Vec<Value> {
                 content,
                 is_error,
             } => {
+                let call_id = crate::call_ids::for_anthropic(call_id);
                 let block = if *is_error {
                     json!({"type": "tool_result", "tool_use_id": call_id, "content": content, "is_error": true})
                 } else {
@@ -87,7 +88,8 @@ fn text_block(text: &str) -> Option<Value> {
 }
 
 fn tool_use_block(call: &ToolCall) -> Value {
-    json!({"type": "tool_use", "id": call.id, "name": call.name, "input": tool_input(&call.arguments)})
+    let id = crate::call_ids::for_anthropic(&call.id);
+    json!({"type": "tool_use", "id": id, "name": call.name, "input": tool_input(&call.arguments)})
 }
 
 /// `input` must be a JSON object. Arguments the model got wrong are kept as text under one key,

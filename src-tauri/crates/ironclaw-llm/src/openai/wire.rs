@@ -70,7 +70,7 @@ fn message(message: &Message) -> Value {
                     .iter()
                     .map(|call| {
                         let mut wire = json!({
-                            "id": call.id,
+                            "id": crate::call_ids::for_openai(&call.id),
                             "type": "function",
                             "function": {"name": call.name, "arguments": call.arguments},
                         });
@@ -98,6 +98,7 @@ fn message(message: &Message) -> Value {
             } else {
                 content.clone()
             };
+            let call_id = crate::call_ids::for_openai(call_id);
             json!({"role": "tool", "tool_call_id": call_id, "content": content})
         }
     }

@@ -88,9 +88,9 @@ impl History {
         self.write(|tx| {
             touch(tx, new.conversation_id, now)?;
             tx.execute(
-                "INSERT INTO messages (id, conversation_id, turn_id, role, content, status, created_at, updated_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)",
-                params![id, new.conversation_id, new.turn_id, new.role, new.content, new.status, now],
+                "INSERT INTO messages (id, conversation_id, turn_id, role, content, status, created_at, updated_at, model)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8)",
+                params![id, new.conversation_id, new.turn_id, new.role, new.content, new.status, now, new.model],
             )?;
             get_message(tx, id)
         })

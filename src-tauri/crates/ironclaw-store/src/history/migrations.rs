@@ -219,6 +219,12 @@ const V6_TOOL_CALL_ECHO: &str = r#"
 ALTER TABLE tool_calls ADD COLUMN echo TEXT;
 "#;
 
+/// Which model wrote each assistant message (`openai:gpt-4o`), so a conversation that switched
+/// models mid-way says who answered what. NULL for messages from before, and for the person's.
+const V7_MESSAGE_MODEL: &str = r#"
+ALTER TABLE messages ADD COLUMN model TEXT;
+"#;
+
 /// Every migration, oldest first. The schema version is this list's length.
 const MIGRATIONS: &[&str] = &[
     V1_SCHEMA,
@@ -227,6 +233,7 @@ const MIGRATIONS: &[&str] = &[
     V4_ONE_SPELLING,
     V5_RUN_CHECKPOINTS,
     V6_TOOL_CALL_ECHO,
+    V7_MESSAGE_MODEL,
 ];
 
 /// The schema version this build writes.

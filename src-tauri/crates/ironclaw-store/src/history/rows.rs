@@ -35,7 +35,7 @@ pub(super) fn turn(row: &Row<'_>) -> rusqlite::Result<Turn> {
 }
 
 pub(super) const MESSAGE_COLUMNS: &str =
-    "id, conversation_id, turn_id, seq, role, content, status, created_at, updated_at";
+    "id, conversation_id, turn_id, seq, role, content, status, created_at, updated_at, model";
 
 pub(super) fn message(row: &Row<'_>) -> rusqlite::Result<Message> {
     Ok(Message {
@@ -48,6 +48,7 @@ pub(super) fn message(row: &Row<'_>) -> rusqlite::Result<Message> {
         status: row.get(6)?,
         created_at: row.get(7)?,
         updated_at: row.get(8)?,
+        model: row.get(9)?,
     })
 }
 

@@ -59,6 +59,9 @@ pub struct Message {
     pub status: MessageStatus,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
+    /// The model that wrote an assistant message, as `provider:model` (`None` for the person's
+    /// messages and for history from before this was kept).
+    pub model: Option<String>,
 }
 
 /// What to store for a new message.
@@ -70,6 +73,8 @@ pub struct NewMessage {
     pub content: String,
     /// `Streaming` for an assistant reply that is still arriving, otherwise `Complete`.
     pub status: MessageStatus,
+    /// For an assistant message: the model writing it (`provider:model`).
+    pub model: Option<String>,
 }
 
 /// A tool call the model made in an assistant message.

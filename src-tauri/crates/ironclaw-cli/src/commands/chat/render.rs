@@ -160,6 +160,9 @@ pub(super) fn render(event: AgentEvent) {
              (about {tokens_before} → {tokens_after} tokens)]"
         ),
         AgentEvent::Instructions { files } => eprintln!("\n[{}]", instructions_line(&files)),
+        AgentEvent::ModelChanged { provider, model } => {
+            eprintln!("[model: {} from the next message]", inert(&format!("{provider}:{model}")));
+        }
         AgentEvent::TurnStarted { .. }
         | AgentEvent::ContextUsage { .. }
         | AgentEvent::AssistantMessage { .. }

@@ -47,6 +47,7 @@ fn message(
         role,
         content: content.to_owned(),
         status: MessageStatus::Complete,
+        model: None,
     }
 }
 

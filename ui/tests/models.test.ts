@@ -1,0 +1,52 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { FakeBackend } from "../src/api/fake";
+import { App } from "../src/app";
+import { all, key, q, settle } from "./helpers";
+
+let root: HTMLElement;
+
+beforeEach(() => {
+  root = document.createElement("div");
+  document.body.append(root);
+});
+afterEach(() => document.body.replaceChildren());
+
+async function startApp() {
+  const api = new FakeBackend({});
+  const app = new App(api, root);
+  await app.start();
+  await settle();
+  return { api, app };
+}
+
+describe("model menu", () => {
+  it("lists the configured models with the current one selected, and switching says so", async () => {
+    const { api } = await startApp();
+    const button = q<HTMLButtonElement>("model-button");
+    expect(button.textContent).toBe("gpt-4o");
+    button.click();
+    await settle(10);
+    const options = all("model-option");
+    expect(options.map((o) => o.dataset["model"])).toEqual(["openai:gpt-4o", "openai:gpt-4o-mini", "anthropic:claude-sonnet-4-5"]);
+    expect(options.map((o) => o.getAttribute("aria-selected"))).toEqual(["true", "false", "false"]);
+    options[2]!.click();
+    await settle(10);
+    expect(api.calls.find((c) => c.name === "useModel")?.args.slice(1)).toEqual(["anthropic", "claude-sonnet-4-5"]);
+    expect(button.textContent).toBe("claude-sonnet-4-5");
+    expect(q("chat-view").textContent).toContain("Switched to anthropic:claude-sonnet-4-5");
+    expect(q("model-list").hidden).toBe(true);
+  });
+
+  it("Escape closes the list; choosing the current model sends nothing", async () => {
+    const { api } = await startApp();
+    q<HTMLButtonElement>("model-button").click();
+    await settle(10);
+    key(all("model-option")[0]!, "Escape");
+    expect(q("model-list").hidden).toBe(true);
+    q<HTMLButtonElement>("model-button").click();
+    await settle(10);
+    all("model-option")[0]!.click();
+    await settle(10);
+    expect(api.calls.some((c) => c.name === "useModel")).toBe(false);
+  });
+});
