@@ -12,6 +12,7 @@ mod flow;
 mod host_reader;
 mod host_reader_race;
 mod lazy;
+mod models;
 mod notifications;
 mod quit;
 mod shell_config;
