@@ -20,12 +20,9 @@ fn anthropic_ids(body: &Value) -> (Vec<String>, Vec<String>) {
         for block in message["content"].as_array().into_iter().flatten() {
             match block["type"].as_str() {
                 Some("tool_use") => uses.push(block["id"].as_str().unwrap_or_default().to_owned()),
-                Some("tool_result") => results.push(
-                    block["tool_use_id"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_owned(),
-                ),
+                Some("tool_result") => {
+                    results.push(block["tool_use_id"].as_str().unwrap_or_default().to_owned())
+                }
                 _ => {}
             }
         }
@@ -51,7 +48,10 @@ async fn a_conversation_switches_to_another_provider_with_its_tool_calls_transla
     let id = app.conversation;
     app.open().await;
 
-    app.push_all([asks_to_run(ODD_ID, "python", "print(40 + 2)"), says("It is 42.")]);
+    app.push_all([
+        asks_to_run(ODD_ID, "python", "print(40 + 2)"),
+        says("It is 42."),
+    ]);
     app.send("what is 40 + 2?").await;
     app.approve_next_request().await;
     app.turn_end().await;
@@ -73,7 +73,9 @@ async fn a_conversation_switches_to_another_provider_with_its_tool_calls_transla
         .await
         .expect("switch");
     let changed = app
-        .next_event("modelChanged", |e| matches!(e, AgentEvent::ModelChanged { .. }))
+        .next_event("modelChanged", |e| {
+            matches!(e, AgentEvent::ModelChanged { .. })
+        })
         .await;
     assert_eq!(
         changed,
@@ -88,7 +90,10 @@ async fn a_conversation_switches_to_another_provider_with_its_tool_calls_transla
     app.turn_end().await;
 
     let last = app.server.chat_requests().pop().expect("a request");
-    assert_eq!(last.path, "/v1/messages", "the switched turn went to the Anthropic-style API");
+    assert_eq!(
+        last.path, "/v1/messages",
+        "the switched turn went to the Anthropic-style API"
+    );
     let (uses, results) = anthropic_ids(&last.body);
     assert_eq!(uses.len(), 1, "{}", last.body);
     assert_eq!(uses, results, "the call and its result still pair up");
@@ -116,7 +121,10 @@ async fn a_conversation_switches_to_another_provider_with_its_tool_calls_transla
         models,
         [
             // The provider as it names itself: a server other than OpenAI's own.
-            Some(format!("openai-compatible:{}", ironclaw_tests::agent::MODEL)),
+            Some(format!(
+                "openai-compatible:{}",
+                ironclaw_tests::agent::MODEL
+            )),
             Some("anthropic:claude-test".to_owned())
         ]
     );
@@ -125,7 +133,10 @@ async fn a_conversation_switches_to_another_provider_with_its_tool_calls_transla
     app.restart().await;
     let view = app.open().await;
     let current = view.model.expect("a current model");
-    assert_eq!((current.provider.as_str(), current.model.as_str()), ("anthropic", "claude-test"));
+    assert_eq!(
+        (current.provider.as_str(), current.model.as_str()),
+        ("anthropic", "claude-test")
+    );
     app.push_all([says("Still Claude.")]);
     app.send("who are you?").await;
     app.turn_end().await;
@@ -143,6 +154,9 @@ async fn a_conversation_switches_to_another_provider_with_its_tool_calls_transla
     let AgentEvent::Error { message } = refused else {
         unreachable!()
     };
-    assert!(message.contains("no provider named \"mistral\""), "{message}");
+    assert!(
+        message.contains("no provider named \"mistral\""),
+        "{message}"
+    );
     assert!(message.contains("more_models"), "{message}");
 }

@@ -58,6 +58,19 @@ pub async fn command(
     };
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let chosen = models::parse(arg, &names, &current.provider);
+    // Any name is passed on (a server may serve more than it lists), but say so: a typo or an
+    // unconfigured provider would otherwise only fail on the next message.
+    if !models::choices(models.config.as_ref(), main)
+        .await
+        .contains(&chosen)
+    {
+        eprintln!(
+            "note: {} is not among the configured or listed models (see /model); asking {} for {} anyway",
+            inert(&format!("{}:{}", chosen.provider, chosen.model)),
+            inert(&chosen.provider),
+            inert(&chosen.model),
+        );
+    }
     session.send(Op::UseModel {
         provider: chosen.provider,
         model: chosen.model,
