@@ -1,8 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { FakeBackend } from "../src/api/fake";
-import { App } from "../src/app";
 import { splitNote } from "../src/views/attach";
-import { all, key, q, settle } from "./helpers";
+import { all, key, q, settle, startFakeApp } from "./helpers";
 
 let root: HTMLElement;
 
@@ -12,13 +10,7 @@ beforeEach(() => {
 });
 afterEach(() => document.body.replaceChildren());
 
-async function startApp() {
-  const api = new FakeBackend({});
-  const app = new App(api, root);
-  await app.start();
-  await settle();
-  return { api, app };
-}
+const startApp = () => startFakeApp(root);
 
 describe("files in", () => {
   it("a drop shows the overlay while hovering, then chips; the next message tells the model once", async () => {

@@ -1,3 +1,5 @@
+import { FakeBackend } from "../src/api/fake";
+import { App } from "../src/app";
 import { flushFrames } from "../src/lib/frame";
 
 /** Lets pending promises and zero-delay timers run, then paints queued frames. */
@@ -22,4 +24,13 @@ export function key(target: EventTarget, k: string): KeyboardEvent {
   const ev = new KeyboardEvent("keydown", { key: k, bubbles: true, cancelable: true });
   target.dispatchEvent(ev);
   return ev;
+}
+
+/** The app on the fake backend, started in `root` and settled. */
+export async function startFakeApp(root: HTMLElement, scenario = ""): Promise<{ api: FakeBackend; app: App }> {
+  const api = new FakeBackend({ scenario });
+  const app = new App(api, root);
+  await app.start();
+  await settle();
+  return { api, app };
 }

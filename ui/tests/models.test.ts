@@ -1,7 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { FakeBackend } from "../src/api/fake";
-import { App } from "../src/app";
-import { all, key, q, settle } from "./helpers";
+import { all, key, q, settle, startFakeApp } from "./helpers";
 
 let root: HTMLElement;
 
@@ -11,13 +9,7 @@ beforeEach(() => {
 });
 afterEach(() => document.body.replaceChildren());
 
-async function startApp() {
-  const api = new FakeBackend({});
-  const app = new App(api, root);
-  await app.start();
-  await settle();
-  return { api, app };
-}
+const startApp = () => startFakeApp(root);
 
 describe("model menu", () => {
   it("lists the configured models with the current one selected, and switching says so", async () => {
