@@ -27,6 +27,13 @@ describe("model menu", () => {
     expect(button.textContent).toBe("claude-sonnet-4-5");
     expect(q("chat-view").textContent).toContain("Switched to anthropic:claude-sonnet-4-5");
     expect(q("model-list").hidden).toBe(true);
+
+    // The next answer says who wrote it.
+    q<HTMLTextAreaElement>("message-input").value = "hello";
+    q<HTMLButtonElement>("send-button").click();
+    await settle(60);
+    const labels = all("message-model").map((l) => l.textContent);
+    expect(labels).toEqual(["anthropic:claude-sonnet-4-5"]);
   });
 
   it("Escape closes the list; choosing the current model sends nothing", async () => {

@@ -73,6 +73,8 @@ export class ChatView {
   private readonly picker: ModelPicker;
   /** The model of the last answer shown, to label an answer from another one. */
   private lastModel: string | null = null;
+  /** Switched to while the conversation is open: the next new answer is labelled with it. */
+  private switchedTo: string | null = null;
   private messages = new Map<string, Message>();
   private cells = new Map<string, ExecutionCell>();
   private cards = new Map<string, { el: HTMLElement; state: HTMLElement; review: HTMLButtonElement }>();
@@ -166,6 +168,7 @@ export class ChatView {
     this.tray.show(view.attached);
     this.picker.set(view.model);
     this.lastModel = null;
+    this.switchedTo = null;
     this.setTitle(view.conversation.title);
     for (const item of view.items) this.addHistory(item);
     this.updateRewind();
@@ -260,6 +263,10 @@ export class ChatView {
     const body = h("div", { testid: "message-body", className: "message-body markdown" });
     // Hidden while empty: a reply that is only a tool call has no words to show.
     const el = h("article", { testid: "message", className: "message assistant", "data-role": "assistant", "data-message-id": messageId, hidden: true }, body);
+    if (this.switchedTo) {
+      el.prepend(h("p", { testid: "message-model", className: "message-model" }, renderVisible(this.switchedTo)));
+      this.switchedTo = null;
+    }
     const m: Message = {
       el,
       body,
@@ -418,6 +425,7 @@ export class ChatView {
         break;
       case "modelChanged":
         this.picker.set({ provider: e.provider, model: e.model });
+        this.switchedTo = `${e.provider}:${e.model}`;
         this.notice(`Switched to ${renderVisible(`${e.provider}:${e.model}`)}: it answers from your next message.`);
         break;
       case "assistantMessage": {
