@@ -83,3 +83,45 @@ async fn policy_rules_and_decisions_need_no_docker_engine_and_each_is_audited_on
         other => panic!("the turn should fail for want of Docker: {other:?}"),
     }
 }
+
+#[tokio::test]
+async fn files_can_be_attached_and_a_model_chosen_while_no_docker_engine_answers() {
+    let mut app = App::start().await;
+    std::env::set_var("DOCKER_HOST", "unix:///nonexistent/ironclaw-no-docker.sock");
+    app.open().await;
+    let id = app.conversation;
+    let src = tempfile::tempdir().expect("source");
+    std::fs::write(src.path().join("notes.txt"), "hello").expect("notes");
+
+    let items = app
+        .desktop
+        .attach_paths(id, vec![src.path().join("notes.txt")], |_| {})
+        .await
+        .expect("attaching copies files and needs no engine");
+    assert_eq!(items[0].name, "notes.txt");
+    let workspace = app.desktop.workspace_dir(id).expect("workspace");
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("notes.txt")).expect("copied"),
+        "hello"
+    );
+
+    // The same provider (named as the header names it), another model: resolved without the
+    // sandbox.
+    let current = app.desktop.current_model(id).expect("the model in use");
+    app.desktop
+        .use_model(id, current.provider, "other-model".into())
+        .await
+        .expect("sent");
+    let changed = app
+        .next_event("modelChanged or an error", |e| {
+            matches!(
+                e,
+                AgentEvent::ModelChanged { .. } | AgentEvent::Error { .. }
+            )
+        })
+        .await;
+    assert!(
+        matches!(&changed, AgentEvent::ModelChanged { model, .. } if model == "other-model"),
+        "{changed:?}"
+    );
+}

@@ -203,7 +203,9 @@ impl Desktop {
         mut progress: impl FnMut(AttachProgress) + Send + 'static,
     ) -> Result<Vec<AttachedItem>> {
         self.core.history.get_conversation(id)?;
-        let sandbox = self.core.sandbox().await?;
+        // No engine needed: files can go in while Docker starts (or is down).
+        let paths = self.core.paths.clone();
+        let policy = ironclaw_sandbox::policy::Policy::load(&paths)?;
         let name = SessionName::new(id.to_string())?;
         let options = SessionOptions {
             profile: self
@@ -218,7 +220,9 @@ impl Desktop {
             // A folder of small files reports after every file: a few updates a second are
             // enough for a progress bar, and each one is an IPC message.
             let mut sent: Option<Instant> = None;
-            sandbox.attach(&name, &options, &sources, &mut |source, done, all| {
+            let registry = ironclaw_sandbox::session::Registry::new(paths);
+            let user = ironclaw_sandbox::session::user_mapping();
+            let copy = &mut |source: &std::path::Path, done: u64, all: u64| {
                 if done != all && sent.is_some_and(|t| t.elapsed() < PROGRESS_EVERY) {
                     return;
                 }
@@ -228,7 +232,10 @@ impl Desktop {
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_default();
                 progress(AttachProgress { name, done, all })
-            })
+            };
+            ironclaw_sandbox::sandbox::attachments::attach(
+                &registry, &policy, user, &name, &options, &sources, copy,
+            )
         })
         .await
         .map_err(|e| DesktopError::Unavailable(format!("the copy stopped unexpectedly: {e}")))??;
