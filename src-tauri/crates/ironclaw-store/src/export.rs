@@ -87,7 +87,18 @@ fn render_message(out: &mut String, entry: &MessageEntry) {
         MessageStatus::Streaming => " (still arriving)",
         MessageStatus::Interrupted => " (interrupted)",
     };
-    let _ = writeln!(out, "\n---\n\n### {who}{state} · {}\n", m.created_at);
+    // Which model wrote an answer, when the history knows (a conversation can switch).
+    let by = m
+        .model
+        .as_deref()
+        .map(|model| {
+            format!(
+                " ({})",
+                model.replace(|c: char| c.is_control() || c == '`', "")
+            )
+        })
+        .unwrap_or_default();
+    let _ = writeln!(out, "\n---\n\n### {who}{by}{state} · {}\n", m.created_at);
     match m.role {
         // Tool output is data, not Markdown: fence it so it renders verbatim.
         MessageRole::Tool => push_fenced(out, "text", &m.content),
