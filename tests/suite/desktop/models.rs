@@ -134,7 +134,10 @@ async fn a_conversation_switches_to_another_provider_with_its_tool_calls_transla
         .export_conversation(id, ironclaw_protocol::ExportFormat::Markdown)
         .expect("export");
     let text = std::fs::read_to_string(exported).expect("the export");
-    assert!(text.contains("### Assistant (anthropic:claude-test)"), "{text}");
+    assert!(
+        text.contains("### Assistant (anthropic:claude-test)"),
+        "{text}"
+    );
 
     // After a restart the conversation still uses the model it switched to.
     app.restart().await;

@@ -34,7 +34,7 @@ impl Desktop {
         let switched = self
             .core
             .history
-            .get_setting::<(String, String)>(&format!("model:{id}"))
+            .get_setting::<(String, String)>(&ironclaw_agent::session::model_key(id))
             .ok()
             .flatten();
         if let Some((provider, model)) = switched {

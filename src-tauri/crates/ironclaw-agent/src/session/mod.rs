@@ -383,7 +383,13 @@ async fn actor(
                     Op::SetPolicy { policy } => decide::set_policy(&inner, policy),
                     // In the actor, in order: a message sent right after the switch is answered
                     // by the new model.
-                    Op::UseModel { provider, model } => inner.use_model(&provider, &model).await,
+                    Op::UseModel { provider, model } => {
+                        // The person's choice now wins over one remembered from before.
+                        if let Ok(mut remembered) = inner.remembered_model.lock() {
+                            remembered.take();
+                        }
+                        inner.use_model(&provider, &model).await;
+                    }
                     Op::RevokeRule { code_hash } => decide::revoke_rule(&inner, &code_hash),
                     // Off the actor: restoring files takes as long as they are big.
                     Op::UndoRun { execution_id, force } => {
@@ -421,7 +427,7 @@ async fn actor(
 }
 
 /// The history setting that remembers the model a conversation switched to.
-pub(super) fn model_key(conversation: ConversationId) -> String {
+pub fn model_key(conversation: ConversationId) -> String {
     format!("model:{conversation}")
 }
 
