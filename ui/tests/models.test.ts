@@ -49,3 +49,18 @@ describe("model menu", () => {
     expect(api.calls.some((c) => c.name === "useModel")).toBe(false);
   });
 });
+
+describe("more models in Settings", () => {
+  it("shows the list one per line and saves what was typed, blank lines dropped", async () => {
+    const { api } = await startFakeApp(root);
+    q<HTMLButtonElement>("open-settings").click();
+    await settle();
+    const list = q<HTMLTextAreaElement>("settings-more-models");
+    expect(list.value).toBe("llama3.1:8b");
+    list.value = "llama3.1:8b\n\n anthropic:claude-sonnet-4-5 \n";
+    q<HTMLButtonElement>("settings-save").click();
+    await settle(10);
+    const saved = api.calls.find((c) => c.name === "saveSettings")?.args[0];
+    expect(saved).toMatchObject({ provider: { moreModels: ["llama3.1:8b", "anthropic:claude-sonnet-4-5"] } });
+  });
+});

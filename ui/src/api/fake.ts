@@ -109,7 +109,7 @@ export class FakeBackend implements Api {
     this.imageReady = !firstRun;
     this.dockerUp = this.scenario !== "doctor";
     this.settings = {
-      provider: firstRun || this.scenario === "nomodel" ? null : { kind: "ollama", baseUrl: "http://127.0.0.1:11434", model: "qwen2.5-coder:7b", hasApiKey: false, toolMode: "auto" },
+      provider: firstRun || this.scenario === "nomodel" ? null : { kind: "ollama", baseUrl: "http://127.0.0.1:11434", model: "qwen2.5-coder:7b", hasApiKey: false, toolMode: "auto", moreModels: ["llama3.1:8b"] },
       defaultProfile: null,
       defaultPolicy: "ask_unless_safe",
       notifications: true,

@@ -11,4 +11,9 @@ hasApiKey: boolean,
  * The model's context window in tokens, when IronClaw's idea of it is wrong (`null`: ask
  * the provider, else what is known of the model).
  */
-contextWindow?: number | null, toolMode: ToolModeName, };
+contextWindow?: number | null, toolMode: ToolModeName, 
+/**
+ * Other models the chat's model menu offers, one per entry: `model` (this provider's) or
+ * `anthropic:claude-…` (another provider, its key from its variable or the keyring).
+ */
+moreModels: Array<string>, };

@@ -14,6 +14,8 @@ export interface ProviderTestIds {
   baseUrl: string;
   model: string;
   apiKey: string;
+  /** Settings only: the other models the chat's menu offers. */
+  moreModels?: string;
 }
 
 const KINDS: { value: ProviderKind; label: string }[] = [
@@ -50,6 +52,7 @@ export class ProviderFields {
   readonly apiKey: HTMLInputElement;
   readonly window: HTMLInputElement;
   readonly toolMode: HTMLSelectElement;
+  readonly moreModels: HTMLTextAreaElement | null;
   private readonly keyRow: HTMLElement;
 
   private readonly keyHint: HTMLElement;
@@ -70,6 +73,9 @@ export class ProviderFields {
     for (const [value, label] of [["auto", "Find out (recommended)"], ["native", "Tool calls"], ["codeBlocks", "Code blocks (models without tool calling)"]]) {
       this.toolMode.append(h("option", { value }, label));
     }
+    this.moreModels = ids.moreModels
+      ? h("textarea", { testid: ids.moreModels, className: "input", rows: 3, spellcheck: "false", placeholder: "gpt-4o-mini\nanthropic:claude-sonnet-4-5" })
+      : null;
     this.keyRow = field("API key", this.apiKey, "Stored in your system keyring, never in a file.");
     this.keyHint = this.keyRow.querySelector(".field-hint") ?? h("span");
     const urlRow = field("Endpoint", this.baseUrl, " ");
@@ -83,6 +89,9 @@ export class ProviderFields {
       this.keyRow,
       field("Runs code through", this.toolMode, "Models without tool calling write ```python or ```bash blocks instead; each block then asks for your approval like any run."),
       field("Context window", this.window, "Tokens the model reads at once. Leave empty to use what the provider or IronClaw knows of the model; set it when a local server runs with a smaller window."),
+      this.moreModels
+        ? field("More models", this.moreModels, "One per line, offered in the chat's model menu: a model of this provider, or provider:model for another (openai:, anthropic:, ollama:; its key from its usual variable or the keyring).")
+        : null,
     );
     const p = settings.provider;
     this.kind.value = p?.kind ?? "ollama";
@@ -90,6 +99,7 @@ export class ProviderFields {
     this.model.value = p?.model ?? "";
     this.window.value = p?.contextWindow ? String(p.contextWindow) : "";
     this.toolMode.value = p?.toolMode ?? "auto";
+    if (this.moreModels) this.moreModels.value = (p?.moreModels ?? []).join("\n");
     this.kind.addEventListener("change", () => this.sync());
     this.sync();
   }
@@ -141,6 +151,10 @@ export class ProviderFields {
         hasApiKey: this.hasKeyFor(kind),
         contextWindow: Number.parseInt(this.window.value, 10) || null,
         toolMode: this.toolMode.value as ToolModeName,
+        // First run shows no list: what the file has is kept.
+        moreModels: this.moreModels
+          ? this.moreModels.value.split("\n").map((l) => l.trim()).filter(Boolean)
+          : (base.provider?.moreModels ?? []),
       },
     });
     if (kind !== "ollama" && this.apiKey.value) {

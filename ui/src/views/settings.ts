@@ -55,7 +55,7 @@ export async function openSettings(api: Api, conversationId: string | null, acti
     api.listProfiles().catch(() => [] as ProfileInfo[]),
     conversationId ? api.listRules(conversationId).catch(() => []) : Promise.resolve([]),
   ]);
-  const provider = new ProviderFields({ kind: "settings-provider-kind", baseUrl: "settings-base-url", model: "settings-model", apiKey: "settings-api-key" }, settings);
+  const provider = new ProviderFields({ kind: "settings-provider-kind", baseUrl: "settings-base-url", model: "settings-model", apiKey: "settings-api-key", moreModels: "settings-more-models" }, settings);
 
   const profile = h("select", { testid: "settings-profile", className: "input" });
   // The name only: the limits are spelled out under the list, where they can wrap (a long

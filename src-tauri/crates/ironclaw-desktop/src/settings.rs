@@ -81,6 +81,7 @@ impl SettingsStore {
         settings.provider = self.provider_config()?.map(|c| ProviderSettings {
             kind: kind_name(c.kind),
             has_api_key: has_api_key(c.kind),
+            more_models: c.more_models.iter().map(|m| m.as_line()).collect(),
             base_url: c.base_url,
             model: c.model,
             context_window: c.context_window,
@@ -120,9 +121,16 @@ impl SettingsStore {
                 .ok()
                 .flatten()
                 .unwrap_or_else(|| ProviderConfig::new(kind(p.kind)));
+            // More models are the person's list, whichever the main provider is.
+            let kept = std::mem::take(&mut config.more_models);
             if config.kind != kind(p.kind) {
                 config = ProviderConfig::new(kind(p.kind));
             }
+            config.more_models = p
+                .more_models
+                .iter()
+                .filter_map(|line| ironclaw_llm::MoreModel::from_line(line, &kept))
+                .collect();
             config.base_url = p.base_url.clone().filter(|u| !u.trim().is_empty());
             config.model = p.model.clone().filter(|m| !m.trim().is_empty());
             if let Some(tokens) = p.context_window.filter(|t| *t < 1024) {
@@ -297,6 +305,7 @@ mod tests {
                 has_api_key: true,
                 context_window: Some(16_384),
                 tool_mode: ToolModeName::CodeBlocks,
+                more_models: vec![],
             }),
             long_run_notify_ms: 5000,
             ..Settings::default()
@@ -314,6 +323,48 @@ mod tests {
     }
 
     #[test]
+    fn more_models_are_lines_and_an_unchanged_line_keeps_what_only_the_file_says() {
+        let (_dir, store) = store();
+        std::fs::create_dir_all(store.provider_file().parent().unwrap()).unwrap();
+        std::fs::write(
+            store.provider_file(),
+            "kind: openai\nmodel: big\nmore_models:\n  - model: small\n  - kind: anthropic\n    model: claude-x\n    api_key_env: WORK_ANTHROPIC_KEY\n",
+        )
+        .unwrap();
+        let mut settings = store.get().unwrap();
+        let provider = settings.provider.as_mut().unwrap();
+        assert_eq!(provider.more_models, ["small", "anthropic:claude-x"]);
+        provider.more_models = vec![
+            "anthropic:claude-x".into(),
+            "ollama:qwen2.5-coder:7b".into(),
+            "llama3.1:8b".into(),
+            " ".into(),
+        ];
+        // The main provider changes kind: the list stays the person's.
+        provider.kind = ProviderKindName::Ollama;
+        store.save(&settings).unwrap();
+        let text = std::fs::read_to_string(store.provider_file()).unwrap();
+        let config = ProviderConfig::from_yaml(&text, &store.provider_file()).unwrap();
+        let more: Vec<(Option<ProviderKind>, &str, Option<&str>)> = config
+            .more_models
+            .iter()
+            .map(|m| (m.kind, m.model.as_str(), m.api_key_env.as_deref()))
+            .collect();
+        assert_eq!(
+            more,
+            [
+                (
+                    Some(ProviderKind::Anthropic),
+                    "claude-x",
+                    Some("WORK_ANTHROPIC_KEY")
+                ),
+                (Some(ProviderKind::Ollama), "qwen2.5-coder:7b", None),
+                (None, "llama3.1:8b", None),
+            ]
+        );
+    }
+
+    #[test]
     fn a_bad_base_url_or_unknown_profile_is_refused() {
         let (_dir, store) = store();
         let settings = Settings {
@@ -324,6 +375,7 @@ mod tests {
                 has_api_key: false,
                 context_window: None,
                 tool_mode: ToolModeName::Auto,
+                more_models: vec![],
             }),
             ..Settings::default()
         };

@@ -359,6 +359,10 @@ pub struct ProviderSettings {
     pub context_window: Option<u32>,
     #[serde(default)]
     pub tool_mode: ToolModeName,
+    /// Other models the chat's model menu offers, one per entry: `model` (this provider's) or
+    /// `anthropic:claude-…` (another provider, its key from its variable or the keyring).
+    #[serde(default)]
+    pub more_models: Vec<String>,
 }
 
 /// Everything Settings edits. `provider: null` means "not configured yet": the environment or a

@@ -113,6 +113,55 @@ pub struct MoreModel {
     pub tool_mode: Option<ToolMode>,
 }
 
+impl MoreModel {
+    /// How Settings lists it, one per line: `model` for the main provider's, `name:model` for
+    /// a provider of its own (what `/model` takes, too).
+    pub fn as_line(&self) -> String {
+        match (&self.name, self.kind) {
+            (Some(name), _) => format!("{name}:{}", self.model),
+            (None, Some(kind)) => format!("{}:{}", kind.id(), self.model),
+            (None, None) => self.model.clone(),
+        }
+    }
+
+    /// Settings' line back. An unchanged line keeps its entry whole (base URL, key variable,
+    /// headers: what only the file says); `kind:model` names another provider with its defaults;
+    /// anything else is a model of the main provider (Ollama's names hold colons).
+    pub fn from_line(line: &str, kept: &[MoreModel]) -> Option<MoreModel> {
+        let line = line.trim();
+        if line.is_empty() {
+            return None;
+        }
+        if let Some(same) = kept.iter().find(|m| m.as_line() == line) {
+            return Some(same.clone());
+        }
+        let kind = line.split_once(':').and_then(|(k, m)| {
+            let kind = [
+                ProviderKind::OpenAi,
+                ProviderKind::Anthropic,
+                ProviderKind::Ollama,
+            ]
+            .into_iter()
+            .find(|kind| kind.id() == k)?;
+            (!m.trim().is_empty()).then(|| (kind, m.trim()))
+        });
+        let (kind, model) = match kind {
+            Some((kind, model)) => (Some(kind), model),
+            None => (None, line),
+        };
+        Some(MoreModel {
+            model: model.to_owned(),
+            name: None,
+            kind,
+            base_url: None,
+            api_key_env: None,
+            headers: BTreeMap::new(),
+            context_window: None,
+            tool_mode: None,
+        })
+    }
+}
+
 impl ProviderConfig {
     pub fn new(kind: ProviderKind) -> Self {
         ProviderConfig {
