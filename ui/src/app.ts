@@ -70,7 +70,8 @@ export class App {
       attach: (folders) => {
         const id = this.currentId;
         if (!id) return;
-        void this.chat.attach(folders ? "the folder" : "the files", (p) => this.api.attachPicked(id, folders, p)).then(() => this.filesArrived(id));
+        const waiting = `Choose ${folders ? "folders" : "files"} in the dialog; they are copied into this conversation's workspace…`;
+        void this.chat.attach(waiting, (p) => this.api.attachPicked(id, folders, p)).then(() => this.filesArrived(id));
       },
       undo: (executionId, force) => {
         if (!this.currentId) return;
@@ -176,7 +177,7 @@ export class App {
         const id = this.currentId;
         if (!id) return;
         const what = e.names.length === 1 ? (e.names[0] ?? "1 item") : `${e.names.length} items`;
-        void this.chat.attach(what, (p) => this.api.attachDropped(id, e.dropId, p)).then(() => this.filesArrived(id));
+        void this.chat.attach(`Copying ${what}…`, (p) => this.api.attachDropped(id, e.dropId, p)).then(() => this.filesArrived(id));
       }),
       this.api.onConversationUpdated((c) => {
         this.sidebar.upsert(c);

@@ -125,13 +125,14 @@ export class AttachTray {
     return sent;
   }
 
-  /** Runs one copy with its progress on screen; what arrived becomes chips. */
-  async run(what: string, task: AttachTask): Promise<void> {
+  /** Runs one copy with its progress on screen (`waiting` until the first report); what arrived
+   *  becomes chips. */
+  async run(waiting: string, task: AttachTask): Promise<void> {
     const shown = this.shown;
     this.copying++;
     this.status.hidden = false;
     this.status.classList.remove("failed");
-    this.label.textContent = `Copying ${renderVisible(what)}…`;
+    this.label.textContent = renderVisible(waiting);
     this.bar.hidden = false;
     this.bar.removeAttribute("value");
     this.el.hidden = false;

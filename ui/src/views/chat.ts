@@ -238,8 +238,8 @@ export class ChatView {
   };
 
   /** Copies files into the workspace with the progress shown above the composer. */
-  attach(what: string, task: AttachTask): Promise<void> {
-    return this.tray.run(what, task);
+  attach(waiting: string, task: AttachTask): Promise<void> {
+    return this.tray.run(waiting, task);
   }
 
   /** Files are dragged over the window. */
