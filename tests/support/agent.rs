@@ -623,3 +623,9 @@ pub async fn chat_cli_status(
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     (out.status, stdout, stderr)
 }
+
+/// A model turn that only asks to fetch `url`.
+pub fn asks_to_fetch(id: &str, url: &str) -> Reply {
+    let args = serde_json::json!({ "url": url }).to_string();
+    Reply::tool_calls(vec![ScriptedCall::new(id, "fetch_url", [args.as_str()])])
+}

@@ -136,6 +136,7 @@ fn kind(item: &HistoryItem) -> &'static str {
         HistoryItem::Compacted { .. } => "compacted",
         HistoryItem::Approval { .. } => "approval",
         HistoryItem::Execution { .. } => "execution",
+        HistoryItem::Fetch { .. } => "fetch",
     }
 }
 

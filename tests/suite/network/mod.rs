@@ -5,6 +5,7 @@
 mod agent;
 mod bypass;
 mod cli;
+mod fetch;
 mod peers;
 mod reach;
 mod switching;

@@ -5,12 +5,14 @@ import type { ApprovalRequest } from "./ApprovalRequest";
 import type { ConversationId } from "./ConversationId";
 import type { DecidedBy } from "./DecidedBy";
 import type { ExecutionId } from "./ExecutionId";
+import type { FetchReport } from "./FetchReport";
 import type { FileChange } from "./FileChange";
 import type { HostDecision } from "./HostDecision";
 import type { InstructionFile } from "./InstructionFile";
 import type { Language } from "./Language";
 import type { MessageId } from "./MessageId";
 import type { OutputStream } from "./OutputStream";
+import type { ToolCallId } from "./ToolCallId";
 import type { TurnId } from "./TurnId";
 import type { TurnOutcome } from "./TurnOutcome";
 
@@ -47,4 +49,8 @@ target: string, reason: string,
 /**
  * The person already said no to this host in this conversation.
  */
-alreadyDenied: boolean, } | { "type": "executionNetwork", executionId: ExecutionId, allowed: Array<string>, denied: Array<string>, } | { "type": "networkDecided", target: string, decision: HostDecision, decidedBy: DecidedBy, };
+alreadyDenied: boolean, } | { "type": "executionNetwork", executionId: ExecutionId, allowed: Array<string>, denied: Array<string>, } | { "type": "fetchStarted", callId: ToolCallId, url: string, } | { "type": "fetchHostAsked", callId: ToolCallId, url: string, 
+/**
+ * `host:port`.
+ */
+target: string, reason: string, } | { "type": "fetchEnded", callId: ToolCallId, report: FetchReport, } | { "type": "networkDecided", target: string, decision: HostDecision, decidedBy: DecidedBy, };

@@ -4,11 +4,13 @@ import type { ApprovalRequest } from "./ApprovalRequest";
 import type { ApprovalState } from "./ApprovalState";
 import type { DecidedBy } from "./DecidedBy";
 import type { ExecutionId } from "./ExecutionId";
+import type { FetchReport } from "./FetchReport";
 import type { FileChange } from "./FileChange";
 import type { Language } from "./Language";
 import type { MessageId } from "./MessageId";
 import type { MessageStatus } from "./MessageStatus";
 import type { Timestamp } from "./Timestamp";
+import type { ToolCallId } from "./ToolCallId";
 
 /**
  * One thing to render in the chat, oldest first.
@@ -54,4 +56,4 @@ notUndoable: string | null,
 /**
  * It is undone now (`redo_run` puts it back).
  */
-undone: boolean, };
+undone: boolean, } | { "type": "fetch", callId: ToolCallId, report: FetchReport, at: Timestamp, };

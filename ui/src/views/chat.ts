@@ -17,6 +17,7 @@ import { renderVisible } from "../lib/invisible";
 import { renderMarkdownInto, wireLinks } from "../lib/markdown";
 import { RISK_LABEL } from "./approval";
 import { POLICIES } from "./policies";
+import { FetchCard } from "./fetch";
 import { ExecutionCell } from "./cell";
 import { AttachTray, splitNote, type AttachTask } from "./attach";
 import { ModelPicker } from "./model-menu";
@@ -77,6 +78,9 @@ export class ChatView {
   private switchedTo: string | null = null;
   private messages = new Map<string, Message>();
   private cells = new Map<string, ExecutionCell>();
+  private fetches = new Map<string, FetchCard>();
+  /** Hosts asked about for a fetch (which waits) rather than after a run (which is over). */
+  private fetchHosts = new Set<string>();
   private cards = new Map<string, { el: HTMLElement; state: HTMLElement; review: HTMLButtonElement }>();
   private hostPrompts = new Map<string, HTMLElement>();
   private running = false;
@@ -162,6 +166,8 @@ export class ChatView {
     this.cells.clear();
     this.cards.clear();
     this.hostPrompts.clear();
+    this.fetches.clear();
+    this.fetchHosts.clear();
     this.log.replaceChildren(this.empty);
     this.meter.hidden = true;
     this.showInstructions(view.instructions);
@@ -206,6 +212,12 @@ export class ChatView {
       case "approval":
         this.addCard(item.request, item.state, item.reason ?? null, item.userEdited);
         break;
+      case "fetch": {
+        const card = FetchCard.fromHistory(item.report);
+        this.fetches.set(item.callId, card);
+        this.append(card.el);
+        break;
+      }
       case "execution": {
         const cell = ExecutionCell.fromHistory(item, {
           stop: () => this.actions.stop(),
@@ -508,6 +520,20 @@ export class ChatView {
       case "networkBlocked":
         if (!e.alreadyDenied) this.hostPrompt(e.target, e.reason);
         break;
+      case "fetchStarted": {
+        const card = new FetchCard(e.url);
+        this.fetches.set(e.callId, card);
+        this.append(card.el);
+        break;
+      }
+      case "fetchHostAsked":
+        this.fetchHosts.add(e.target);
+        this.hostPrompt(e.target, e.reason, true);
+        break;
+      case "fetchEnded":
+        this.fetches.get(e.callId)?.finish(e.report);
+        this.scroll();
+        break;
       case "executionNetwork":
         this.cells.get(e.executionId)?.network(e.allowed, e.denied);
         break;
@@ -531,7 +557,7 @@ export class ChatView {
    * The network policy refused a host during a run. The person may let it through (once, for
    * this conversation, or always) or keep it blocked; the code is not retried on its own.
    */
-  private hostPrompt(target: string, reason: string): void {
+  private hostPrompt(target: string, reason: string, forFetch = false): void {
     if (this.hostPrompts.has(target)) return;
     const choices: [HostDecision, string][] = [
       ["allow_once", "Allow once"],
@@ -551,7 +577,7 @@ export class ChatView {
     const el = h(
       "div",
       { testid: "network-prompt", className: "network-prompt", role: "alert", "data-target": target },
-      h("div", {}, h("strong", {}, "Network blocked: "), h("code", {}, target)),
+      h("div", {}, h("strong", {}, forFetch ? "Fetch needs a host not on the list: " : "Network blocked: "), h("code", {}, target)),
       h("div", { className: "network-reason" }, reason),
       buttons,
     );
@@ -562,8 +588,9 @@ export class ChatView {
   private hostDecided(target: string, decision: HostDecision): void {
     const el = this.hostPrompts.get(target);
     this.hostPrompts.delete(target);
+    const forFetch = this.fetchHosts.delete(target);
     const text: Record<HostDecision, string> = {
-      allow_once: `${target} may be reached by the next run.`,
+      allow_once: forFetch ? `${target} may be reached by this fetch.` : `${target} may be reached by the next run.`,
       allow_for_session: `${target} is allowed in this conversation.`,
       allow_always: `${target} is allowed from now on.`,
       deny: `${target} stays blocked.`,

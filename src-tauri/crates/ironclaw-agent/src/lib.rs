@@ -17,6 +17,7 @@ pub mod risk;
 pub mod session;
 pub mod state;
 pub mod tools;
+pub mod untrusted;
 
 pub use error::{Error, Result};
 pub use session::{

@@ -4,7 +4,7 @@
 
 use ironclaw_protocol::{
     ApprovalId, ApprovalPolicy, ApprovalRequest, CodeHash, ConversationId, DecidedBy, ExecutionId,
-    FileChange, Language, MessageId,
+    FetchReport, FileChange, Language, MessageId, ToolCallId,
 };
 use ironclaw_store::{MessageStatus, Timestamp};
 use serde::{Deserialize, Serialize};
@@ -109,6 +109,12 @@ pub enum HistoryItem {
         not_undoable: Option<String>,
         /// It is undone now (`redo_run` puts it back).
         undone: bool,
+    },
+    /// A page the model fetched (`fetch_url`), as the person was shown it.
+    Fetch {
+        call_id: ToolCallId,
+        report: FetchReport,
+        at: Timestamp,
     },
 }
 

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use ironclaw_protocol::{
-    ApprovalId, ApprovalRequest, DecisionChoice, ExecutionId, RiskLevel, RiskReason,
+    ApprovalId, ApprovalRequest, DecisionChoice, ExecutionId, FetchReport, RiskLevel, RiskReason,
 };
 use ironclaw_store::{
     Approval, ApprovalEntry, ApprovalStatus, FullConversation, MessageRole, RunCheckpoint,
@@ -48,6 +48,9 @@ pub fn items(
                     });
                 }
                 for call in &entry.tool_calls {
+                    if call.tool_call.name == ironclaw_agent::tools::FETCH_URL {
+                        out.push(fetch_item(&call.tool_call));
+                    }
                     for approval in &call.approvals {
                         push_approval(&mut out, approval, live, runs);
                     }
@@ -73,6 +76,31 @@ pub fn items(
         push_approval(&mut out, approval, live, runs);
     }
     out
+}
+
+/// A fetch as its report was kept; one without a report never finished.
+fn fetch_item(call: &ironclaw_store::ToolCall) -> HistoryItem {
+    let report = call
+        .outcome
+        .as_deref()
+        .and_then(|json| serde_json::from_str::<FetchReport>(json).ok())
+        .unwrap_or_else(|| FetchReport {
+            url: ironclaw_agent::tools::decode_fetch(&call.arguments)
+                .map(|f| f.url)
+                .unwrap_or_else(|_| call.arguments.clone()),
+            final_url: None,
+            status: None,
+            title: None,
+            bytes: 0,
+            cut: false,
+            warnings: Vec::new(),
+            error: Some("This fetch did not finish (the turn stopped first).".into()),
+        });
+    HistoryItem::Fetch {
+        call_id: call.id,
+        report,
+        at: call.created_at,
+    }
 }
 
 fn push_approval(

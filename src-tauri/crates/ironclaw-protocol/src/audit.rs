@@ -61,6 +61,24 @@ pub enum AuditRecord {
         decision: HostDecision,
         decided_by: DecidedBy,
     },
+    /// The model fetched (or tried to fetch) a web page through the network policy.
+    Fetched {
+        conversation_id: ConversationId,
+        url: String,
+        #[serde(default)]
+        final_url: Option<String>,
+        #[serde(default)]
+        status: Option<u16>,
+        #[serde(default)]
+        bytes: u64,
+        /// Hosts (`host:port`) refused on the way, by the list or by the person.
+        #[serde(default)]
+        denied: Vec<String>,
+        #[serde(default)]
+        warnings: usize,
+        #[serde(default)]
+        error: Option<String>,
+    },
     /// A run's workspace changes were taken back (`redone: false`) or put back again.
     RunUndone {
         conversation_id: ConversationId,
@@ -90,6 +108,7 @@ impl AuditRecord {
             Self::NetworkBlocked { .. } => "network_blocked",
             Self::NetworkDecision { .. } => "network_decision",
             Self::RunUndone { .. } => "run_undone",
+            Self::Fetched { .. } => "fetched",
         }
     }
 

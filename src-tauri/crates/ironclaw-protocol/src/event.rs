@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use crate::{
     ApprovalId, ApprovalPolicy, CodeHash, ConversationId, DecidedBy, DecisionChoice, ExecutionId,
-    FileChange, HostDecision, Language, MessageId, RiskLevel, RiskReason, TurnId,
+    FileChange, HostDecision, Language, MessageId, RiskLevel, RiskReason, ToolCallId, TurnId,
 };
 
 /// What the person is asked to decide. `code` is exactly what will run if approved.
@@ -64,6 +64,42 @@ pub struct InstructionFile {
     /// Why the file was not read (a link, a FIFO, not text); `None` when it was.
     #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub problem: Option<String>,
+}
+
+/// What one `fetch_url` call brought back, for people to read. The page's text itself goes to
+/// the model only, marked as untrusted content.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct FetchReport {
+    /// What the model asked for.
+    pub url: String,
+    /// Where the page was in the end, after redirects; `None` when nothing was fetched.
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
+    pub final_url: Option<String>,
+    /// The HTTP status of the last response.
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
+    pub status: Option<u16>,
+    /// The page's `<title>`, when it had one.
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
+    pub title: Option<String>,
+    /// Bytes received (at most the cap).
+    #[serde(default)]
+    pub bytes: u64,
+    /// The page was larger than IronClaw reads, or its text longer than the model is given.
+    #[serde(default)]
+    pub cut: bool,
+    /// Text in the page that reads like instructions to an AI (a prompt injection attempt),
+    /// quoted: shown to the person and told to the model.
+    #[serde(default)]
+    pub warnings: Vec<String>,
+    /// Why nothing (usable) came back: a refused host, a failed connection, a binary type.
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
+    pub error: Option<String>,
 }
 
 crate::text_enum!(
@@ -271,6 +307,28 @@ pub enum AgentEvent {
         execution_id: ExecutionId,
         allowed: Vec<String>,
         denied: Vec<String>,
+    },
+    /// The model asked to fetch a web page (`fetch_url`).
+    #[serde(rename_all = "camelCase")]
+    FetchStarted {
+        call_id: ToolCallId,
+        url: String,
+    },
+    /// The page's host (or a redirect's) is not on the network list: the fetch waits for an
+    /// [`Op::DecideHost`] about `target`, as a run's refused host would be answered.
+    #[serde(rename_all = "camelCase")]
+    FetchHostAsked {
+        call_id: ToolCallId,
+        url: String,
+        /// `host:port`.
+        target: String,
+        reason: String,
+    },
+    /// The fetch is over, fetched or not.
+    #[serde(rename_all = "camelCase")]
+    FetchEnded {
+        call_id: ToolCallId,
+        report: FetchReport,
     },
     /// A [`Op::DecideHost`] was applied.
     #[serde(rename_all = "camelCase")]

@@ -32,7 +32,8 @@ pub use audit::{AuditRecord, DecisionRecord, ExecResultRecord};
 pub use change::{ChangeKind, FileChange};
 pub use code_hash::{CodeHash, ParseCodeHashError};
 pub use event::{
-    AgentEvent, ApprovalRequest, InstructionFile, InstructionScope, OutputStream, TurnOutcome,
+    AgentEvent, ApprovalRequest, FetchReport, InstructionFile, InstructionScope, OutputStream,
+    TurnOutcome,
 };
 pub use export_format::ExportFormat;
 pub use ids::{

@@ -5,6 +5,7 @@
 
 mod context;
 mod decide;
+mod fetch;
 mod leftovers;
 mod network;
 mod notes;

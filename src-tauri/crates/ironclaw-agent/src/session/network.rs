@@ -3,7 +3,7 @@
 //! [`crate::Op::DecideHost`] — like a code approval, only for a request that really happened in
 //! this conversation and is still unanswered.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use ironclaw_protocol::{AgentEvent, AuditRecord, DecidedBy, ExecutionId, HostDecision};
@@ -15,6 +15,39 @@ use super::Inner;
 #[derive(Default)]
 pub(crate) struct BlockedHosts {
     pending: BTreeSet<String>,
+    /// Fetches waiting for the answer about a host.
+    waiters: HashMap<String, Vec<tokio::sync::oneshot::Sender<HostDecision>>>,
+    /// Hosts the person said no to in this conversation (a fetch does not ask again).
+    denied: BTreeSet<String>,
+}
+
+impl BlockedHosts {
+    /// A fetch waits for the person's answer about `target`.
+    pub(super) fn wait_for(
+        &mut self,
+        target: &str,
+    ) -> tokio::sync::oneshot::Receiver<HostDecision> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.pending.insert(target.to_string());
+        self.waiters.entry(target.to_string()).or_default().push(tx);
+        rx
+    }
+
+    /// The fetch stopped waiting (its turn was cancelled): nothing asks about `target` now
+    /// unless a run does too.
+    pub(super) fn give_up(&mut self, target: &str) {
+        if let Some(w) = self.waiters.get_mut(target) {
+            w.retain(|tx| !tx.is_closed());
+            if w.is_empty() {
+                self.waiters.remove(target);
+                self.pending.remove(target);
+            }
+        }
+    }
+
+    pub(super) fn was_denied(&self, target: &str) -> bool {
+        self.denied.contains(target)
+    }
 }
 
 /// A host the sandbox refused while `execution_id` ran (the sandbox tells each host once per
@@ -81,7 +114,14 @@ pub(super) async fn decide(
         return;
     }
     let session = &inner.sandbox_session;
-    // A refused host is only ever reported by a run, so the runtime is there by now.
+    // "Once" for a fetch lets that fetch through and grants nothing to the session's code.
+    let fetch_only = decision == HostDecision::AllowOnce
+        && inner
+            .blocked_hosts
+            .lock()
+            .map(|b| b.waiters.contains_key(&target))
+            .unwrap_or(false);
+    // A refused host is only ever reported by a run or a fetch, so the runtime is there by now.
     let network = match inner.runtime().await {
         Ok(rt) => rt.sandbox.clone(),
         Err(e) => {
@@ -95,6 +135,7 @@ pub(super) async fn decide(
         }
     };
     let applied = match decision {
+        HostDecision::AllowOnce if fetch_only => Ok(()),
         HostDecision::AllowOnce => network.allow_host(session, &target, AllowScope::Once).await,
         HostDecision::AllowForSession => {
             network
@@ -120,6 +161,17 @@ pub(super) async fn decide(
         });
         return;
     }
+    let waiting = match inner.blocked_hosts.lock() {
+        Ok(mut b) => {
+            if decision == HostDecision::Deny {
+                b.denied.insert(target.clone());
+            } else {
+                b.denied.remove(&target);
+            }
+            b.waiters.remove(&target).unwrap_or_default()
+        }
+        Err(_) => Vec::new(),
+    };
     inner.audit(AuditRecord::NetworkDecision {
         conversation_id: inner.conversation,
         target: target.clone(),
@@ -131,4 +183,8 @@ pub(super) async fn decide(
         decision,
         decided_by,
     });
+    // After the event, so front ends hear the answer before what the fetch does with it.
+    for waiter in waiting {
+        let _ = waiter.send(decision);
+    }
 }

@@ -13,7 +13,7 @@ use tracing::Instrument;
 
 use super::context::{self, Effort};
 use super::step::StepError;
-use super::{decide, run_code, Inner};
+use super::{decide, fetch, run_code, Inner};
 use crate::prompt::system_prompt;
 use crate::tools;
 use ironclaw_protocol::{AgentEvent, TurnOutcome};
@@ -210,11 +210,15 @@ async fn steps(
                     model_call_id: call.id.clone(),
                     name: call.name.clone(),
                     arguments: call.arguments.clone(),
-                    arguments_parsed: tools::decode(&call.name, &call.arguments).is_ok(),
+                    arguments_parsed: tools::parses(&call.name, &call.arguments),
                     echo: call.echo.clone(),
                 })
                 .map_err(|e| StepError::Failed(format!("could not record the tool call: {e}")))?;
-            let handled = run_code::handle(inner, turn_id, recorded.id, call, cancel).await;
+            let handled = if call.name == tools::FETCH_URL {
+                fetch::handle(inner, recorded.id, call, cancel).await
+            } else {
+                run_code::handle(inner, turn_id, recorded.id, call, cancel).await
+            };
             let (content, is_error) = match handled {
                 Ok(result) => result,
                 Err(e) => {

@@ -295,6 +295,10 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
                         decide(&session, &req, args.deny_all, &mut input, true).await?;
                     }
                 }
+                AgentEvent::FetchHostAsked { url, target, .. } => {
+                    approval::decide_host(&session, &url, &target, args.deny_all, &mut input)
+                        .await?;
+                }
                 AgentEvent::ApprovalRequested(req) => {
                     decide(&session, &req, args.deny_all, &mut input, false).await?;
                     last_request = Some(req);

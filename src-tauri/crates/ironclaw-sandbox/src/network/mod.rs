@@ -27,6 +27,7 @@ mod attachment;
 pub mod bench;
 mod choice;
 pub mod engine;
+pub mod fetch;
 mod http;
 /// A private network with plain servers on it, to measure and test against.
 #[cfg(feature = "lab")]
@@ -189,6 +190,19 @@ impl Egress {
         }
         tracing::info!(session, host, ?scope, "network: host allowed by the user");
         Ok(())
+    }
+
+    /// Fetches a page for the model through this session's list (see [`fetch`]); `once` are
+    /// targets the person allowed for this fetch alone.
+    pub async fn fetch(
+        &self,
+        session: &str,
+        url: &str,
+        once: &[String],
+    ) -> std::result::Result<fetch::Page, fetch::FetchError> {
+        self.load_always(&mut *self.run.lock().await)
+            .map_err(|e| fetch::FetchError::Failed(e.to_string()))?;
+        fetch::fetch(&self.state, session, url, once).await
     }
 
     /// The user said no: later events for this host carry `user_denied` so nobody asks again.

@@ -114,6 +114,22 @@ impl Sandbox {
         self.egress.allow(name.as_str(), host, scope).await
     }
 
+    /// Fetches a web page for the model, if the session's network is on (allowlist mode):
+    /// see [`crate::network::fetch`].
+    pub async fn fetch(
+        &self,
+        name: &SessionName,
+        url: &str,
+        once: &[String],
+    ) -> std::result::Result<crate::network::fetch::Page, crate::network::fetch::FetchError> {
+        use crate::network::fetch::FetchError;
+        match self.network_mode(name) {
+            Ok(NetworkMode::Allowlist) => self.egress.fetch(name.as_str(), url, once).await,
+            Ok(NetworkMode::None) => Err(FetchError::NetworkOff),
+            Err(e) => Err(FetchError::Failed(e.to_string())),
+        }
+    }
+
     /// Records the user's "deny" so later events for `host` say it was already answered.
     pub fn deny_host(&self, name: &SessionName, host: &str) {
         self.egress.deny(name.as_str(), host);

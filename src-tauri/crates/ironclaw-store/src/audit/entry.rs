@@ -44,6 +44,8 @@ pub enum AuditKind {
     NetworkDecision,
     /// A run's workspace changes were undone or redone.
     RunUndone,
+    /// The model fetched a web page.
+    Fetched,
     /// A kind this build does not know.
     Other(String),
 }
@@ -65,6 +67,7 @@ impl AuditKind {
             Self::NetworkBlocked => "network_blocked",
             Self::NetworkDecision => "network_decision",
             Self::RunUndone => "run_undone",
+            Self::Fetched => "fetched",
             Self::Other(name) => name,
         }
     }
@@ -84,6 +87,7 @@ impl AuditKind {
             "network_blocked" => Self::NetworkBlocked,
             "network_decision" => Self::NetworkDecision,
             "run_undone" => Self::RunUndone,
+            "fetched" => Self::Fetched,
             other => Self::Other(other.to_owned()),
         }
     }

@@ -142,12 +142,13 @@ impl History {
             arguments_parsed: new.arguments_parsed,
             created_at: Timestamp::now(),
             echo: new.echo.clone(),
+            outcome: None,
         };
         self.write(|tx| {
             // Checked here for a clear NotFound; the foreign key would only say "constraint".
             get_message(tx, new.message_id)?;
             tx.execute(
-                &format!("INSERT INTO tool_calls ({TOOL_CALL_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"),
+                &format!("INSERT INTO tool_calls ({TOOL_CALL_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"),
                 params![
                     call.id,
                     call.message_id,
@@ -156,12 +157,30 @@ impl History {
                     call.arguments,
                     call.arguments_parsed,
                     call.created_at,
-                    call.echo
+                    call.echo,
+                    call.outcome
                 ],
             )?;
             Ok(())
         })?;
         Ok(call)
+    }
+
+    /// Records what a call that is not a run brought back (see [`ToolCall::outcome`]).
+    pub fn set_tool_call_outcome(&self, id: ToolCallId, outcome: &str) -> Result<()> {
+        self.write(|tx| {
+            let n = tx.execute(
+                "UPDATE tool_calls SET outcome = ?2 WHERE id = ?1",
+                params![id, outcome],
+            )?;
+            if n == 0 {
+                return Err(StoreError::NotFound {
+                    what: "tool call",
+                    id: id.to_string(),
+                });
+            }
+            Ok(())
+        })
     }
 
     /// One tool call.

@@ -225,6 +225,12 @@ const V7_MESSAGE_MODEL: &str = r#"
 ALTER TABLE messages ADD COLUMN model TEXT;
 "#;
 
+/// What a tool other than `run_code` brought back (a fetch's report, as JSON), so a reopened
+/// conversation shows it as it was shown live; `run_code`'s outcome is its execution row.
+const V8_TOOL_CALL_OUTCOME: &str = r#"
+ALTER TABLE tool_calls ADD COLUMN outcome TEXT;
+"#;
+
 /// Every migration, oldest first. The schema version is this list's length.
 const MIGRATIONS: &[&str] = &[
     V1_SCHEMA,
@@ -234,6 +240,7 @@ const MIGRATIONS: &[&str] = &[
     V5_RUN_CHECKPOINTS,
     V6_TOOL_CALL_ECHO,
     V7_MESSAGE_MODEL,
+    V8_TOOL_CALL_OUTCOME,
 ];
 
 /// The schema version this build writes.

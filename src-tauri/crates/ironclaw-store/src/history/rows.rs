@@ -53,7 +53,7 @@ pub(super) fn message(row: &Row<'_>) -> rusqlite::Result<Message> {
 }
 
 pub(super) const TOOL_CALL_COLUMNS: &str =
-    "id, message_id, model_call_id, name, arguments, arguments_parsed, created_at, echo";
+    "id, message_id, model_call_id, name, arguments, arguments_parsed, created_at, echo, outcome";
 
 pub(super) fn tool_call(row: &Row<'_>) -> rusqlite::Result<ToolCall> {
     Ok(ToolCall {
@@ -65,6 +65,7 @@ pub(super) fn tool_call(row: &Row<'_>) -> rusqlite::Result<ToolCall> {
         arguments_parsed: row.get(5)?,
         created_at: row.get(6)?,
         echo: row.get(7)?,
+        outcome: row.get(8)?,
     })
 }
 

@@ -94,6 +94,10 @@ pub struct ToolCall {
     /// Provider data owed back with the call (JSON text), see `ironclaw_llm::ToolCall::echo`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub echo: Option<String>,
+    /// What the call brought back when it is not a run (a fetch's report, JSON text), once
+    /// it is over.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
 }
 
 /// What to store for a new tool call.

@@ -2,7 +2,7 @@
 //! from stdin (so it can be scripted), and the decision sent to the session.
 
 use ironclaw_protocol::{
-    ApprovalRequest, DecidedBy, Decision, DecisionChoice, DecisionKind, Op, RiskLevel,
+    ApprovalRequest, DecidedBy, Decision, DecisionChoice, DecisionKind, HostDecision, Op, RiskLevel,
 };
 use tokio::io::{BufReader, Lines, Stdin};
 
@@ -171,4 +171,44 @@ fn altered_warning(req: &ApprovalRequest) -> Option<String> {
     }
     s.push_str("! Answer f to restart the interpreter first (its variables are lost).");
     Some(s)
+}
+
+/// A fetch waits on a host that is not on the network list: the same four answers as `/allow`,
+/// asked right away because the turn cannot go on without one.
+pub(super) async fn decide_host(
+    session: &ironclaw_agent::SessionHandle,
+    url: &str,
+    target: &str,
+    deny_all: bool,
+    input: &mut Input,
+) -> anyhow::Result<()> {
+    eprintln!(
+        "\nThe model wants to fetch {}: {} is not on the network allowlist.",
+        inert(url),
+        inert(target)
+    );
+    let decision = if deny_all {
+        eprintln!("denied (--deny-all)");
+        HostDecision::Deny
+    } else {
+        loop {
+            eprint!("Allow it? [o]nce · [c]onversation · [a]lways · [d]eny: ");
+            let Some(answer) = input.next_line().await? else {
+                break HostDecision::Deny;
+            };
+            match answer.trim() {
+                "o" | "once" => break HostDecision::AllowOnce,
+                "c" | "conversation" => break HostDecision::AllowForSession,
+                "a" | "always" => break HostDecision::AllowAlways,
+                "d" | "deny" | "n" | "no" => break HostDecision::Deny,
+                _ => eprintln!("answer o, c, a or d"),
+            }
+        }
+    };
+    session.send(Op::DecideHost {
+        target: target.to_string(),
+        decision,
+        decided_by: DecidedBy::Cli,
+    })?;
+    Ok(())
 }

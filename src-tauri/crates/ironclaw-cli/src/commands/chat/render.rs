@@ -132,6 +132,33 @@ pub(super) fn render(event: AgentEvent) {
                 );
             }
         }
+        AgentEvent::FetchStarted { url, .. } => eprintln!("\n── fetch {} ──", inert(&url)),
+        // Asked by the chat loop, which reads the answer.
+        AgentEvent::FetchHostAsked { .. } => {}
+        AgentEvent::FetchEnded { report, .. } => {
+            match (&report.error, report.status) {
+                (Some(error), _) => eprintln!("fetch failed: {}", inert(error)),
+                (None, status) => eprintln!(
+                    "fetched {} (HTTP {}, {} bytes{}){}",
+                    inert(report.final_url.as_deref().unwrap_or(&report.url)),
+                    status.unwrap_or_default(),
+                    report.bytes,
+                    if report.cut { ", cut" } else { "" },
+                    report
+                        .title
+                        .as_deref()
+                        .map(|t| format!(": {}", inert(t)))
+                        .unwrap_or_default()
+                ),
+            }
+            for warning in &report.warnings {
+                eprintln!(
+                    "WARNING: the page contains text addressed to an AI, which may try to steer \
+                     it: \"{}\"",
+                    inert(warning)
+                );
+            }
+        }
         AgentEvent::NetworkDecided {
             target, decision, ..
         } => eprintln!("network: {}: {decision}", inert(&target)),
