@@ -56,8 +56,9 @@ pub enum FetchError {
     #[error("{0}")]
     BadUrl(String),
     #[error(
-        "the conversation's network is off, so nothing can be fetched; the person can turn on \
-         the allowlist network for this conversation"
+        "the conversation's network is off, so nothing can be fetched: its sandbox profile has \
+         `network: none`. The user can pick a profile with `network: allowlist` (sandbox.yaml), \
+         or start `ironclaw chat --network allowlist`"
     )]
     NetworkOff,
     /// `target` (`host:port`) is not on the list: ask the person, then fetch `url` again.
@@ -100,7 +101,14 @@ pub(crate) async fn fetch(
                 Ok(_) | Err(_) => return Err(FetchError::Failed(format!("cannot resolve {host}"))),
             },
         };
-        if let Some(bad) = state.forbidden_address(session, &addrs, port) {
+        // An address the person allowed by itself names itself, as an "allow" of a run's
+        // refused address grants a rule that does; a name allowed once does not vouch for a
+        // private address it resolves to.
+        let allowed_itself = |ip: IpAddr| host == Host::Ip(ip) && once.contains(&target);
+        if let Some(bad) = state
+            .forbidden_address(session, &addrs, port)
+            .filter(|ip| !allowed_itself(*ip))
+        {
             let reason =
                 format!("it resolves to the non-public address {bad}, which is not listed");
             state.record(session, &host, port, Some(reason.clone()));
