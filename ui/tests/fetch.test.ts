@@ -24,6 +24,8 @@ describe("a fetched page", () => {
     await settle();
     const prompt = q("network-prompt");
     expect(prompt.textContent).toContain("Fetch needs a host not on the list");
+    expect(card.contains(prompt)).toBe(true);
+    expect(q("fetch-status", card).textContent).toBe("Waiting for your answer");
     q<HTMLButtonElement>("network-allow_once", prompt).click();
     await settle();
     expect(api.calls.find((c) => c.name === "decideHost")?.args.slice(1)).toEqual(["docs.example.com:443", "allow_once"]);

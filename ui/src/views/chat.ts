@@ -520,15 +520,12 @@ export class ChatView {
       case "networkBlocked":
         if (!e.alreadyDenied) this.hostPrompt(e.target, e.reason);
         break;
-      case "fetchStarted": {
-        const card = new FetchCard(e.url);
-        this.fetches.set(e.callId, card);
-        this.append(card.el);
+      case "fetchStarted":
+        this.fetchCard(e.callId, e.url);
         break;
-      }
       case "fetchHostAsked":
         this.fetchHosts.add(e.target);
-        this.hostPrompt(e.target, e.reason, true);
+        this.hostPrompt(e.target, e.reason, this.fetchCard(e.callId, e.url));
         break;
       case "fetchEnded":
         this.fetches.get(e.callId)?.finish(e.report);
@@ -544,6 +541,16 @@ export class ChatView {
     if (e.type === "executionEnded" || e.type === "runUndone" || e.type === "runRedone") this.updateRewind();
   }
 
+  private fetchCard(callId: string, url: string): FetchCard {
+    let card = this.fetches.get(callId);
+    if (!card) {
+      card = new FetchCard(url);
+      this.fetches.set(callId, card);
+      this.append(card.el);
+    }
+    return card;
+  }
+
   /** "Rewind files to here" on each run whose changes stand while a later run's do too. */
   private updateRewind(): void {
     let later = false;
@@ -557,7 +564,8 @@ export class ChatView {
    * The network policy refused a host during a run. The person may let it through (once, for
    * this conversation, or always) or keep it blocked; the code is not retried on its own.
    */
-  private hostPrompt(target: string, reason: string, forFetch = false): void {
+  private hostPrompt(target: string, reason: string, fetchCard?: FetchCard): void {
+    const forFetch = fetchCard !== undefined;
     if (this.hostPrompts.has(target)) return;
     const choices: [HostDecision, string][] = [
       ["allow_once", "Allow once"],
@@ -582,7 +590,11 @@ export class ChatView {
       buttons,
     );
     this.hostPrompts.set(target, el);
-    this.append(el);
+    // A fetch's question sits in its card: the fetch waits on it, and the answer stays with it.
+    if (fetchCard) {
+      fetchCard.ask(el);
+      this.scroll();
+    } else this.append(el);
   }
 
   private hostDecided(target: string, decision: HostDecision): void {

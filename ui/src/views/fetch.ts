@@ -40,6 +40,12 @@ export class FetchCard {
     return card;
   }
 
+  /** Shows the question about a host this fetch waits on. */
+  ask(prompt: HTMLElement): void {
+    this.status.textContent = "Waiting for your answer";
+    this.el.append(prompt);
+  }
+
   finish(report: FetchReport): void {
     this.body.replaceChildren();
     if (report.error) {
