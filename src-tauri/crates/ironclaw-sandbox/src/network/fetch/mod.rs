@@ -217,18 +217,18 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
 
 async fn read(url: Url, response: reqwest::Response) -> Result<Page, FetchError> {
     let status = response.status().as_u16();
-    let content_type = response
+    let header = response
         .headers()
         .get(reqwest::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .map(|v| {
-            v.split(';')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_ascii_lowercase()
-        })
-        .unwrap_or_default();
+        .unwrap_or_default()
+        .to_string();
+    let content_type = header
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
     let mut body = Vec::new();
     let mut cut = false;
     let mut stream = response.bytes_stream();
@@ -244,7 +244,7 @@ async fn read(url: Url, response: reqwest::Response) -> Result<Page, FetchError>
     }
     let kind = Kind::of(&content_type, &body)?;
     let bytes = body.len() as u64;
-    let decoded = String::from_utf8_lossy(&body);
+    let decoded = decode(&body, &header, matches!(kind, Kind::Html));
     let (title, raw, hidden_left_out) = match kind {
         Kind::Html => {
             let md = markdown::convert(&decoded, &url);
@@ -267,6 +267,37 @@ async fn read(url: Url, response: reqwest::Response) -> Result<Page, FetchError>
         cut,
         hidden_left_out,
         invisible_removed,
+    })
+}
+
+/// The body as text, in the charset the response header names, else (for HTML) the one a
+/// `<meta>` near the start names, else UTF-8; a byte-order mark wins over both.
+fn decode<'a>(body: &'a [u8], content_type: &str, html: bool) -> std::borrow::Cow<'a, str> {
+    let label = charset_param(content_type).or_else(|| {
+        html.then(|| {
+            let head = String::from_utf8_lossy(&body[..body.len().min(1024)]).to_ascii_lowercase();
+            head.find("charset=").map(|at| {
+                head[at + 8..]
+                    .trim_start_matches(['"', '\''])
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ':'))
+                    .collect::<String>()
+            })
+        })
+        .flatten()
+    });
+    let encoding = label
+        .and_then(|l| encoding_rs::Encoding::for_label(l.as_bytes()))
+        .unwrap_or(encoding_rs::UTF_8);
+    encoding.decode(body).0
+}
+
+fn charset_param(content_type: &str) -> Option<String> {
+    content_type.split(';').skip(1).find_map(|p| {
+        let (name, value) = p.split_once('=')?;
+        name.trim()
+            .eq_ignore_ascii_case("charset")
+            .then(|| value.trim().trim_matches('"').to_string())
     })
 }
 
@@ -378,6 +409,23 @@ mod tests {
         let (text, n) = visible(&format!("a\u{200B}b\u{202E}c{hidden}\u{7}\nd"));
         assert_eq!(text, "abc\nd");
         assert_eq!(n, 5);
+    }
+
+    #[test]
+    fn pages_are_read_in_the_charset_they_declare() {
+        let latin1 = b"caf\xe9";
+        assert_eq!(
+            decode(latin1, "text/plain; charset=ISO-8859-1", false),
+            "café"
+        );
+        let html = b"<html><head><meta charset=\"windows-1252\"></head><p>\x93quoted\x94</p>";
+        assert!(decode(html, "text/html", true).contains("\u{201c}quoted\u{201d}"));
+        assert_eq!(decode("naïve".as_bytes(), "text/plain", false), "naïve");
+        // A byte-order mark wins over a wrong label.
+        assert_eq!(
+            decode(b"\xef\xbb\xbfok", "text/plain; charset=latin1", false),
+            "ok"
+        );
     }
 
     #[test]
