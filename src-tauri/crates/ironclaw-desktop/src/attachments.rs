@@ -8,17 +8,17 @@
 //! is opened by the shell, not the page. So a page made to run a script (a model's answer
 //! rendered wrong) still cannot copy `~/.ssh` into a sandbox.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use ironclaw_protocol::ConversationId;
-use ironclaw_sandbox::sandbox::attachments::{left_out, note_for_model};
+use ironclaw_sandbox::sandbox::attachments::{left_out, note_from, placed};
 use ironclaw_sandbox::session::SessionName;
 use ironclaw_sandbox::SessionOptions;
+use ironclaw_store::History;
 use ironclaw_workspace::attach::Attached;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{DesktopError, Result};
 use crate::sink::AppEvent;
@@ -42,7 +42,7 @@ pub struct FilesDroppedEvent {
 }
 
 /// One attachment, as the composer shows it until the next message tells the model.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct AttachedItem {
@@ -77,11 +77,32 @@ pub struct AttachProgress {
     pub all: u64,
 }
 
-/// Drops waiting to be claimed, and what each conversation's next message must mention.
+/// Drops waiting to be claimed.
 #[derive(Default)]
 pub(crate) struct Attachments {
     drops: Mutex<Drops>,
-    told: Mutex<HashMap<ConversationId, Vec<Attached>>>,
+    /// Held across the read and write of a conversation's [`Waiting`].
+    told: Mutex<()>,
+}
+
+/// What a conversation's next message must tell the model, kept in the history's settings: an
+/// app stopped before the message is sent loses neither the note nor the composer's chips.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Waiting {
+    /// Each attachment where it is now, as the note says it.
+    arrived: Vec<String>,
+    left_out: Vec<String>,
+    items: Vec<AttachedItem>,
+}
+
+impl Waiting {
+    pub(crate) fn note(&self) -> Option<String> {
+        (!self.arrived.is_empty()).then(|| note_from(&self.arrived, &self.left_out))
+    }
+}
+
+fn waiting_key(id: ConversationId) -> String {
+    format!("attached:{id}")
 }
 
 #[derive(Default)]
@@ -115,40 +136,59 @@ impl Attachments {
         (when.elapsed() < DROP_LIFETIME).then_some(paths)
     }
 
-    pub(crate) fn note(&self, id: ConversationId, attached: &[Attached]) {
-        if let Ok(mut told) = self.told.lock() {
-            told.entry(id).or_default().extend_from_slice(attached);
-        }
+    /// Adds `attached` to what the conversation's next message tells the model.
+    pub(crate) fn note(
+        &self,
+        history: &History,
+        id: ConversationId,
+        attached: &[Attached],
+    ) -> Result<()> {
+        let _held = self.told.lock();
+        let mut waiting: Waiting = history.get_setting(&waiting_key(id))?.unwrap_or_default();
+        waiting.arrived.extend(attached.iter().map(placed));
+        waiting.left_out.extend(attached.iter().flat_map(left_out));
+        waiting
+            .items
+            .extend(attached.iter().map(AttachedItem::from));
+        history.set_setting(&waiting_key(id), &waiting)?;
+        Ok(())
     }
 
     /// What the conversation's next message must tell the model, if anything.
-    pub(crate) fn pending(&self, id: ConversationId) -> Vec<AttachedItem> {
-        self.told
-            .lock()
+    pub(crate) fn pending(&self, history: &History, id: ConversationId) -> Vec<AttachedItem> {
+        history
+            .get_setting::<Waiting>(&waiting_key(id))
             .ok()
-            .and_then(|t| {
-                t.get(&id)
-                    .map(|a| a.iter().map(AttachedItem::from).collect())
-            })
+            .flatten()
+            .map(|w| w.items)
             .unwrap_or_default()
     }
 
     /// What the message being sent now must tell the model; it is told once.
-    pub(crate) fn take(&self, id: ConversationId) -> Vec<Attached> {
-        self.told
-            .lock()
-            .ok()
-            .and_then(|mut t| t.remove(&id))
-            .unwrap_or_default()
+    pub(crate) fn take(&self, history: &History, id: ConversationId) -> Result<Waiting> {
+        let _held = self.told.lock();
+        let waiting = history.get_setting(&waiting_key(id))?.unwrap_or_default();
+        history.delete_setting(&waiting_key(id))?;
+        Ok(waiting)
+    }
+
+    /// Puts back what a message that could not be sent was to tell.
+    pub(crate) fn restore(&self, history: &History, id: ConversationId, waiting: &Waiting) {
+        let _held = self.told.lock();
+        if waiting.arrived.is_empty() {
+            return;
+        }
+        if let Err(e) = history.set_setting(&waiting_key(id), waiting) {
+            tracing::warn!(error = %e, "could not keep the attachment note for the next message");
+        }
     }
 }
 
 /// The person's message with the note about what they attached ahead of it.
-pub(crate) fn with_note(attached: &[Attached], text: &str) -> String {
-    if attached.is_empty() {
-        text.to_owned()
-    } else {
-        format!("{}\n\n{text}", note_for_model(attached))
+pub(crate) fn with_note(waiting: &Waiting, text: &str) -> String {
+    match waiting.note() {
+        Some(note) => format!("{note}\n\n{text}"),
+        None => text.to_owned(),
     }
 }
 
@@ -239,7 +279,9 @@ impl Desktop {
         })
         .await
         .map_err(|e| DesktopError::Unavailable(format!("the copy stopped unexpectedly: {e}")))??;
-        self.core.attachments.note(id, &attached);
+        self.core
+            .attachments
+            .note(&self.core.history, id, &attached)?;
         let items: Vec<AttachedItem> = attached.iter().map(AttachedItem::from).collect();
         // The workspace panel lists what arrived like any other new file.
         self.core.conversation_updated(id);
@@ -273,29 +315,41 @@ mod tests {
     }
 
     #[test]
-    fn the_model_is_told_once() {
-        let a = Attachments::default();
+    fn the_model_is_told_once_even_across_a_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("history.db");
         let id = ConversationId::new();
-        assert!(a.take(id).is_empty());
-        a.note(
-            id,
-            &[Attached {
-                source: "/home/me/data.csv".into(),
-                name: "data.csv".into(),
-                is_dir: false,
-                files: 1,
-                bytes: 12,
-                skipped: vec![],
-            }],
-        );
-        assert_eq!(a.pending(id).len(), 1);
-        let text = with_note(&a.take(id), "sum it");
+        let csv = |name: &str| Attached {
+            source: format!("/home/me/{name}").into(),
+            name: name.into(),
+            is_dir: false,
+            files: 1,
+            bytes: 12,
+            skipped: vec![],
+        };
+        {
+            let (history, _) = History::open(&path).unwrap();
+            let a = Attachments::default();
+            assert_eq!(a.take(&history, id).unwrap(), Waiting::default());
+            a.note(&history, id, &[csv("data.csv")]).unwrap();
+            a.note(&history, id, &[csv("more.csv")]).unwrap();
+        }
+        // Another process (the app started again) still has both.
+        let (history, _) = History::open(&path).unwrap();
+        let a = Attachments::default();
+        assert_eq!(a.pending(&history, id).len(), 2);
+        let waiting = a.take(&history, id).unwrap();
+        let text = with_note(&waiting, "sum them");
         assert!(text.starts_with("[The person attached files;"), "{text}");
         assert!(
-            text.contains("/workspace/data.csv") && text.ends_with("]\n\nsum it"),
+            text.contains("/workspace/data.csv") && text.contains("/workspace/more.csv"),
             "{text}"
         );
-        assert!(a.take(id).is_empty());
-        assert!(a.pending(id).is_empty());
+        assert!(text.ends_with("]\n\nsum them"), "{text}");
+        assert_eq!(a.take(&history, id).unwrap(), Waiting::default());
+        assert!(a.pending(&history, id).is_empty());
+        // A message that could not be sent gives the note back.
+        a.restore(&history, id, &waiting);
+        assert_eq!(a.pending(&history, id).len(), 2);
     }
 }

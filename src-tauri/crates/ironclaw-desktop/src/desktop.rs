@@ -349,7 +349,7 @@ impl Desktop {
                 .map(|b| b.contains(&id))
                 .unwrap_or(false),
             instructions,
-            attached: self.core.attachments.pending(id),
+            attached: self.core.attachments.pending(&self.core.history, id),
             model: self.current_model(id),
         })
     }
@@ -369,11 +369,13 @@ impl Desktop {
                 .history
                 .rename_conversation(id, &conversations::title_from(text))?;
         }
-        let attached = self.core.attachments.take(id);
+        let attached = self.core.attachments.take(&self.core.history, id)?;
         let text = crate::attachments::with_note(&attached, text);
         if let Err(e) = session.send(Op::UserMessage { text }) {
             // Not sent: the next message still tells the model what arrived.
-            self.core.attachments.note(id, &attached);
+            self.core
+                .attachments
+                .restore(&self.core.history, id, &attached);
             return Err(e.into());
         }
         self.core.conversation_updated(id);

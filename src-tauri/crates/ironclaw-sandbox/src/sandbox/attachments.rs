@@ -121,6 +121,11 @@ pub fn left_out(a: &Attached) -> Vec<String> {
 pub fn note_for_model(attached: &[Attached]) -> String {
     let arrived: Vec<String> = attached.iter().map(placed).collect();
     let left: Vec<String> = attached.iter().flat_map(left_out).collect();
+    note_from(&arrived, &left)
+}
+
+/// [`note_for_model`] from its parts: each attachment [`placed`], and what was [`left_out`].
+pub fn note_from(arrived: &[String], left: &[String]) -> String {
     let mut note = format!(
         "{NOTE_START} they are in your workspace now: {}.",
         arrived.join("; ")
