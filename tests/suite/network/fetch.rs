@@ -181,8 +181,15 @@ async fn a_fetched_page_reaches_the_model_fenced_and_its_injection_is_shown_to_t
     );
     assert!(result.contains("untrusted content"), "{result}");
     assert!(
-        result.contains("reads like instructions to an AI"),
+        result.contains("read like instructions to an AI"),
         "{result}"
+    );
+    assert!(result.contains("Title: Install guide"), "{result}");
+    // Nothing of the page outside the fence: the quotes are the person's to see.
+    let before_fence = &result[..result.find("<untrusted-web-content-").unwrap_or(0)];
+    assert!(
+        !before_fence.contains("ignore previous") && !before_fence.contains("Install guide"),
+        "{before_fence}"
     );
     assert!(
         !result.contains(HIDDEN),

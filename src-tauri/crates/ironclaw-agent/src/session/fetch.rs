@@ -166,14 +166,10 @@ fn read(asked: String, page: Page) -> (FetchReport, String) {
         text.truncate(end);
         cut = true;
     }
-    let warnings = untrusted::scan(&text);
     let mut header = format!(
         "[IronClaw fetched {} for you: HTTP {}, {}, {} bytes",
         page.url, page.status, page.content_type, page.bytes
     );
-    if let Some(title) = &page.title {
-        header.push_str(&format!(", title \"{title}\""));
-    }
     header.push(']');
     if cut {
         header
@@ -185,7 +181,13 @@ fn read(asked: String, page: Page) -> (FetchReport, String) {
             page.hidden_left_out, page.invisible_removed
         ));
     }
-    let for_model = untrusted::fence(&page.url, &header, &text, &warnings);
+    // The title is the page's own words: inside the fence, with the rest of them.
+    let content = match &page.title {
+        Some(title) => format!("Title: {title}\n\n{text}"),
+        None => text,
+    };
+    let warnings = untrusted::scan(&content);
+    let for_model = untrusted::fence(&page.url, &header, &content, warnings.len());
     let report = FetchReport {
         url: asked,
         final_url: Some(page.url),
