@@ -199,6 +199,7 @@ impl Core {
                 let exact = not_undoable.is_none().then_some(changes.as_slice());
                 self.execution_ended(id, *execution_id, *duration_ms, *exit_code, exact)
             }
+            AgentEvent::FetchHostAsked { url, target, .. } => self.fetch_waits(id, url, target),
             AgentEvent::AssistantMessage { .. } => self.conversation_updated(id),
             AgentEvent::TurnEnded { .. } => {
                 // What the turn still waited for arrived as `ApprovalExpired` before this.
@@ -246,6 +247,35 @@ impl Core {
             title,
             request: request.clone(),
         });
+    }
+
+    /// A fetch waits on a question about a host: with the window in the background, the person
+    /// would not know the turn is stuck. The answer is given in the window (the question has
+    /// four answers, and "always" is not a click to make on a notification).
+    fn fetch_waits(&self, id: ConversationId, url: &str, target: &str) {
+        if self.is_focused() || !self.notifications_on() {
+            return;
+        }
+        use ironclaw_risk::visible::render_visible;
+        let title = self
+            .history
+            .get_conversation(id)
+            .map(|c| c.title)
+            .unwrap_or_default();
+        let mut shown: String = render_visible(url).chars().take(100).collect();
+        if url.chars().count() > 100 {
+            shown.push('…');
+        }
+        self.notifier.info(
+            format!(
+                "IronClaw waits for you: fetch from {}?",
+                render_visible(target)
+            ),
+            format!(
+                "{shown}\n— {}\nIt is not on the network list; answer in the window.",
+                render_visible(&title)
+            ),
+        );
     }
 
     /// The window went to the background: every approval already waiting that has not been

@@ -5,6 +5,7 @@
 //! notification daemon.
 
 mod bus;
+mod fetch;
 mod withdrawal;
 
 use std::sync::Arc;
