@@ -73,6 +73,8 @@ pub struct Sandbox {
     quota_bases: std::sync::Mutex<HashMap<SessionName, quota::Baseline>>,
     /// Off only for the bench's side-by-side of the watch's cost.
     quota_watch: std::sync::atomic::AtomicBool,
+    /// Whether checkpoint records keep an inotify watch on workspaces between runs.
+    workspace_watch: std::sync::atomic::AtomicBool,
     checkpoint_stores:
         std::sync::Mutex<HashMap<SessionName, Arc<ironclaw_workspace::checkpoint::Store>>>,
     /// Undo history caps (per conversation, all together): the policy's, unless Settings set
@@ -108,6 +110,7 @@ impl Sandbox {
             warm: tokio::sync::Mutex::default(),
             quota_bases: std::sync::Mutex::default(),
             quota_watch: std::sync::atomic::AtomicBool::new(true),
+            workspace_watch: std::sync::atomic::AtomicBool::new(true),
             checkpoint_stores: std::sync::Mutex::default(),
         }
     }
@@ -118,6 +121,14 @@ impl Sandbox {
     pub fn set_quota_watch_for_bench(&self, on: bool) {
         self.quota_watch
             .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// This process runs one execution and exits (`ironclaw exec`): its checkpoints walk the
+    /// workspace instead of watching it, because a watch only pays off from the next run on
+    /// and closing it costs more than the walk (see `Store::watch_workspace`).
+    pub fn run_once(&self) {
+        self.workspace_watch
+            .store(false, std::sync::atomic::Ordering::Relaxed);
     }
 
     pub fn docker(&self) -> &Docker {

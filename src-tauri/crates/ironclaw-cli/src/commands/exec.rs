@@ -53,6 +53,7 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     };
     let name = SessionName::new(args.session)?;
     let sandbox = super::open().await?;
+    sandbox.run_once();
     // Checked before anything runs: the session remembers the profile it is given, and a
     // name that is refused later would already be saved, failing every run after it.
     if let Some(profile) = args.profile.as_deref() {

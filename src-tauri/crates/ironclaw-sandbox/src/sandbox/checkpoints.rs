@@ -30,6 +30,10 @@ impl Sandbox {
             return Ok(store.clone());
         }
         let store = open_store(&self.paths, name, workspace, self.undo_caps().0)?;
+        store.watch_workspace(
+            self.workspace_watch
+                .load(std::sync::atomic::Ordering::Relaxed),
+        );
         stores.insert(name.clone(), store.clone());
         Ok(store)
     }

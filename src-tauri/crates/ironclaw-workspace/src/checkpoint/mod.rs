@@ -98,6 +98,8 @@ pub struct Store {
     objects: Objects,
     /// The most bytes of copies kept; the oldest records go first to stay under it.
     cap: std::sync::atomic::AtomicU64,
+    /// Whether scans start a watch (see [`Store::watch_workspace`]).
+    watching: std::sync::atomic::AtomicBool,
     state: Mutex<State>,
 }
 
@@ -228,8 +230,19 @@ impl Store {
             dir: dir.to_owned(),
             objects,
             cap: cap.into(),
+            watching: true.into(),
             state: Mutex::new(state),
         })
+    }
+
+    /// Whether scans keep an inotify watch on the workspace so the next scan looks only at
+    /// what changed (on by default). A process that runs once and exits (`ironclaw exec`) turns
+    /// it off: closing an inotify instance that had watches waits for the kernel's SRCU grace
+    /// period (about 12 ms here, measured with strace), more than walking a workspace of a few
+    /// thousand files twice costs.
+    pub fn watch_workspace(&self, on: bool) {
+        self.watching
+            .store(on, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Takes the record's locks and reloads it if another process added to it meanwhile.
@@ -376,12 +389,14 @@ impl Store {
     ) -> Result<Vec<Change>> {
         // A failed scan leaves `current` as it was; the watch is dropped (by `sync`).
         let budget = |s: &Store| s.cap().saturating_sub(s.objects.total());
+        let watching = self.watching.load(std::sync::atomic::Ordering::Relaxed);
         let scanned = match scan::scan(
             workspace,
             &state.current,
             &self.objects,
             budget(self),
             &mut state.watch,
+            watching,
         ) {
             Err(CheckpointError::OverCap { .. }) => {
                 self.objects.abandon();
@@ -395,6 +410,7 @@ impl Store {
                     &self.objects,
                     budget(self),
                     &mut state.watch,
+                    watching,
                 )
             }
             other => other,

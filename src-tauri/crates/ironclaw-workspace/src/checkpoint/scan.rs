@@ -48,7 +48,7 @@ fn stamp_of(stat: &FileStat) -> Stamp {
 ///
 /// With a `watch` that has followed the workspace since the scan that made `previous`, only
 /// the names it reports are looked at (see [`watch`](super::watch)); otherwise everything is
-/// walked and a new watch started. After an error what the watch reported was not
+/// walked and, when `start_watch`, a new watch started. After an error what the watch reported was not
 /// recorded, and the caller must drop it (`Store::sync` does), so that the next scan walks
 /// everything.
 pub fn scan(
@@ -57,6 +57,7 @@ pub fn scan(
     objects: &Objects,
     budget: u64,
     watch: &mut Option<Watch>,
+    start_watch: bool,
 ) -> Result<Scanned, CheckpointError> {
     let root = Root::open(workspace).map_err(|e| refused(b"", e))?;
     let root_stat = root.stat().map_err(|e| refused(b"", e))?;
@@ -84,7 +85,12 @@ pub fn scan(
         let top = root.open_dir("").map_err(|e| refused(b"", e))?;
         // Names that ever had a second name stay looked at (see `Watch::linked`).
         let linked = watch.take().map(|w| w.linked).unwrap_or_default();
-        *watch = match Watch::start(workspace, top.as_fd(), &root_stat) {
+        let started = if start_watch {
+            Watch::start(workspace, top.as_fd(), &root_stat)
+        } else {
+            Err("not watched in this process".into())
+        };
+        *watch = match started {
             Ok(mut w) => {
                 w.linked = linked;
                 Some(w)

@@ -18,7 +18,7 @@ use super::*;
 /// opened, and so send the watch no event that would cover for what it missed.
 fn walked(ws: &Path, scratch: &Path, known: &Manifest) -> Manifest {
     let objects = Objects::open(scratch.join("objects")).unwrap();
-    let scanned = scan::scan(ws, known, &objects, u64::MAX, &mut None).unwrap();
+    let scanned = scan::scan(ws, known, &objects, u64::MAX, &mut None, true).unwrap();
     assert!(scanned.walked);
     let scan::State::Whole(m) = scanned.state else {
         panic!("a scan without a watch walks everything")
@@ -534,4 +534,28 @@ fn a_file_a_process_keeps_mapped_for_writing_is_reported_held_until_it_lets_go()
     holder.wait().unwrap();
     store.after_run(&ws, "r3").unwrap();
     assert!(store.held_for_writing(&ws).unwrap().is_empty());
+}
+
+#[test]
+fn without_a_watch_every_scan_walks_and_finds_the_same_changes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("kept.txt"), "old").unwrap();
+    let store = Store::open(&tmp.path().join("record"), DEFAULT_CAP_BYTES).unwrap();
+    store.watch_workspace(false);
+    store.before_run(&ws, "first").unwrap();
+    std::fs::write(ws.join("kept.txt"), "new").unwrap();
+    std::fs::write(ws.join("made.txt"), "x").unwrap();
+    let changes = store.after_run(&ws, "first").unwrap();
+    let mut paths: Vec<_> = changes.iter().map(|c| c.path.clone()).collect();
+    paths.sort();
+    assert_eq!(paths, [b"kept.txt".to_vec(), b"made.txt".to_vec()]);
+    // No watch was kept to vouch for anything: both scans walked.
+    assert_eq!(store.full_walks().unwrap(), 2);
+    // With it on again, the next scan starts one, and the one after needs no walk.
+    store.watch_workspace(true);
+    store.before_run(&ws, "second").unwrap();
+    store.after_run(&ws, "second").unwrap();
+    assert_eq!(store.full_walks().unwrap(), 3);
 }
