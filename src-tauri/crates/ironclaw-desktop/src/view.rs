@@ -84,17 +84,11 @@ fn fetch_item(call: &ironclaw_store::ToolCall) -> HistoryItem {
         .outcome
         .as_deref()
         .and_then(|json| serde_json::from_str::<FetchReport>(json).ok())
-        .unwrap_or_else(|| FetchReport {
-            url: ironclaw_agent::tools::decode_fetch(&call.arguments)
+        .unwrap_or_else(|| {
+            let url = ironclaw_agent::tools::decode_fetch(&call.arguments)
                 .map(|f| f.url)
-                .unwrap_or_else(|_| call.arguments.clone()),
-            final_url: None,
-            status: None,
-            title: None,
-            bytes: 0,
-            cut: false,
-            warnings: Vec::new(),
-            error: Some("This fetch did not finish (the turn stopped first).".into()),
+                .unwrap_or_else(|_| call.arguments.clone());
+            FetchReport::failed(url, "This fetch did not finish (the turn stopped first).")
         });
     HistoryItem::Fetch {
         call_id: call.id,

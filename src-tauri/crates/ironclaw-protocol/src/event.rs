@@ -102,6 +102,22 @@ pub struct FetchReport {
     pub error: Option<String>,
 }
 
+impl FetchReport {
+    /// A fetch that brought nothing back, and why.
+    pub fn failed(url: impl Into<String>, error: impl Into<String>) -> Self {
+        Self {
+            url: url.into(),
+            final_url: None,
+            status: None,
+            title: None,
+            bytes: 0,
+            cut: false,
+            warnings: Vec::new(),
+            error: Some(error.into()),
+        }
+    }
+}
+
 crate::text_enum!(
     /// Which of a run's two output streams text came from.
     OutputStream {

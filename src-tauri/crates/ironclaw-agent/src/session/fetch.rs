@@ -86,16 +86,7 @@ pub(super) async fn handle(
             (report, text, false)
         }
         Err(error) => (
-            FetchReport {
-                url: asked.clone(),
-                final_url: None,
-                status: None,
-                title: None,
-                bytes: 0,
-                cut: false,
-                warnings: Vec::new(),
-                error: Some(error.clone()),
-            },
+            FetchReport::failed(asked.clone(), error.clone()),
             format!("Could not fetch {asked}: {error}."),
             true,
         ),
