@@ -111,12 +111,19 @@ impl History {
 
     /// Deletes the conversation and everything in it (turns, messages, tool calls, approvals,
     /// session rules, executions) in one transaction. The audit log keeps its own record.
+    ///
+    /// Settings keyed `<name>:<conversation id>` (its chosen model, attachments waiting for
+    /// its next message…) belong to it and go with it.
     pub fn delete_conversation(&self, id: ConversationId) -> Result<()> {
         self.write(|tx| {
             let deleted = tx.execute("DELETE FROM conversations WHERE id = ?1", [id])?;
             if deleted == 0 {
                 return Err(not_found(id));
             }
+            tx.execute(
+                "DELETE FROM settings WHERE key GLOB '*:' || ?1",
+                [id.to_string()],
+            )?;
             Ok(())
         })?;
         tracing::info!(conversation_id = %id, "conversation deleted");

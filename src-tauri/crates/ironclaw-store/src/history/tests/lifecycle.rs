@@ -100,8 +100,38 @@ fn deleting_a_conversation_removes_everything_in_it_and_nothing_else() {
     history
         .add_session_rule(doomed, crate::model::RuleKind::Command, "ls")
         .unwrap();
+    for id in [doomed, kept] {
+        history.set_setting(&format!("model:{id}"), "m").unwrap();
+        history.set_setting(&format!("attached:{id}"), "a").unwrap();
+    }
+    history.set_setting("theme", "dark").unwrap();
 
     history.delete_conversation(doomed).unwrap();
+
+    // Its settings went with it; another conversation's and the app's stayed.
+    assert_eq!(
+        history
+            .get_setting::<String>(&format!("model:{doomed}"))
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        history
+            .get_setting::<String>(&format!("attached:{doomed}"))
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        history
+            .get_setting::<String>(&format!("model:{kept}"))
+            .unwrap()
+            .as_deref(),
+        Some("m")
+    );
+    assert_eq!(
+        history.get_setting::<String>("theme").unwrap().as_deref(),
+        Some("dark")
+    );
 
     for table in [
         "turns",
