@@ -123,9 +123,9 @@ impl Sandbox {
             .store(on, std::sync::atomic::Ordering::Relaxed);
     }
 
-    /// This process runs one execution and exits (`ironclaw exec`): its checkpoints walk the
-    /// workspace instead of watching it, because a watch only pays off from the next run on
-    /// and closing it costs more than the walk (see `Store::watch_workspace`).
+    /// This process runs one execution and exits (`ironclaw exec`): its checkpoints walk a
+    /// small workspace instead of watching it, because a watch only pays off from the next run
+    /// on and closing it costs more than the walk (see `Store::watch_workspace`).
     pub fn run_once(&self) {
         self.workspace_watch
             .store(false, std::sync::atomic::Ordering::Relaxed);

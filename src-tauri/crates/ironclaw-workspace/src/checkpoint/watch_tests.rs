@@ -559,3 +559,29 @@ fn without_a_watch_every_scan_walks_and_finds_the_same_changes() {
     store.after_run(&ws, "second").unwrap();
     assert_eq!(store.full_walks().unwrap(), 3);
 }
+
+#[test]
+fn a_large_workspace_is_watched_even_by_a_one_run_process() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    for i in 0..super::WATCH_ANYWAY_FROM {
+        std::fs::write(ws.join(format!("f{i}")), "").unwrap();
+    }
+    let record = tmp.path().join("record");
+    Store::open(&record, DEFAULT_CAP_BYTES)
+        .unwrap()
+        .before_run(&ws, "setup")
+        .unwrap();
+    let store = Store::open(&record, DEFAULT_CAP_BYTES).unwrap();
+    store.watch_workspace(false);
+    store.before_run(&ws, "big").unwrap();
+    std::fs::write(ws.join("f7"), "changed").unwrap();
+    let changes = store.after_run(&ws, "big").unwrap();
+    assert_eq!(changes.len(), 1);
+    assert_eq!(
+        store.full_walks().unwrap(),
+        1,
+        "the scan after the run used the watch"
+    );
+}
