@@ -16,6 +16,7 @@ pub mod prompt;
 pub mod risk;
 pub mod session;
 pub mod state;
+mod text;
 pub mod tools;
 pub mod untrusted;
 

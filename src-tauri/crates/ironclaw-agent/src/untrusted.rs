@@ -5,6 +5,8 @@
 //! says so; it cannot prove a page harmless. The fence is the real defence together with the
 //! approval gate: whatever the model makes of a page, code it writes still waits for a person.
 
+use crate::text::{ceil_char_boundary, floor_char_boundary};
+
 /// Phrases that address a model rather than a reader, lower case, whitespace collapsed. What a
 /// docs page says to its human readers (`curl … | sh`, "your API key") is not here: it would
 /// warn on every install guide, and warnings nobody can act on teach people to ignore them.
@@ -79,8 +81,8 @@ pub fn scan(text: &str) -> Vec<String> {
         if start < covered_to {
             continue;
         }
-        let from = floor(source, start.saturating_sub(CONTEXT));
-        let to = ceil(source, (end + CONTEXT).min(source.len()));
+        let from = floor_char_boundary(source, start.saturating_sub(CONTEXT));
+        let to = ceil_char_boundary(source, (end + CONTEXT).min(source.len()));
         covered_to = to;
         let mut quote = String::new();
         if from > 0 {
@@ -96,20 +98,6 @@ pub fn scan(text: &str) -> Vec<String> {
         }
     }
     quotes
-}
-
-fn floor(s: &str, mut i: usize) -> usize {
-    while !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
-
-fn ceil(s: &str, mut i: usize) -> usize {
-    while !s.is_char_boundary(i) {
-        i += 1;
-    }
-    i
 }
 
 /// `content` fenced for the model, after what it is and where it came from. Nothing of the

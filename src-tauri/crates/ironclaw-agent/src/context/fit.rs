@@ -6,6 +6,7 @@ use ironclaw_llm::{Message, ToolSpec};
 
 use super::compact::Compaction;
 use super::estimate::Estimator;
+use crate::text::{ceil_char_boundary, floor_char_boundary};
 
 /// How much of an old tool output is kept at each end once outputs must be cut.
 const KEEP_HEAD: usize = 1000;
@@ -144,20 +145,6 @@ pub fn head_and_tail_at(text: &str, head: usize, tail: usize) -> Option<String> 
         &text[..head_end],
         &text[tail_start..]
     ))
-}
-
-fn floor_char_boundary(text: &str, mut i: usize) -> usize {
-    while !text.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
-
-fn ceil_char_boundary(text: &str, mut i: usize) -> usize {
-    while !text.is_char_boundary(i) {
-        i += 1;
-    }
-    i
 }
 
 #[cfg(test)]

@@ -150,11 +150,7 @@ fn read(asked: String, page: Page) -> (FetchReport, String) {
     let mut text = page.text;
     let mut cut = page.cut;
     if text.len() > MAX_MODEL_TEXT {
-        let mut end = MAX_MODEL_TEXT;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        text.truncate(end);
+        text.truncate(crate::text::floor_char_boundary(&text, MAX_MODEL_TEXT));
         cut = true;
     }
     let mut header = format!(
