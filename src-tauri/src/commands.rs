@@ -18,7 +18,7 @@ use ironclaw_desktop::types::{
 use ironclaw_desktop::{validate_external_url, CommandError, Desktop, ErrorKind};
 use ironclaw_protocol::{
     AgentEvent, ApprovalId, ApprovalPolicy, CodeHash, ConversationId, Decision, ExecutionId,
-    ExportFormat, HostDecision, OutputStream,
+    ExportFormat, HostDecision, ImageInput, OutputStream,
 };
 use tauri::ipc::Channel;
 use tauri::{AppHandle, State, WebviewWindow};
@@ -160,9 +160,10 @@ pub async fn send_message(
     desktop: State<'_, Desktop>,
     id: ConversationId,
     text: String,
+    images: Option<Vec<ImageInput>>,
 ) -> Res<()> {
     desktop
-        .send_message(id, &text)
+        .send_message(id, &text, images.unwrap_or_default())
         .await
         .map_err(CommandError::from)
 }

@@ -87,6 +87,11 @@ impl Agent {
         Self::open(env, wire, Err(policy), LARGE_WINDOW).await
     }
 
+    /// Like [`Agent::start_with`], on a model that reads no images.
+    pub async fn start_text_only(env: TestEnv, wire: Wire, policy: ApprovalPolicy) -> Self {
+        Self::open_with(env, wire, Err(policy), LARGE_WINDOW, false).await
+    }
+
     /// A new conversation with `policy` in `env`, on a model whose context window is `window`
     /// tokens.
     pub async fn start_with_window(
@@ -120,6 +125,16 @@ impl Agent {
         conversation: Result<ConversationId, ApprovalPolicy>,
         window: u32,
     ) -> Self {
+        Self::open_with(env, wire, conversation, window, true).await
+    }
+
+    async fn open_with(
+        env: TestEnv,
+        wire: Wire,
+        conversation: Result<ConversationId, ApprovalPolicy>,
+        window: u32,
+        images: bool,
+    ) -> Self {
         let (server, base_url) = ScriptedServer::start()
             .await
             .expect("start the scripted LLM server");
@@ -132,6 +147,7 @@ impl Agent {
             model: MODEL.into(),
             context_window: ironclaw_llm::choose_window(Some(window), None, MODEL),
             tool_mode: ironclaw_llm::ToolMode::Auto,
+            images,
         })
         .expect("open state");
         let conversation = match conversation {
@@ -210,9 +226,27 @@ impl Agent {
         self.session.send(op).expect("the session is running");
     }
 
+    /// Sends a user message with pictures (`(name, bytes)`).
+    pub fn send_with_images(&self, text: &str, images: &[(&str, Vec<u8>)]) {
+        use base64::Engine as _;
+        self.op(Op::UserMessage {
+            text: text.into(),
+            images: images
+                .iter()
+                .map(|(name, bytes)| ironclaw_protocol::ImageInput {
+                    name: (*name).into(),
+                    data: base64::engine::general_purpose::STANDARD.encode(bytes),
+                })
+                .collect(),
+        });
+    }
+
     /// Sends a user message (a new turn, queued behind the running one).
     pub fn send(&self, text: &str) {
-        self.op(Op::UserMessage { text: text.into() });
+        self.op(Op::UserMessage {
+            text: text.into(),
+            images: Vec::new(),
+        });
     }
 
     pub fn cancel(&self) {
@@ -622,6 +656,12 @@ pub async fn chat_cli_status(
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     (out.status, stdout, stderr)
+}
+
+/// A model turn that only asks to look at the workspace picture `path`.
+pub fn asks_to_view(id: &str, path: &str) -> Reply {
+    let args = serde_json::json!({ "path": path }).to_string();
+    Reply::tool_calls(vec![ScriptedCall::new(id, "view_image", [args.as_str()])])
 }
 
 /// A model turn that only asks to fetch `url`.

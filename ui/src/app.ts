@@ -6,6 +6,7 @@ import type { ConversationView } from "./bindings/ConversationView";
 import type { ApprovalRequest } from "./bindings/ApprovalRequest";
 import type { Decision } from "./bindings/Decision";
 import type { DoctorReport } from "./bindings/DoctorReport";
+import type { ImageInput } from "./bindings/ImageInput";
 import type { Api } from "./api";
 import { errorKind, errorText } from "./api";
 import { h } from "./lib/dom";
@@ -55,7 +56,8 @@ export class App {
       toast: (m, a) => this.toast(m, a),
     });
     this.chat = new ChatView({
-      send: (text) => this.send(text),
+      send: (text, images) => this.send(text, images),
+      readImage: (path) => (this.currentId ? this.api.readWorkspaceImage(this.currentId, path) : Promise.reject("No conversation is open.")),
       fixFor: (e) => this.fixFor(e),
       stop: () => void this.cancel(),
       openLog: (id) => void new LogViewer(api, id, () => this.chat.focusInput()).open(),
@@ -250,9 +252,9 @@ export class App {
     }
   }
 
-  private async send(text: string): Promise<void> {
+  private async send(text: string, images: ImageInput[]): Promise<void> {
     if (!this.currentId) return;
-    await this.api.sendMessage(this.currentId, text);
+    await this.api.sendMessage(this.currentId, text, images.length ? images : null);
   }
 
   private decide(req: ApprovalRequest, decision: Decision, confirmed: boolean, fresh = false): Promise<void> {

@@ -28,7 +28,7 @@ describe("composer, cells, log viewer, rules", () => {
     expect(api.calls.filter((c) => c.name === "sendMessage")).toHaveLength(0);
     input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", cancelable: true }));
     await settle();
-    expect(api.calls.filter((c) => c.name === "sendMessage").map((c) => c.args)).toEqual([["conv-sales", "line one"]]);
+    expect(api.calls.filter((c) => c.name === "sendMessage").map((c) => c.args)).toEqual([["conv-sales", "line one", []]]);
     expect(input.value).toBe("");
   });
 

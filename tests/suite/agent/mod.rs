@@ -15,6 +15,7 @@ mod context;
 mod corpus;
 mod crash_and_audit;
 mod hidden_text;
+mod images;
 mod instructions;
 mod model_errors;
 mod policy;

@@ -137,6 +137,7 @@ fn kind(item: &HistoryItem) -> &'static str {
         HistoryItem::Approval { .. } => "approval",
         HistoryItem::Execution { .. } => "execution",
         HistoryItem::Fetch { .. } => "fetch",
+        HistoryItem::Viewed { .. } => "viewed",
     }
 }
 
@@ -385,7 +386,7 @@ async fn approvals_pending_in_several_conversations_are_counted_together() {
     app.approval_request().await;
     app.pending_count_becomes(1).await;
     app.desktop
-        .send_message(other, "second")
+        .send_message(other, "second", Vec::new())
         .await
         .expect("send to the other conversation");
     app.pending_count_becomes(2).await;

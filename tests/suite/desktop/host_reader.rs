@@ -147,7 +147,10 @@ impl Other {
 
     /// Sends, approves the one request, and waits for the turn to end.
     async fn run(&mut self, desktop: &Desktop, text: &str) {
-        desktop.send_message(self.id, text).await.expect("send");
+        desktop
+            .send_message(self.id, text, Vec::new())
+            .await
+            .expect("send");
         let req = match self
             .next("approvalRequested", |e| {
                 matches!(e, AgentEvent::ApprovalRequested(_))
@@ -203,7 +206,10 @@ async fn two_conversations_that_leave_fifos_do_not_hold_up_a_third_conversation_
 
     let mut third = Other::open(&desktop).await;
     app.push_all([asks_to_run("t", "python", "print(1)"), says("One.")]);
-    desktop.send_message(third.id, "third").await.expect("send");
+    desktop
+        .send_message(third.id, "third", Vec::new())
+        .await
+        .expect("send");
     let request = third
         .next("the third conversation's approval request", |e| {
             matches!(e, AgentEvent::ApprovalRequested(_))

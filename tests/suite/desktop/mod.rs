@@ -115,7 +115,7 @@ impl App {
 
     pub async fn send(&self, text: &str) {
         self.desktop
-            .send_message(self.conversation, text)
+            .send_message(self.conversation, text, Vec::new())
             .await
             .expect("send");
     }

@@ -21,6 +21,7 @@ import type { ExecutionId } from "../bindings/ExecutionId";
 import type { ExportFormat } from "../bindings/ExportFormat";
 import type { FolderOpening } from "../bindings/FolderOpening";
 import type { HostDecision } from "../bindings/HostDecision";
+import type { ImageInput } from "../bindings/ImageInput";
 import type { ImageProgress } from "../bindings/ImageProgress";
 import type { LogChunk } from "../bindings/LogChunk";
 import type { ModelMenu } from "../bindings/ModelMenu";
@@ -65,7 +66,7 @@ export interface Commands {
    * Live events for this conversation go to `onEvent` until another conversation is opened.
    */
   openConversation(id: ConversationId, onEvent: (message: AgentEvent) => void): Promise<ConversationView>;
-  sendMessage(id: ConversationId, text: string): Promise<void>;
+  sendMessage(id: ConversationId, text: string, images?: ImageInput[] | null): Promise<void>;
   /**
    * Copies what was dropped on the window (the `files-dropped` event's `dropId`) into the
    * conversation's workspace. The page names a drop, never a host path.
@@ -214,7 +215,7 @@ export const tauriCommands: Commands = {
   deleteConversation: (id) => invoke<void>("delete_conversation", { id }),
   exportConversation: (id, format) => invoke<string>("export_conversation", { id, format }),
   openConversation: (id, onEvent) => invoke<ConversationView>("open_conversation", { id, onEvent: channel(onEvent) }),
-  sendMessage: (id, text) => invoke<void>("send_message", { id, text }),
+  sendMessage: (id, text, images) => invoke<void>("send_message", { id, text, images }),
   attachDropped: (id, dropId, onProgress) => invoke<AttachedItem[]>("attach_dropped", { id, dropId, onProgress: channel(onProgress) }),
   attachPicked: (id, folders, onProgress) => invoke<AttachedItem[]>("attach_picked", { id, folders, onProgress: channel(onProgress) }),
   modelMenu: (id) => invoke<ModelMenu>("model_menu", { id }),

@@ -145,7 +145,7 @@ export function SEED_CONVERSATIONS(): { summary: ConversationSummary; items: His
         { path: "out", size: 0, modifiedMs: Date.now() - 180_000, kind: "dir", changedByLastRun: false },
       ],
       items: [
-        { type: "user", id: "m1", text: "Which region sold the most last quarter? The data is in sales.csv.", at: ago(5) },
+        { type: "user", id: "m1", text: "Which region sold the most last quarter? The data is in sales.csv.", images: [], at: ago(5) },
         {
           type: "assistant", id: "m2", status: "complete", at: ago(5), model: "openai:gpt-4o",
           text: "Let me add up `amount` per `region` with Python's standard library:\n\n```python\n" + PLOT_CODE + "```",
@@ -170,14 +170,14 @@ export function SEED_CONVERSATIONS(): { summary: ConversationSummary; items: His
       summary: { id: "conv-logs", title: "Parse nginx access logs", updatedAt: ago(60 * 26), pendingApprovals: 0 },
       files: [{ path: "access.log", size: 8_400_000, modifiedMs: Date.now() - 86_400_000, kind: "text", changedByLastRun: false }],
       items: [
-        { type: "user", id: "l1", text: "Count the 5xx responses per hour in access.log", at: ago(60 * 26) },
+        { type: "user", id: "l1", text: "Count the 5xx responses per hour in access.log", images: [], at: ago(60 * 26) },
         { type: "assistant", id: "l2", status: "complete", at: ago(60 * 26), model: null, text: "There were **41** 5xx responses, most of them between 02:00 and 03:00." },
       ],
     },
     {
       summary: { id: "conv-disk", title: "Disk usage report", updatedAt: ago(60 * 24 * 3), pendingApprovals: 0 },
       files: [],
-      items: [{ type: "user", id: "d1", text: "What takes the most space in the workspace?", at: ago(60 * 24 * 3) }],
+      items: [{ type: "user", id: "d1", text: "What takes the most space in the workspace?", images: [], at: ago(60 * 24 * 3) }],
     },
   ];
 }

@@ -5,6 +5,7 @@
 // that needs confirmation — so every screen can be driven. The turn itself is in fake-turn.ts,
 // fixed answers about the machine in fake-answers.ts, what the model says in fake-script.ts.
 
+import type { ImageInput } from "../bindings/ImageInput";
 import type { RecoveryOutcome } from "../bindings/RecoveryOutcome";
 import type { StartupNotice } from "../bindings/StartupNotice";
 import type { StartupState } from "../bindings/StartupState";
@@ -303,15 +304,17 @@ export class FakeBackend implements Api {
     });
   }
 
-  async sendMessage(id: string, text: string): Promise<void> {
-    this.log("sendMessage", id, text);
+  async sendMessage(id: string, text: string, images?: ImageInput[] | null): Promise<void> {
+    this.log("sendMessage", id, text, images ?? []);
     const c = this.conv(id);
     const attached = this.attached.get(id);
     this.attached.delete(id);
     if (attached?.length) {
       text = `[The person attached files; they are in your workspace now: ${attached.map((a) => `/workspace/${a.name}${a.isDir ? "/" : ""}`).join("; ")}.]\n\n${text}`;
     }
-    c.items.push({ type: "user", id: newId("msg"), text, at: Date.now() });
+    // As the app keeps them: the picture as sent (the fake does not scale it).
+    const sent = (images ?? []).map((i) => ({ name: i.name, width: 0, height: 0, dataUrl: `data:image/png;base64,${i.data}` }));
+    c.items.push({ type: "user", id: newId("msg"), text, images: sent, at: Date.now() });
     if (c.summary.title === "New conversation") {
       c.summary.title = text.length > 40 ? `${text.slice(0, 40)}…` : text;
     }

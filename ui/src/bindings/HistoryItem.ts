@@ -9,13 +9,18 @@ import type { FileChange } from "./FileChange";
 import type { Language } from "./Language";
 import type { MessageId } from "./MessageId";
 import type { MessageStatus } from "./MessageStatus";
+import type { SentImage } from "./SentImage";
 import type { Timestamp } from "./Timestamp";
 import type { ToolCallId } from "./ToolCallId";
 
 /**
  * One thing to render in the chat, oldest first.
  */
-export type HistoryItem = { "type": "user", id: MessageId, text: string, at: Timestamp, } | { "type": "assistant", id: MessageId, text: string, status: MessageStatus, at: Timestamp, 
+export type HistoryItem = { "type": "user", id: MessageId, text: string, 
+/**
+ * The pictures sent with it, as the model was sent them.
+ */
+images: Array<SentImage>, at: Timestamp, } | { "type": "assistant", id: MessageId, text: string, status: MessageStatus, at: Timestamp, 
 /**
  * The model that wrote it (`provider:model`), when the history knows.
  */
@@ -56,4 +61,4 @@ notUndoable: string | null,
 /**
  * It is undone now (`redo_run` puts it back).
  */
-undone: boolean, } | { "type": "fetch", callId: ToolCallId, report: FetchReport, at: Timestamp, };
+undone: boolean, } | { "type": "fetch", callId: ToolCallId, report: FetchReport, at: Timestamp, } | { "type": "viewed", callId: ToolCallId, path: string, image?: SentImage | null, error?: string | null, at: Timestamp, };

@@ -66,11 +66,13 @@ export class AttachTray {
   /** Bumped when another conversation is shown: a copy still running then adds no chips here. */
   private shown = 0;
 
-  constructor(pick: (folders: boolean) => void, private readonly onChange: () => void = () => {}) {
+  constructor(pick: (folders: boolean) => void, private readonly onChange: () => void = () => {}, pickPicture?: () => void) {
     this.button = h("button", { testid: "attach-button", className: "btn btn-quiet btn-icon", type: "button", title: "Attach files or a folder", "aria-label": "Attach files or a folder", "aria-haspopup": "menu", "aria-expanded": "false" }, icon("clip"));
     const files = h("button", { testid: "attach-files", type: "button", role: "menuitem" }, "Files…");
     const folder = h("button", { testid: "attach-folder", type: "button", role: "menuitem" }, "Folder…");
-    this.menu = h("div", { className: "attach-menu", role: "menu", hidden: true }, files, folder);
+    const picture = pickPicture ? h("button", { testid: "attach-picture", type: "button", role: "menuitem" }, "Picture for the model…") : null;
+    picture?.addEventListener("click", () => this.choose(() => pickPicture?.()));
+    this.menu = h("div", { className: "attach-menu", role: "menu", hidden: true }, files, folder, picture);
     files.addEventListener("click", () => this.choose(() => pick(false)));
     folder.addEventListener("click", () => this.choose(() => pick(true)));
     this.button.addEventListener("click", () => this.toggleMenu());

@@ -20,13 +20,18 @@ import { POLICIES } from "./policies";
 import { FetchCard } from "./fetch";
 import { ExecutionCell } from "./cell";
 import { AttachTray, splitNote, type AttachTask } from "./attach";
+import { PictureTray, thumbnail, type Picture } from "./pictures";
+import type { ImageInput } from "../bindings/ImageInput";
+import type { SentImage } from "../bindings/SentImage";
 import { ModelPicker } from "./model-menu";
 import type { ModelMenu } from "../bindings/ModelMenu";
 import type { ModelOption } from "../bindings/ModelOption";
 import type { AttachedItem } from "../bindings/AttachedItem";
 
 export interface ChatActions {
-  send(text: string): Promise<void>;
+  send(text: string, images: ImageInput[]): Promise<void>;
+  /** A workspace picture as a data: URL (what `view_image` showed the model, live). */
+  readImage(path: string): Promise<string>;
   /** What a failed send's error points to, offered as a banner button. */
   fixFor(e: unknown): { label: string; run: () => void } | undefined;
   stop(): void;
@@ -71,6 +76,7 @@ export class ChatView {
   private readonly rules: HTMLElement;
   private readonly empty: HTMLElement;
   private readonly tray: AttachTray;
+  private readonly pictures: PictureTray;
   private readonly picker: ModelPicker;
   /** The model of the last answer shown, to label an answer from another one. */
   private lastModel: string | null = null;
@@ -117,7 +123,15 @@ export class ChatView {
     });
     this.input.addEventListener("input", () => this.autosize());
     this.sendBtn.addEventListener("click", () => void this.submit());
-    this.tray = new AttachTray((folders) => this.actions.attach(folders));
+    this.pictures = new PictureTray((why) => this.notice(why, true));
+    this.tray = new AttachTray((folders) => this.actions.attach(folders), undefined, () => this.pictures.input.click());
+    // A pasted picture goes with the message; pasted text stays the textarea's.
+    this.input.addEventListener("paste", (ev) => {
+      const files = [...(ev.clipboardData?.files ?? [])].filter((f) => f.type.startsWith("image/"));
+      if (files.length === 0) return;
+      ev.preventDefault();
+      void this.pictures.add(files);
+    });
     this.picker = new ModelPicker({ load: () => this.actions.modelMenu(), choose: (o) => this.actions.useModel(o) });
     this.stopBtn.addEventListener("click", () => this.actions.stop());
 
@@ -126,7 +140,7 @@ export class ChatView {
       { testid: "chat-view", className: "chat" },
       h("header", { className: "chat-head" }, this.title, h("span", { className: "spacer" }), this.rules, this.meter, this.chip, this.picker.el, wsBtn),
       this.log,
-      h("footer", { className: "composer" }, this.tray.el, h("div", { className: "composer-box" }, this.tray.control, this.input, this.stopBtn, this.sendBtn), h("p", { className: "composer-hint" }, "Enter to send · Shift+Enter for a new line · drop files to attach them · code runs only after you approve it")),
+      h("footer", { className: "composer" }, this.tray.el, this.pictures.el, this.pictures.input, h("div", { className: "composer-box" }, this.tray.control, this.input, this.stopBtn, this.sendBtn), h("p", { className: "composer-hint" }, "Enter to send · Shift+Enter for a new line · drop files to attach them · paste a picture to show it to the model · code runs only after you approve it")),
       this.tray.overlay,
     );
   }
@@ -138,12 +152,13 @@ export class ChatView {
 
   private async submit(): Promise<void> {
     const text = this.input.value.trim();
-    if (!text) return;
+    if (!text && this.pictures.count === 0) return;
     this.input.value = "";
     this.autosize();
-    this.addUser(text, undefined, this.tray.take());
+    const pictures = this.pictures.take();
+    this.addUser(text, undefined, this.tray.take(), pictures);
     try {
-      await this.actions.send(text);
+      await this.actions.send(text, pictures.map((p) => p.input));
     } catch (e) {
       this.notice(errorText(e), true);
       const fix = this.actions.fixFor(e);
@@ -189,7 +204,10 @@ export class ChatView {
   private addHistory(item: HistoryItem): void {
     switch (item.type) {
       case "user":
-        this.addUser(item.text, item.at);
+        this.addUser(item.text, item.at, [], item.images);
+        break;
+      case "viewed":
+        this.viewed(item.path, item.error ?? null, item.image ?? null);
         break;
       case "assistant": {
         const m = this.assistant(item.id);
@@ -260,13 +278,16 @@ export class ChatView {
   }
 
   /** `attached`: what this message tells the model about (when sent from here). */
-  addUser(text: string, at?: string | number, attached: AttachedItem[] = []): void {
+  addUser(text: string, at?: string | number, attached: AttachedItem[] = [], pictures: (Picture | SentImage)[] = []): void {
     const { note, typed } = splitNote(text);
     const names = renderVisible(attached.map((a) => (a.isDir ? `${a.name}/` : a.name)).join(", "));
     const line = note !== null ? renderVisible(note) : names ? `Attached: ${names}` : null;
     const noteEl = line ? h("p", { testid: "message-attached", className: "message-attached" }, icon("clip", 13), line) : null;
     const body = h("div", { testid: "message-body", className: "message-body plain" }, typed);
-    this.append(h("article", { testid: "message", className: "message user", "data-role": "user" }, noteEl, body, at ? h("time", { className: "message-time" }, formatTime(at)) : null));
+    const shown = pictures.length
+      ? h("div", { testid: "message-pictures", className: "message-pictures" }, ...pictures.map((p) => thumbnail(p.name, p.dataUrl, "width" in p ? p : undefined)))
+      : null;
+    this.append(h("article", { testid: "message", className: "message user", "data-role": "user" }, noteEl, shown, body, at ? h("time", { className: "message-time" }, formatTime(at)) : null));
   }
 
   private assistant(messageId: string): Message {
@@ -527,6 +548,18 @@ export class ChatView {
         this.fetchHosts.add(e.target);
         this.hostPrompt(e.target, e.reason, this.fetchCard(e.callId, e.url));
         break;
+      case "imageViewed":
+        if (e.error) {
+          this.viewed(e.path, e.error, null);
+        } else {
+          const el = this.viewed(e.path, null, null, `${e.width}×${e.height}`);
+          // What the model got is that file as it was a moment ago: shown from the workspace.
+          this.actions.readImage(e.path).then(
+            (url) => el.append(thumbnail(e.path, url)),
+            () => {},
+          );
+        }
+        break;
       case "fetchEnded":
         this.fetches.get(e.callId)?.finish(e.report);
         this.scroll();
@@ -613,6 +646,18 @@ export class ChatView {
     } else {
       this.notice(text[decision]);
     }
+  }
+
+  /** A picture the model asked to look at (`view_image`), or why it could not. */
+  private viewed(path: string, error: string | null, image: SentImage | null, size?: string): HTMLElement {
+    const dims = image ? `${image.width}×${image.height}` : size;
+    const line = error
+      ? `Could not show ${renderVisible(path)} to the model: ${renderVisible(error)}`
+      : `The model looked at ${renderVisible(path)}${dims ? ` (${dims})` : ""}`;
+    const el = h("div", { testid: "viewed", className: `viewed${error ? " failed" : ""}` }, icon("picture", 14), h("span", {}, line));
+    if (image) el.append(thumbnail(image.name, image.dataUrl, image));
+    this.append(el);
+    return el;
   }
 
   /** Older cells keep their (bounded) text but fold their output away to keep the page light. */

@@ -104,14 +104,19 @@ pub fn to_plain(messages: &[Message]) -> Vec<Message> {
             Message::Tool { content, .. } => {
                 results.push(format!("Block {}:\n{content}", results.len() + 1));
             }
-            Message::User { content } => {
+            Message::User { content, images } => {
                 if results.is_empty() {
                     out.push(message.clone());
                 } else {
                     flush(&mut results, &mut out);
-                    if let Some(Message::User { content: last }) = out.last_mut() {
+                    if let Some(Message::User {
+                        content: last,
+                        images: last_images,
+                    }) = out.last_mut()
+                    {
                         last.push_str("\n\n");
                         last.push_str(content);
+                        last_images.extend(images.iter().cloned());
                     }
                 }
             }
@@ -163,7 +168,7 @@ mod tests {
             plain[1],
             Message::assistant("```python\n1\n```\n```bash\n2\n```", Vec::new())
         );
-        let Message::User { content } = &plain[2] else {
+        let Message::User { content, .. } = &plain[2] else {
             panic!()
         };
         assert!(content.starts_with("[IronClaw: the results"));

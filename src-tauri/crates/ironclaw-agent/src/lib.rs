@@ -19,6 +19,7 @@ pub mod state;
 mod text;
 pub mod tools;
 pub mod untrusted;
+pub mod vision;
 
 pub use error::{Error, Result};
 pub use session::{

@@ -66,6 +66,7 @@ pub async fn resolve(
             model: model.to_owned(),
             context_window: ironclaw_llm::choose_window(None, None, model),
             tool_mode: current.1,
+            images: ironclaw_llm::vision::reads_images(&**current.0, model).await,
         });
     };
     let chosen = config
@@ -79,6 +80,7 @@ pub async fn resolve(
         model: resolved.model,
         context_window: resolved.context_window,
         tool_mode: resolved.tool_mode,
+        images: resolved.images,
     })
 }
 

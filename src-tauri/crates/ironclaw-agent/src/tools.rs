@@ -7,10 +7,35 @@ use serde::Deserialize;
 
 pub const RUN_CODE: &str = "run_code";
 pub const FETCH_URL: &str = "fetch_url";
+pub const VIEW_IMAGE: &str = "view_image";
 /// A longer URL is refused: no page needs one, and it is a long channel out.
 pub const MAX_URL_BYTES: usize = 4096;
 /// Larger code is refused: it is never what a person can review in an approval dialog.
 pub const MAX_CODE_BYTES: usize = 256 * 1024;
+
+/// The tools a model is offered: `view_image` only to one that reads images.
+pub fn specs_for(reads_images: bool) -> Vec<ToolSpec> {
+    let mut out = specs();
+    if reads_images {
+        out.push(ToolSpec {
+            name: VIEW_IMAGE.to_string(),
+            description: "Look at a PNG, JPEG, GIF or WebP picture in the workspace (a chart \
+                          your code saved, a picture the user added), to check it. Nothing \
+                          runs; the picture is scaled down to at most 1568 pixels a side."
+                .to_string(),
+            parameters: serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string",
+                             "description": "The picture's path inside the workspace, e.g. plots/sales.png"}
+                },
+                "required": ["path"],
+                "additionalProperties": false
+            }),
+        });
+    }
+    out
+}
 
 pub fn specs() -> Vec<ToolSpec> {
     vec![
@@ -65,6 +90,7 @@ struct RawFetchUrl {
 pub fn parses(name: &str, arguments: &str) -> bool {
     match name {
         FETCH_URL => decode_fetch(arguments).is_ok(),
+        VIEW_IMAGE => decode_view_image(arguments).is_ok(),
         _ => decode(name, arguments).is_ok(),
     }
 }
@@ -86,6 +112,38 @@ pub fn decode_fetch(arguments: &str) -> Result<FetchUrl, ToolError> {
     Ok(FetchUrl { url })
 }
 
+/// A `view_image` call's argument: a path relative to the workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ViewImage {
+    pub path: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawViewImage {
+    path: String,
+}
+
+pub fn decode_view_image(arguments: &str) -> Result<ViewImage, ToolError> {
+    let raw: RawViewImage = serde_json::from_str(if arguments.trim().is_empty() {
+        "{}"
+    } else {
+        arguments
+    })
+    .map_err(|e| ToolError::BadViewJson(truncate(&e.to_string(), 200)))?;
+    // The workspace is `/workspace` inside the sandbox; the model may name it either way.
+    let path = raw.path.trim();
+    let path = path
+        .strip_prefix("/workspace/")
+        .or_else(|| path.strip_prefix("./"))
+        .unwrap_or(path)
+        .to_string();
+    if path.is_empty() {
+        return Err(ToolError::BadViewJson("the path is empty".into()));
+    }
+    Ok(ViewImage { path })
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunCode {
     pub language: Language,
@@ -101,6 +159,10 @@ pub enum ToolError {
         "the arguments were not valid ({0}); call fetch_url with {{\"url\": \"https://...\"}}"
     )]
     BadFetchJson(String),
+    #[error(
+        "the arguments were not valid ({0}); call view_image with {{\"path\": \"plots/chart.png\"}}"
+    )]
+    BadViewJson(String),
     #[error("the url is {0} bytes; the limit is {MAX_URL_BYTES}")]
     UrlTooLong(usize),
     #[error(

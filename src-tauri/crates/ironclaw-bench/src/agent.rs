@@ -113,6 +113,7 @@ async fn measure(sandbox: &Arc<Sandbox>, plan: Plan) -> anyhow::Result<Samples> 
             model: MODEL.into(),
             context_window: ironclaw_llm::choose_window(None, None, MODEL),
             tool_mode: ironclaw_llm::ToolMode::Native,
+            images: false,
         };
         let deps = match &shared {
             Some((deps, _)) => Deps {

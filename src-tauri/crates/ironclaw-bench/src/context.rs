@@ -92,6 +92,7 @@ impl Conversation {
             model: MODEL.into(),
             context_window: choose_window(Some(window), None, MODEL),
             tool_mode: ironclaw_llm::ToolMode::Native,
+            images: false,
         })?;
         let conversation = deps
             .history
@@ -126,6 +127,7 @@ impl Conversation {
         let t = Instant::now();
         self.session.send(Op::UserMessage {
             text: format!("turn {n}: print the rows and look at them"),
+            images: Vec::new(),
         })?;
         let deadline = tokio::time::Instant::now() + GUARD;
         let mut turn = Turn::default();

@@ -11,13 +11,14 @@ pub fn export(dir: &std::path::Path) -> Result<(), ts_rs::ExportError> {
     use crate::doctor::{DoctorReport, ImageProgress};
     use crate::sink::{ExecutionFilesEvent, FocusApprovalEvent, PendingApprovalsEvent};
     use crate::types::*;
-    use ironclaw_protocol::{AgentEvent, HostDecision};
+    use ironclaw_protocol::{AgentEvent, HostDecision, ImageInput};
     use ironclaw_protocol::{ApprovalPolicy, Decision};
 
     let cfg = Config::new().with_out_dir(dir).with_large_int("number");
     AgentEvent::export_all(&cfg)?;
     Decision::export_all(&cfg)?;
     HostDecision::export_all(&cfg)?;
+    ImageInput::export_all(&cfg)?;
     ApprovalPolicy::export_all(&cfg)?;
     ConversationSummary::export_all(&cfg)?;
     ConversationView::export_all(&cfg)?;

@@ -7,7 +7,9 @@ use std::sync::{Arc, Mutex};
 
 use ironclaw_agent::SessionHandle;
 use ironclaw_llm::Provider;
-use ironclaw_protocol::{ApprovalId, ConversationId, ExecutionId, ExportFormat, Op, OutputStream};
+use ironclaw_protocol::{
+    ApprovalId, ConversationId, ExecutionId, ExportFormat, ImageInput, Op, OutputStream,
+};
 use ironclaw_sandbox::session::SessionName;
 use ironclaw_sandbox::Paths;
 use ironclaw_store::{AuditLog, History};
@@ -49,13 +51,8 @@ impl DesktopOptions {
     }
 }
 
-/// The provider, the model and its context window, once resolved.
-pub(crate) type ChosenModel = (
-    Arc<dyn Provider>,
-    String,
-    ironclaw_llm::ContextWindow,
-    ironclaw_llm::ToolMode,
-);
+/// The provider, the model and what is known of it, once resolved.
+pub(crate) type ChosenModel = ironclaw_agent::ModelRuntime;
 
 pub(crate) struct Core {
     pub paths: Paths,
@@ -332,6 +329,7 @@ impl Desktop {
                 &view::RunExtras {
                     images: self.core.history.execution_files(id)?,
                     checkpoints: self.core.history.run_checkpoints(id)?,
+                    message_images: self.core.history.conversation_images(id)?,
                     // A damaged record is said when Undo is asked for, not here.
                     expired: ironclaw_workspace::checkpoint::expired_runs(
                         &self.core.paths.checkpoints_dir().join(id.to_string()),
@@ -354,8 +352,13 @@ impl Desktop {
         })
     }
 
-    pub async fn send_message(&self, id: ConversationId, text: &str) -> Result<()> {
-        if text.trim().is_empty() {
+    pub async fn send_message(
+        &self,
+        id: ConversationId,
+        text: &str,
+        images: Vec<ImageInput>,
+    ) -> Result<()> {
+        if text.trim().is_empty() && images.is_empty() {
             return Err(DesktopError::invalid(
                 "message",
                 text,
@@ -365,13 +368,17 @@ impl Desktop {
         let conversation = self.core.history.get_conversation(id)?;
         let session = self.core.session(id).await?;
         if conversation.title == UNTITLED {
-            self.core
-                .history
-                .rename_conversation(id, &conversations::title_from(text))?;
+            self.core.history.rename_conversation(
+                id,
+                &conversations::title_from(match images.first() {
+                    Some(image) if text.trim().is_empty() => &image.name,
+                    _ => text,
+                }),
+            )?;
         }
         let attached = self.core.attachments.take(&self.core.history, id)?;
         let text = crate::attachments::with_note(&attached, text);
-        if let Err(e) = session.send(Op::UserMessage { text }) {
+        if let Err(e) = session.send(Op::UserMessage { text, images }) {
             // Not sent: the next message still tells the model what arrived.
             self.core
                 .attachments

@@ -57,7 +57,7 @@ impl Desktop {
     pub async fn model_menu(&self, id: ConversationId) -> Result<ModelMenu> {
         self.core.history.get_conversation(id)?;
         let config = self.core.settings.provider_config()?;
-        let (main, ..) = self.core.chosen_model().await?;
+        let main = self.core.chosen_model().await?.provider;
         let options = ironclaw_agent::models::choices(config.as_ref(), main.as_ref())
             .await
             .into_iter()

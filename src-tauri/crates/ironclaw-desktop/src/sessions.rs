@@ -7,7 +7,6 @@ use std::sync::Arc;
 use ironclaw_agent::{
     Deps, ResolveRuntime, Resolving, ResolvingModel, SessionConfig, SessionHandle,
 };
-use ironclaw_llm::Provider;
 use ironclaw_protocol::{
     AgentEvent, ApprovalId, ApprovalRequest, CodeHash, ConversationId, DecidedBy, Decision,
     ExecutionId, Op,
@@ -23,17 +22,6 @@ use crate::sink::{AppEvent, ExecutionFilesEvent, FocusApprovalEvent, PendingAppr
 use crate::types::PendingApproval;
 use crate::workspace;
 
-/// What sessions share: the engine connection and the model, made on first use so the app
-/// opens (and the doctor runs) without Docker or a model.
-#[derive(Clone)]
-pub(crate) struct Runtime {
-    pub sandbox: Arc<Sandbox>,
-    pub provider: Arc<dyn Provider>,
-    pub model: String,
-    pub context_window: ironclaw_llm::ContextWindow,
-    pub tool_mode: ironclaw_llm::ToolMode,
-}
-
 /// Finds the sandbox and model for a session's first turn. Weak: a session must not keep a
 /// closed app's core alive.
 struct Resolver {
@@ -48,13 +36,7 @@ impl ResolveRuntime for Resolver {
             let rt = core.runtime().await.map_err(|e| e.to_string())?;
             // From its first turn on, the conversation's sandbox is this app's to stop at quit.
             core.started_session(self.conversation);
-            Ok(ironclaw_agent::Runtime {
-                sandbox: rt.sandbox,
-                provider: rt.provider,
-                model: rt.model,
-                context_window: rt.context_window,
-                tool_mode: rt.tool_mode,
-            })
+            Ok(rt)
         })
     }
 
@@ -62,10 +44,14 @@ impl ResolveRuntime for Resolver {
         Box::pin(async move {
             let core = self.core.upgrade().ok_or("IronClaw is shutting down")?;
             let config = core.settings.provider_config().map_err(|e| e.to_string())?;
-            let (current, _, _, tool_mode) =
-                core.chosen_model().await.map_err(|e| e.to_string())?;
-            ironclaw_agent::models::resolve(config.as_ref(), (&current, tool_mode), provider, model)
-                .await
+            let current = core.chosen_model().await.map_err(|e| e.to_string())?;
+            ironclaw_agent::models::resolve(
+                config.as_ref(),
+                (&current.provider, current.tool_mode),
+                provider,
+                model,
+            )
+            .await
         })
     }
 }
@@ -86,16 +72,14 @@ impl Core {
         Ok(sandbox)
     }
 
-    pub(crate) async fn runtime(&self) -> Result<Runtime> {
+    /// What sessions share: the engine connection and the model, made on first use so the
+    /// app opens (and the doctor runs) without Docker or a model.
+    pub(crate) async fn runtime(&self) -> Result<ironclaw_agent::Runtime> {
         let sandbox = self.sandbox().await?;
-        let (provider, model, context_window, tool_mode) = self.chosen_model().await?;
-        Ok(Runtime {
+        Ok(ironclaw_agent::Runtime::new(
             sandbox,
-            provider,
-            model,
-            context_window,
-            tool_mode,
-        })
+            self.chosen_model().await?,
+        ))
     }
 
     /// The model Settings name (or the one the embedding program fixed), resolved once until
@@ -109,22 +93,24 @@ impl Core {
                 let setting = std::env::var("IRONCLAW_CONTEXT_WINDOW")
                     .ok()
                     .and_then(|v| v.trim().parse().ok());
-                (
-                    p.clone(),
-                    m.clone(),
-                    ironclaw_llm::choose_window(setting, None, m),
-                    ironclaw_llm::ToolMode::Auto,
-                )
+                ironclaw_agent::ModelRuntime {
+                    provider: p.clone(),
+                    model: m.clone(),
+                    context_window: ironclaw_llm::choose_window(setting, None, m),
+                    tool_mode: ironclaw_llm::ToolMode::Auto,
+                    images: ironclaw_llm::vision::reads_images(&**p, m).await,
+                }
             }
             (Some(chosen), None) => chosen.clone(),
             (None, None) => {
                 let resolved = self.settings.resolve().await?;
-                let chosen: crate::desktop::ChosenModel = (
-                    Arc::from(resolved.provider),
-                    resolved.model,
-                    resolved.context_window,
-                    resolved.tool_mode,
-                );
+                let chosen = ironclaw_agent::ModelRuntime {
+                    provider: Arc::from(resolved.provider),
+                    model: resolved.model,
+                    context_window: resolved.context_window,
+                    tool_mode: resolved.tool_mode,
+                    images: resolved.images,
+                };
                 *slot = Some(chosen.clone());
                 chosen
             }

@@ -47,6 +47,8 @@ pub enum HistoryItem {
     User {
         id: MessageId,
         text: String,
+        /// The pictures sent with it, as the model was sent them.
+        images: Vec<SentImage>,
         at: Timestamp,
     },
     Assistant {
@@ -116,6 +118,39 @@ pub enum HistoryItem {
         report: FetchReport,
         at: Timestamp,
     },
+    /// A picture in the workspace the model looked at (`view_image`), as it was sent, or why
+    /// it could not be.
+    Viewed {
+        call_id: ToolCallId,
+        path: String,
+        #[cfg_attr(feature = "ts", ts(optional = nullable))]
+        image: Option<SentImage>,
+        #[cfg_attr(feature = "ts", ts(optional = nullable))]
+        error: Option<String>,
+        at: Timestamp,
+    },
+}
+
+/// A picture as a model was sent it (already downscaled), for the chat to show.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct SentImage {
+    pub name: String,
+    pub width: u32,
+    pub height: u32,
+    pub data_url: String,
+}
+
+impl SentImage {
+    pub fn of(image: &ironclaw_store::NewImage) -> SentImage {
+        SentImage {
+            name: image.name.clone(),
+            width: image.width,
+            height: image.height,
+            data_url: crate::workspace::image::data_url(&image.media_type, &image.data),
+        }
+    }
 }
 
 /// An image a run wrote, read again for a reopened conversation.

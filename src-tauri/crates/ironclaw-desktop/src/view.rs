@@ -2,14 +2,15 @@
 
 use std::collections::HashMap;
 
+use ironclaw_protocol::MessageId;
 use ironclaw_protocol::{
     ApprovalId, ApprovalRequest, DecisionChoice, ExecutionId, FetchReport, RiskLevel, RiskReason,
 };
 use ironclaw_store::{
-    Approval, ApprovalEntry, ApprovalStatus, FullConversation, MessageRole, RunCheckpoint,
+    Approval, ApprovalEntry, ApprovalStatus, FullConversation, MessageRole, NewImage, RunCheckpoint,
 };
 
-use crate::types::{ApprovalState, HistoryItem};
+use crate::types::{ApprovalState, HistoryItem, SentImage};
 
 /// What the history keeps about each run besides the run itself.
 pub struct RunExtras {
@@ -19,6 +20,8 @@ pub struct RunExtras {
     pub checkpoints: HashMap<ExecutionId, RunCheckpoint>,
     /// Checkpoint runs whose copies were dropped for the undo history's size cap.
     pub expired: std::collections::HashSet<String>,
+    /// The pictures messages carried to the model (the person's, and `view_image` results).
+    pub message_images: HashMap<MessageId, Vec<NewImage>>,
 }
 
 /// `live` holds the requests of approvals pending right now: they carry the classifier's full
@@ -29,12 +32,25 @@ pub fn items(
     runs: &RunExtras,
 ) -> Vec<HistoryItem> {
     let mut out = Vec::new();
+    // Each tool result answers the next call of the answer before it, in order (as the
+    // transcript is rebuilt): a `view_image` call's item is shown with its result's picture.
+    let mut awaiting: std::collections::VecDeque<&ironclaw_store::ToolCall> = Default::default();
+    let sent = |id: &MessageId| -> Vec<SentImage> {
+        runs.message_images
+            .get(id)
+            .map(|images| images.iter().map(SentImage::of).collect())
+            .unwrap_or_default()
+    };
     for entry in &full.messages {
         let m = &entry.message;
+        if m.role != MessageRole::Tool {
+            awaiting.clear();
+        }
         match m.role {
             MessageRole::User => out.push(HistoryItem::User {
                 id: m.id,
                 text: m.content.clone(),
+                images: sent(&m.id),
                 at: m.created_at,
             }),
             MessageRole::Assistant => {
@@ -48,6 +64,7 @@ pub fn items(
                     });
                 }
                 for call in &entry.tool_calls {
+                    awaiting.push_back(&call.tool_call);
                     if call.tool_call.name == ironclaw_agent::tools::FETCH_URL {
                         out.push(fetch_item(&call.tool_call));
                     }
@@ -68,8 +85,30 @@ pub fn items(
                     .unwrap_or_default(),
                 at: m.created_at,
             }),
-            // Tool results are for the model; the execution items already show them.
-            MessageRole::Tool => {}
+            // Tool results are for the model; the execution items already show them, and a
+            // picture the model looked at is shown here.
+            MessageRole::Tool => match awaiting.pop_front() {
+                Some(call) if call.name == ironclaw_agent::tools::VIEW_IMAGE => {
+                    let image = sent(&m.id).into_iter().next();
+                    let path = ironclaw_agent::tools::decode_view_image(&call.arguments)
+                        .map(|v| v.path)
+                        .unwrap_or_else(|_| call.arguments.clone());
+                    // The result says "PATH could not be shown: WHY"; the item says WHY.
+                    let why = m
+                        .content
+                        .strip_prefix(&format!("{path} could not be shown: "))
+                        .unwrap_or(&m.content)
+                        .to_string();
+                    out.push(HistoryItem::Viewed {
+                        call_id: call.id,
+                        path,
+                        error: image.is_none().then_some(why),
+                        image,
+                        at: m.created_at,
+                    });
+                }
+                _ => {}
+            },
         }
     }
     for approval in &full.standalone_approvals {

@@ -85,6 +85,10 @@ pub struct ProviderConfig {
     /// `code_blocks` for a model without tool calling.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_mode: Option<ToolMode>,
+    /// Whether the model reads images. Unset: what the server says (Ollama's capabilities),
+    /// else a guess from the model's name (see [`crate::vision`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub images: Option<bool>,
     /// Other models a conversation can switch to (the app's model menu, `/model` in chat).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub more_models: Vec<MoreModel>,
@@ -111,6 +115,8 @@ pub struct MoreModel {
     pub context_window: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_mode: Option<ToolMode>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub images: Option<bool>,
 }
 
 impl MoreModel {
@@ -158,6 +164,7 @@ impl MoreModel {
             headers: BTreeMap::new(),
             context_window: None,
             tool_mode: None,
+            images: None,
         })
     }
 }
@@ -172,6 +179,7 @@ impl ProviderConfig {
             headers: BTreeMap::new(),
             context_window: None,
             tool_mode: None,
+            images: None,
             more_models: Vec::new(),
         }
     }
@@ -193,6 +201,7 @@ impl ProviderConfig {
                     model: Some(more.model.clone()),
                     context_window: more.context_window,
                     tool_mode: more.tool_mode.or(main.tool_mode),
+                    images: more.images,
                     ..main.clone()
                 },
                 Some(kind) => ProviderConfig {
@@ -203,6 +212,7 @@ impl ProviderConfig {
                     headers: more.headers.clone(),
                     context_window: more.context_window,
                     tool_mode: more.tool_mode,
+                    images: more.images,
                     more_models: Vec::new(),
                 },
             };
@@ -256,6 +266,8 @@ pub struct Resolved {
     pub context_window: ContextWindow,
     /// How the model asks to run code: the setting, else what the provider says of the model.
     pub tool_mode: ToolMode,
+    /// Whether the model reads images: the setting, else the provider, else its name.
+    pub images: bool,
 }
 
 impl std::fmt::Debug for Resolved {
@@ -375,12 +387,25 @@ pub(crate) async fn resolve_with(
         }
         chosen => chosen,
     };
-    tracing::info!(provider = provider.id(), model = %model, window = context_window.tokens, source = ?context_window.source, "LLM provider chosen");
+    let setting = config.images.or_else(|| {
+        env.get("IRONCLAW_IMAGES")
+            .and_then(|v| match v.trim().to_ascii_lowercase().as_str() {
+                "1" | "true" | "yes" => Some(true),
+                "0" | "false" | "no" => Some(false),
+                _ => None,
+            })
+    });
+    let images = match setting {
+        Some(set) => set,
+        None => crate::vision::reads_images(&*provider, &model).await,
+    };
+    tracing::info!(provider = provider.id(), model = %model, window = context_window.tokens, source = ?context_window.source, images, "LLM provider chosen");
     Ok(Resolved {
         provider,
         model,
         context_window,
         tool_mode,
+        images,
     })
 }
 

@@ -28,11 +28,14 @@ mod provider;
 mod retry;
 mod sse;
 mod types;
+pub mod vision;
 mod window;
 
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
+#[cfg(test)]
+mod image_wire_tests;
 #[cfg(test)]
 mod recorded_tests;
 #[cfg(test)]
@@ -51,7 +54,7 @@ pub use openai::{OpenAiCompatible, OPENAI_BASE_URL};
 pub use provider::Provider;
 pub use retry::RetryPolicy;
 pub use tokio_util::sync::CancellationToken;
-pub use types::{ChatRequest, Message, StopReason, StreamEvent, ToolCall, ToolSpec, Usage};
+pub use types::{ChatRequest, Image, Message, StopReason, StreamEvent, ToolCall, ToolSpec, Usage};
 pub use window::{
     choose_window, known_context_window, ContextWindow, ToolMode, WindowSource,
     DEFAULT_CONTEXT_WINDOW,

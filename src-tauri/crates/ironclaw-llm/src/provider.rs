@@ -40,4 +40,9 @@ pub trait Provider: Send + Sync {
     async fn supports_tools(&self, _model: &str) -> Option<bool> {
         None
     }
+
+    /// Whether the model reads images, when the service says (Ollama's capabilities).
+    async fn supports_images(&self, _model: &str) -> Option<bool> {
+        None
+    }
 }

@@ -33,6 +33,9 @@ pub struct ChatRequest {
 pub enum Message {
     User {
         content: String,
+        /// Shown to the model after the text; only ever for a model that reads images.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<Image>,
     },
     Assistant {
         content: String,
@@ -45,13 +48,36 @@ pub enum Message {
         content: String,
         #[serde(default)]
         is_error: bool,
+        /// What the tool showed (a chart the code drew). Formats whose tool results cannot
+        /// carry images get them in a user message right after (see each wire module).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<Image>,
     },
+}
+
+/// An image for the model, already checked, downscaled and re-encoded by the agent: the
+/// formats here only wrap it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Image {
+    /// `image/png` or `image/jpeg`.
+    pub media_type: String,
+    /// Base64, standard alphabet, padded: what every format takes.
+    pub data: String,
+}
+
+impl Image {
+    /// The image as a `data:` URL (OpenAI's `image_url`).
+    pub fn data_url(&self) -> String {
+        format!("data:{};base64,{}", self.media_type, self.data)
+    }
 }
 
 impl Message {
     pub fn user(content: impl Into<String>) -> Self {
         Message::User {
             content: content.into(),
+            images: Vec::new(),
         }
     }
 
@@ -71,6 +97,15 @@ impl Message {
             call_id: call_id.into(),
             content: content.into(),
             is_error,
+            images: Vec::new(),
+        }
+    }
+
+    /// The images the message carries (none for the model's own turns).
+    pub fn images(&self) -> &[Image] {
+        match self {
+            Message::User { images, .. } | Message::Tool { images, .. } => images,
+            Message::Assistant { .. } => &[],
         }
     }
 }

@@ -346,6 +346,16 @@ pub enum AgentEvent {
         call_id: ToolCallId,
         report: FetchReport,
     },
+    /// The model asked to look at a picture in the workspace (`view_image`): shown to it at
+    /// `width`×`height`, or not, and why.
+    #[serde(rename_all = "camelCase")]
+    ImageViewed {
+        call_id: ToolCallId,
+        path: String,
+        width: u32,
+        height: u32,
+        error: Option<String>,
+    },
     /// A [`Op::DecideHost`] was applied.
     #[serde(rename_all = "camelCase")]
     NetworkDecided {

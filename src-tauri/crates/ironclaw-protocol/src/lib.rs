@@ -41,7 +41,7 @@ pub use ids::{
     TurnId,
 };
 pub use language::Language;
-pub use op::Op;
+pub use op::{ImageInput, Op};
 pub use policy::{
     ApprovalPolicy, DecidedBy, Decision, DecisionChoice, DecisionKind, DecisionScope, HostDecision,
 };

@@ -6,6 +6,18 @@ use serde::{Deserialize, Serialize};
 
 use crate::{ApprovalId, ApprovalPolicy, CodeHash, DecidedBy, Decision, ExecutionId, HostDecision};
 
+/// A picture as the person gave it: any size, any of the formats the session decodes (PNG,
+/// JPEG, GIF, WebP).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct ImageInput {
+    /// The file's name (`photo.jpg`), or what the front end calls a pasted one.
+    pub name: String,
+    /// The file's bytes, base64 (standard alphabet).
+    pub data: String,
+}
+
 /// Requests into a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(
@@ -17,6 +29,10 @@ pub enum Op {
     /// Queued: turns run one at a time, in order.
     UserMessage {
         text: String,
+        /// Pictures for the model with the text: checked, downscaled and stored by the
+        /// session; a model that reads no images gets a note instead.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<ImageInput>,
     },
     /// A decision about one pending approval. It must carry that approval's id *and* code
     /// hash; `confirmed` is the second, deliberate confirmation destructive code needs.

@@ -100,7 +100,11 @@ fn render(message: &Message) -> String {
         head_and_tail_at(text, keep, keep).unwrap_or_else(|| text.to_string())
     };
     match message {
-        Message::User { content } => format!("User: {}", short(content, 2000)),
+        Message::User { content, images } => format!(
+            "User: {}{}",
+            short(content, 2000),
+            crate::vision::images_note(images.len())
+        ),
         Message::Assistant {
             content,
             tool_calls,
@@ -164,7 +168,7 @@ mod tests {
         assert_eq!(covers(&t, Some(&previous)), None);
         assert_eq!(covers(&t[..1], None), None);
         let request = summary_request("m", &Estimator::default(), &t, None, 2, 10_000);
-        let Message::User { content } = &request.messages[0] else {
+        let Message::User { content, .. } = &request.messages[0] else {
             panic!()
         };
         assert!(content.contains("User: one") && content.contains("Assistant: b"));
@@ -173,7 +177,7 @@ mod tests {
         // Too little room: the oldest go first, and it says so.
         let room = Estimator::default().text(INSTRUCTIONS) + 8;
         let small = summary_request("m", &Estimator::default(), &t, None, 2, room);
-        let Message::User { content } = &small.messages[0] else {
+        let Message::User { content, .. } = &small.messages[0] else {
             panic!()
         };
         assert!(content.contains("left out"), "{content}");

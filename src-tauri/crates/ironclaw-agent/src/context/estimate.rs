@@ -17,6 +17,9 @@ use super::tokenizer::Family;
 const BYTES_PER_TOKEN: f64 = 3.0;
 /// Role markers and separators around each message.
 const PER_MESSAGE: u64 = 6;
+/// What one image costs: the providers' own figure for a picture of the size IronClaw sends
+/// (1568 px on its long side, about 1,600 tokens at Anthropic; OpenAI's tiles come to less).
+const PER_IMAGE: u64 = 1_600;
 /// Headroom added to a measured ratio.
 const MARGIN: f64 = 1.1;
 
@@ -56,7 +59,9 @@ impl Estimator {
     fn raw_message(&self, message: &Message) -> u64 {
         PER_MESSAGE
             + match message {
-                Message::User { content } => self.raw_text(content),
+                Message::User { content, images } => {
+                    self.raw_text(content) + PER_IMAGE * images.len() as u64
+                }
                 Message::Assistant {
                     content,
                     tool_calls,
@@ -73,8 +78,15 @@ impl Estimator {
                             .sum::<u64>()
                 }
                 Message::Tool {
-                    call_id, content, ..
-                } => self.raw_text(call_id) + self.raw_text(content),
+                    call_id,
+                    content,
+                    images,
+                    ..
+                } => {
+                    self.raw_text(call_id)
+                        + self.raw_text(content)
+                        + PER_IMAGE * images.len() as u64
+                }
             }
     }
 

@@ -62,6 +62,10 @@ pub fn fit(
             .rposition(|m| matches!(m, Message::Tool { .. }));
         for (i, message) in messages.iter_mut().enumerate() {
             let old = i < current_turn || (harder && Some(i) != last_tool);
+            // An earlier turn's pictures go first: each costs as much as a page of text.
+            if old && crate::vision::leave_out_images(message) {
+                cut_outputs += 1;
+            }
             if let (true, Message::Tool { content, .. }) = (old, message) {
                 if let Some(cut) = head_and_tail(content) {
                     *content = cut;
@@ -101,7 +105,7 @@ pub fn apply_summary(transcript: &[Message], compaction: Option<&Compaction>) ->
         return transcript.to_vec();
     };
     let mut messages = transcript[start..].to_vec();
-    if let Some(Message::User { content }) = messages.first_mut() {
+    if let Some(Message::User { content, .. }) = messages.first_mut() {
         *content = format!(
             "[IronClaw note: the earlier part of this conversation was summarised to fit the \
              model's context window. The summary:\n{}]\n\n{content}",
@@ -242,7 +246,7 @@ mod tests {
         };
         let messages = apply_summary(&transcript, Some(&compaction));
         assert_eq!(messages.len(), 4);
-        let Message::User { content } = &messages[0] else {
+        let Message::User { content, .. } = &messages[0] else {
             panic!()
         };
         assert!(content.contains("We made a.csv and b.csv."));

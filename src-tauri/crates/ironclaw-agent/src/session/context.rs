@@ -40,6 +40,11 @@ pub(super) async fn prepare(
     let estimator = estimator(inner, &rt.model);
     let harder = effort == Effort::Harder;
     let transcript = inner.transcript.lock().await.clone();
+    let transcript = if rt.images {
+        transcript
+    } else {
+        crate::vision::without_images(transcript, &rt.model)
+    };
     let mut compaction = inner.compaction.lock().await.clone();
     let fit_now = |compaction: Option<&Compaction>, harder: bool| {
         fit(

@@ -6,6 +6,7 @@
 mod context;
 mod decide;
 mod fetch;
+mod images;
 mod leftovers;
 mod network;
 mod notes;
@@ -16,6 +17,7 @@ mod step;
 mod transcript;
 mod turn;
 mod undo;
+mod view_image;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -325,7 +327,7 @@ async fn actor(
     inner: Arc<Inner>,
     mut ops: mpsc::UnboundedReceiver<(Op, Option<oneshot::Sender<()>>)>,
 ) {
-    let mut queue: VecDeque<String> = VecDeque::new();
+    let mut queue: VecDeque<images::Queued> = VecDeque::new();
     let mut running: Option<Running> = None;
     loop {
         let finished = async {
@@ -340,18 +342,19 @@ async fn actor(
             op = ops.recv() => {
                 let Some((op, done)) = op else { break };
                 match op {
-                    Op::UserMessage { text } => {
+                    Op::UserMessage { text, images } => {
+                        let (images, refused) = images::prepare(images).await;
                         // Recorded on arrival, so a queued message survives a crash.
-                        let stored = inner.deps.history.add_message(&NewMessage {
+                        let stored = inner.deps.history.add_message_with_images(&NewMessage {
                             conversation_id: inner.conversation,
                             turn_id: None,
                             role: MessageRole::User,
                             content: text.clone(),
                             status: MessageStatus::Complete,
                             model: None,
-                        });
+                        }, &images);
                         match stored {
-                            Ok(_) => queue.push_back(text),
+                            Ok(_) => queue.push_back(images::Queued { text, images, refused }),
                             Err(e) => {
                                 tracing::debug!(error = %e, "the person's message could not be saved; no turn starts");
                                 inner.emit(AgentEvent::MessageNotSaved {
@@ -414,9 +417,9 @@ async fn actor(
             _ = finished => { running = None; }
         }
         if running.is_none() {
-            if let Some(text) = queue.pop_front() {
+            if let Some(queued) = queue.pop_front() {
                 let cancel = CancellationToken::new();
-                let task = tokio::spawn(turn::run(inner.clone(), text, cancel.clone()));
+                let task = tokio::spawn(turn::run(inner.clone(), queued, cancel.clone()));
                 running = Some(Running { task, cancel });
             }
         }

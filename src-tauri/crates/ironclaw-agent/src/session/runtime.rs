@@ -19,6 +19,8 @@ pub struct Runtime {
     pub context_window: ContextWindow,
     /// How the model asks to run code (tool calls or fenced code blocks).
     pub tool_mode: ToolMode,
+    /// Whether the model reads images; a text-only one is sent a note in place of each.
+    pub images: bool,
 }
 
 /// The model half of a [`Runtime`]: what a switch of model replaces.
@@ -28,15 +30,29 @@ pub struct ModelRuntime {
     pub model: String,
     pub context_window: ContextWindow,
     pub tool_mode: ToolMode,
+    pub images: bool,
 }
 
 impl Runtime {
+    /// A runtime of `sandbox` and the model `m`.
+    pub fn new(sandbox: Arc<Sandbox>, m: ModelRuntime) -> Self {
+        Runtime {
+            sandbox,
+            provider: m.provider,
+            model: m.model,
+            context_window: m.context_window,
+            tool_mode: m.tool_mode,
+            images: m.images,
+        }
+    }
+
     /// This runtime with another model (the sandbox stays).
     pub fn with_model(mut self, m: ModelRuntime) -> Self {
         self.provider = m.provider;
         self.model = m.model;
         self.context_window = m.context_window;
         self.tool_mode = m.tool_mode;
+        self.images = m.images;
         self
     }
 }

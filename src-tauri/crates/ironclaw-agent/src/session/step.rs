@@ -2,6 +2,7 @@
 //! depend on it, and not on each other.
 
 /// Why a step stopped the turn.
+#[derive(Debug)]
 pub(super) enum StepError {
     Cancelled,
     Failed(String),

@@ -33,17 +33,26 @@ pub(super) struct Rebuilt {
 
 pub(super) fn rebuild(history: &History, conversation: ConversationId) -> Result<Rebuilt> {
     let full = history.get_full_conversation(conversation)?;
+    let mut images = history.conversation_images(conversation)?;
+    let mut images_of = |id| -> Vec<ironclaw_llm::Image> {
+        images
+            .remove(&id)
+            .unwrap_or_default()
+            .iter()
+            .map(crate::vision::for_model)
+            .collect()
+    };
     let mut out = Vec::new();
     let mut awaiting: std::collections::VecDeque<String> = Default::default();
     let mut notes: Vec<String> = Vec::new();
     let mut compaction = None;
     let flush = |awaiting: &mut std::collections::VecDeque<String>, out: &mut Vec<Message>| {
         for call_id in awaiting.drain(..) {
-            out.push(Message::Tool {
+            out.push(Message::tool_result(
                 call_id,
-                content: "This run was interrupted (IronClaw stopped) before it finished; its result is unknown.".into(),
-                is_error: true,
-            });
+                "This run was interrupted (IronClaw stopped) before it finished; its result is unknown.",
+                true,
+            ));
         }
     };
     for entry in full.messages {
@@ -51,7 +60,10 @@ pub(super) fn rebuild(history: &History, conversation: ConversationId) -> Result
         match m.role {
             MessageRole::User => {
                 flush(&mut awaiting, &mut out);
-                out.push(Message::user(with_notes(&mut notes, m.content)));
+                out.push(Message::User {
+                    images: images_of(m.id),
+                    content: with_notes(&mut notes, m.content),
+                });
             }
             MessageRole::Assistant => {
                 flush(&mut awaiting, &mut out);
@@ -82,6 +94,7 @@ pub(super) fn rebuild(history: &History, conversation: ConversationId) -> Result
                 if let Some(call_id) = awaiting.pop_front() {
                     out.push(Message::Tool {
                         call_id,
+                        images: images_of(m.id),
                         content: m.content,
                         is_error: false,
                     });

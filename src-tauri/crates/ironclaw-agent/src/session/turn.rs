@@ -13,7 +13,7 @@ use tracing::Instrument;
 
 use super::context::{self, Effort};
 use super::step::StepError;
-use super::{decide, fetch, run_code, Inner};
+use super::{decide, fetch, run_code, view_image, Inner};
 use crate::prompt::system_prompt;
 use crate::tools;
 use ironclaw_protocol::{AgentEvent, TurnOutcome};
@@ -26,7 +26,16 @@ const CUT_CALL_RESULT: &str = "Not run: your answer hit the output token limit b
     call was complete, so the code may be cut off. Nothing ran. Write the code again in \
     smaller steps (one short call at a time).";
 
-pub(super) async fn run(inner: Arc<Inner>, user_text: String, cancel: CancellationToken) {
+pub(super) async fn run(
+    inner: Arc<Inner>,
+    queued: super::images::Queued,
+    cancel: CancellationToken,
+) {
+    let super::images::Queued {
+        text: user_text,
+        images,
+        refused,
+    } = queued;
     let turn = match inner.deps.history.begin_turn(inner.conversation) {
         Ok(t) => t,
         Err(e) => {
@@ -46,8 +55,18 @@ pub(super) async fn run(inner: Arc<Inner>, user_text: String, cancel: Cancellati
         .lock()
         .map(|mut n| std::mem::take(&mut *n))
         .unwrap_or_default();
+    for why in &refused {
+        // The person reads why; the model is told, so it does not answer as if it saw it.
+        if let Err(e) = tell(&inner, turn.id, why) {
+            tracing::debug!(error = ?e, "a refused picture's note was not saved");
+        }
+        notes.push(why.clone());
+    }
     let user_text = super::transcript::with_notes(&mut notes, user_text);
-    inner.transcript.lock().await.push(Message::user(user_text));
+    inner.transcript.lock().await.push(Message::User {
+        content: user_text,
+        images: images.iter().map(crate::vision::for_model).collect(),
+    });
     // A failed append in an earlier turn is news only if it fails again.
     if let Ok(mut unaudited) = inner.unaudited.lock() {
         *unaudited = None;
@@ -122,6 +141,9 @@ async fn steps(
         system_prompt(profile_name, profile),
         load_instructions(inner, rt)
     );
+    if !rt.images {
+        say_images_unread(inner, rt, turn_id).await?;
+    }
     let mut cut_off_calls = 0;
     let mut effort = Effort::Normal;
     for step in 0..inner.config.max_steps {
@@ -133,7 +155,8 @@ async fn steps(
             request.messages = crate::code_blocks::to_plain(&request.messages);
             request
         } else {
-            context::prepare(inner, rt, turn_id, &system, tools::specs(), effort, cancel).await?
+            let tools = tools::specs_for(rt.images);
+            context::prepare(inner, rt, turn_id, &system, tools, effort, cancel).await?
         };
         let span = tracing::info_span!("llm.generate", provider = rt.provider.id(), model = %request.model, step);
         let answer = match generate(inner, rt.provider.as_ref(), turn_id, &request, cancel)
@@ -214,8 +237,16 @@ async fn steps(
                     echo: call.echo.clone(),
                 })
                 .map_err(|e| StepError::Failed(format!("could not record the tool call: {e}")))?;
+            let mut shown = Vec::new();
             let handled = if call.name == tools::FETCH_URL {
                 fetch::handle(inner, recorded.id, call, cancel).await
+            } else if call.name == tools::VIEW_IMAGE {
+                view_image::handle(inner, recorded.id, call).await.map(
+                    |(content, is_error, images)| {
+                        shown = images;
+                        (content, is_error)
+                    },
+                )
             } else {
                 run_code::handle(inner, turn_id, recorded.id, call, cancel).await
             };
@@ -235,20 +266,16 @@ async fn steps(
                         StepError::AfterRun {
                             content, is_error, ..
                         } => {
-                            transcript.push(Message::Tool {
-                                call_id: call.id.clone(),
-                                content: content.clone(),
-                                is_error: *is_error,
-                            });
+                            transcript.push(Message::tool_result(
+                                call.id.clone(),
+                                content.clone(),
+                                *is_error,
+                            ));
                             ("The turn failed before this call ran.", i + 1)
                         }
                     };
                     for pending in &answer.tool_calls[not_run..] {
-                        transcript.push(Message::Tool {
-                            call_id: pending.id.clone(),
-                            content: why.to_string(),
-                            is_error: true,
-                        });
+                        transcript.push(Message::tool_result(pending.id.clone(), why, true));
                     }
                     return Err(e);
                 }
@@ -258,15 +285,16 @@ async fn steps(
                 call_id: call.id.clone(),
                 content: content.clone(),
                 is_error,
+                images: shown.iter().map(crate::vision::for_model).collect(),
             });
-            if let Err(e) = save_message(inner, turn_id, MessageRole::Tool, &content) {
+            if let Err(e) = save_tool_result(inner, turn_id, &content, &shown) {
                 let mut transcript = inner.transcript.lock().await;
                 for pending in &answer.tool_calls[i + 1..] {
-                    transcript.push(Message::Tool {
-                        call_id: pending.id.clone(),
-                        content: "The turn failed before this call ran.".to_string(),
-                        is_error: true,
-                    });
+                    transcript.push(Message::tool_result(
+                        pending.id.clone(),
+                        "The turn failed before this call ran.",
+                        true,
+                    ));
                 }
                 return Err(e);
             }
@@ -353,6 +381,39 @@ fn stop_note(answer: &Answer) -> Option<String> {
 }
 
 /// A note for the person: shown now and kept in the history, never sent to the model.
+/// Tells the person when the picture they just sent goes to a model that reads none (the
+/// request carries a note in its place, see `context::prepare`).
+async fn say_images_unread(
+    inner: &Inner,
+    rt: &super::Runtime,
+    turn_id: ironclaw_protocol::TurnId,
+) -> Result<(), StepError> {
+    let count = {
+        let transcript = inner.transcript.lock().await;
+        transcript
+            .iter()
+            .rev()
+            .find(|m| matches!(m, Message::User { .. }))
+            .map_or(0, |m| m.images().len())
+    };
+    if count == 0 {
+        return Ok(());
+    }
+    let what = if count == 1 {
+        "the picture you sent was".to_string()
+    } else {
+        format!("the {count} pictures you sent were")
+    };
+    tell(
+        inner,
+        turn_id,
+        &format!(
+            "{} does not read images, so {what} not shown to it (it is told so). Switch to a              model that does, or set `images: true` for it in provider.yaml if it can.",
+            rt.model
+        ),
+    )
+}
+
 fn tell(inner: &Inner, turn_id: ironclaw_protocol::TurnId, text: &str) -> Result<(), StepError> {
     inner.emit(AgentEvent::Note {
         text: text.to_string(),
@@ -383,11 +444,7 @@ async fn refuse_cut_calls(
     }
     let mut transcript = inner.transcript.lock().await;
     for call in &answer.tool_calls {
-        transcript.push(Message::Tool {
-            call_id: call.id.clone(),
-            content: CUT_CALL_RESULT.into(),
-            is_error: true,
-        });
+        transcript.push(Message::tool_result(call.id.clone(), CUT_CALL_RESULT, true));
     }
     drop(transcript);
     for _ in &answer.tool_calls {
@@ -486,6 +543,31 @@ fn llm_error(e: ironclaw_llm::Error) -> StepError {
         e @ ironclaw_llm::Error::ContextTooLong { .. } => StepError::ContextTooLong(e.to_string()),
         other => StepError::Failed(other.to_string()),
     }
+}
+
+/// A tool's result with the pictures it showed, in one write.
+fn save_tool_result(
+    inner: &Inner,
+    turn_id: ironclaw_protocol::TurnId,
+    content: &str,
+    images: &[ironclaw_store::NewImage],
+) -> Result<(), StepError> {
+    inner
+        .deps
+        .history
+        .add_message_with_images(
+            &NewMessage {
+                conversation_id: inner.conversation,
+                turn_id: Some(turn_id),
+                role: MessageRole::Tool,
+                content: content.to_string(),
+                status: MessageStatus::Complete,
+                model: None,
+            },
+            images,
+        )
+        .map(|_| ())
+        .map_err(|e| StepError::Failed(format!("could not save to the history: {e}")))
 }
 
 pub(super) fn save_message(

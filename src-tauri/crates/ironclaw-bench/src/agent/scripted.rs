@@ -94,6 +94,7 @@ impl Bench {
         let t = Instant::now();
         self.session.send(Op::UserMessage {
             text: PROMPT.into(),
+            images: Vec::new(),
         })?;
         let deadline = tokio::time::Instant::now() + GUARD;
         let mut seen = Seen::default();

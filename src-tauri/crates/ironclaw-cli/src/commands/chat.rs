@@ -67,6 +67,11 @@ pub struct ChatArgs {
     /// followed.
     #[arg(long = "attach", value_name = "PATH")]
     attach: Vec<std::path::PathBuf>,
+    /// Show this picture (PNG, JPEG, GIF, WebP) to the model with the first message
+    /// (repeatable). It is scaled to at most 1568 pixels a side; a model that reads no images
+    /// is told one was left out.
+    #[arg(long = "image", value_name = "PATH")]
+    images: Vec<std::path::PathBuf>,
 }
 
 /// `--provider` flags win; otherwise `<config dir>/provider.yaml` (kind, base_url, model,
@@ -137,6 +142,7 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
         model: resolved.model.clone(),
         context_window: resolved.context_window,
         tool_mode: resolved.tool_mode,
+        images: resolved.images,
     };
     let mut current_model = ironclaw_agent::models::ModelChoice {
         provider: config
@@ -176,6 +182,7 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
         let name = ironclaw_sandbox::session::SessionName::new(conversation.to_string())?;
         super::apply_network(&sandbox, &name, choice).await?;
     }
+    let mut images = attach::read_images(&args.images)?;
     let mut attached_note = if args.attach.is_empty() {
         None
     } else {
@@ -258,7 +265,10 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
             Some(note) => format!("{note}\n\n{text}"),
             None => text,
         };
-        session.send(Op::UserMessage { text })?;
+        session.send(Op::UserMessage {
+            text,
+            images: std::mem::take(&mut images),
+        })?;
         // Render until this turn ends; Ctrl-C cancels the turn, not the program.
         loop {
             let event = tokio::select! {

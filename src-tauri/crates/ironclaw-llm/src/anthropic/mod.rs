@@ -1,7 +1,7 @@
 //! Anthropic's Messages API.
 
 pub(crate) mod decode;
-mod wire;
+pub(crate) mod wire;
 
 #[cfg(test)]
 mod tests;

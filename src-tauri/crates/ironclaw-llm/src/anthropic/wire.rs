@@ -45,13 +45,26 @@ fn messages(messages: &[Message]) -> Vec<Value> {
     let mut turns: Vec<(&str, Vec<Value>)> = Vec::new();
     for message in messages {
         let (role, blocks) = match message {
-            Message::User { content } => ("user", text_block(content).into_iter().collect()),
+            Message::User { content, images } => {
+                let mut blocks: Vec<Value> = text_block(content).into_iter().collect();
+                blocks.extend(images.iter().map(image_block));
+                ("user", blocks)
+            }
             Message::Tool {
                 call_id,
                 content,
                 is_error,
+                images,
             } => {
                 let call_id = crate::call_ids::for_anthropic(call_id);
+                // A tool result's content may hold images itself.
+                let content = if images.is_empty() {
+                    json!(content)
+                } else {
+                    let mut parts: Vec<Value> = text_block(content).into_iter().collect();
+                    parts.extend(images.iter().map(image_block));
+                    Value::Array(parts)
+                };
                 let block = if *is_error {
                     json!({"type": "tool_result", "tool_use_id": call_id, "content": content, "is_error": true})
                 } else {
@@ -85,6 +98,10 @@ fn messages(messages: &[Message]) -> Vec<Value> {
 
 fn text_block(text: &str) -> Option<Value> {
     (!text.is_empty()).then(|| json!({"type": "text", "text": text}))
+}
+
+fn image_block(image: &crate::Image) -> Value {
+    json!({"type": "image", "source": {"type": "base64", "media_type": image.media_type, "data": image.data}})
 }
 
 fn tool_use_block(call: &ToolCall) -> Value {

@@ -6,7 +6,7 @@
 
 mod decode;
 mod detect;
-mod wire;
+pub(crate) mod wire;
 
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -104,9 +104,12 @@ impl Provider for Ollama {
 
     /// From `/api/show`'s `capabilities` (Ollama 0.7 and later; older ones do not say).
     async fn supports_tools(&self, model: &str) -> Option<bool> {
-        let show = self.show(model).await.ok()?;
-        let capabilities = show.get("capabilities")?.as_array()?;
-        Some(capabilities.iter().any(|c| c.as_str() == Some("tools")))
+        self.has_capability(model, "tools").await
+    }
+
+    /// From `/api/show`'s `capabilities`, like [`Provider::supports_tools`].
+    async fn supports_images(&self, model: &str) -> Option<bool> {
+        self.has_capability(model, "vision").await
     }
 
     /// The model's window from `/api/show`, capped by what this machine's memory allows.
@@ -126,6 +129,13 @@ impl Provider for Ollama {
 }
 
 impl Ollama {
+    /// Whether `/api/show` lists `capability`; `None` when it does not list any.
+    async fn has_capability(&self, model: &str, capability: &str) -> Option<bool> {
+        let show = self.show(model).await.ok()?;
+        let capabilities = show.get("capabilities")?.as_array()?;
+        Some(capabilities.iter().any(|c| c.as_str() == Some(capability)))
+    }
+
     /// `/api/show` for `model`.
     async fn show(&self, model: &str) -> Result<serde_json::Value> {
         let url = self.endpoint.url("/api/show");

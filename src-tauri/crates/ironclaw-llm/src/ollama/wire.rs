@@ -15,7 +15,9 @@ pub(crate) fn request_body(req: &ChatRequest, num_ctx: Option<u32>) -> Value {
     let mut names: HashMap<&str, &str> = HashMap::new();
     for message in &req.messages {
         messages.push(match message {
-            Message::User { content } => json!({"role": "user", "content": content}),
+            Message::User { content, images } => {
+                with_images(json!({"role": "user", "content": content}), images)
+            }
             Message::Assistant {
                 content,
                 tool_calls,
@@ -42,12 +44,18 @@ pub(crate) fn request_body(req: &ChatRequest, num_ctx: Option<u32>) -> Value {
                 Value::Object(out)
             }
             Message::Tool {
-                call_id, content, ..
-            } => json!({
-                "role": "tool",
-                "content": content,
-                "tool_name": names.get(call_id.as_str()).copied().unwrap_or_default(),
-            }),
+                call_id,
+                content,
+                images,
+                ..
+            } => with_images(
+                json!({
+                    "role": "tool",
+                    "content": content,
+                    "tool_name": names.get(call_id.as_str()).copied().unwrap_or_default(),
+                }),
+                images,
+            ),
         });
     }
     let mut options = Map::new();
@@ -76,6 +84,15 @@ pub(crate) fn request_body(req: &ChatRequest, num_ctx: Option<u32>) -> Value {
         body.insert("options".into(), Value::Object(options));
     }
     Value::Object(body)
+}
+
+/// Ollama takes a message's images as bare base64 strings beside its text, on any role.
+fn with_images(mut message: Value, images: &[crate::Image]) -> Value {
+    if let (false, Some(obj)) = (images.is_empty(), message.as_object_mut()) {
+        let data: Vec<&str> = images.iter().map(|i| i.data.as_str()).collect();
+        obj.insert("images".into(), json!(data));
+    }
+    message
 }
 
 /// The model's own window from `/api/show`: a `num_ctx` its Modelfile sets, else the

@@ -9,7 +9,16 @@ pub(crate) fn request_body(req: &ChatRequest) -> Value {
     if !req.system.is_empty() {
         messages.push(json!({"role": "system", "content": req.system}));
     }
-    messages.extend(req.messages.iter().map(message));
+    for m in &req.messages {
+        messages.push(message(m));
+        // A tool message's content is text only, so what a tool showed follows as the user's.
+        if let Message::Tool { images, .. } = m {
+            if !images.is_empty() {
+                messages.push(json!({"role": "user", "content": image_parts(
+                    "The image the tool call above showed:", images)}));
+            }
+        }
+    }
 
     let mut body = Map::new();
     body.insert("model".into(), json!(req.model));
@@ -49,9 +58,28 @@ pub(crate) fn function_tools(tools: &[ToolSpec]) -> Value {
         .collect()
 }
 
+/// Content parts: the text, then each image as a `data:` URL.
+fn image_parts(text: &str, images: &[crate::Image]) -> Value {
+    let mut parts = Vec::with_capacity(images.len() + 1);
+    if !text.is_empty() {
+        parts.push(json!({"type": "text", "text": text}));
+    }
+    parts.extend(
+        images
+            .iter()
+            .map(|i| json!({"type": "image_url", "image_url": {"url": i.data_url()}})),
+    );
+    Value::Array(parts)
+}
+
 fn message(message: &Message) -> Value {
     match message {
-        Message::User { content } => json!({"role": "user", "content": content}),
+        Message::User { content, images } if images.is_empty() => {
+            json!({"role": "user", "content": content})
+        }
+        Message::User { content, images } => {
+            json!({"role": "user", "content": image_parts(content, images)})
+        }
         Message::Assistant {
             content,
             tool_calls,
@@ -91,6 +119,7 @@ fn message(message: &Message) -> Value {
             call_id,
             content,
             is_error,
+            ..
         } => {
             // The format has no error flag; the prefix tells the model the tool failed.
             let content = if *is_error {

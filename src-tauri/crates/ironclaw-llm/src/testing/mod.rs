@@ -68,6 +68,17 @@ pub struct RecordedRequest {
     pub received_at: Instant,
 }
 
+fn capabilities(without_tools: bool, vision: bool) -> Value {
+    let mut out = vec!["completion"];
+    if !without_tools {
+        out.push("tools");
+    }
+    if vision {
+        out.push("vision");
+    }
+    json!(out)
+}
+
 #[derive(Default)]
 struct Inner {
     replies: VecDeque<Reply>,
@@ -83,6 +94,8 @@ struct Inner {
     model_context_length: Option<u64>,
     /// `/api/show` leaves `tools` out of the capabilities.
     model_without_tools: bool,
+    /// `/api/show` lists `vision` among the capabilities.
+    model_with_vision: bool,
 }
 
 struct Shared {
@@ -146,6 +159,11 @@ impl ScriptedServer {
     /// `/api/show` says the model cannot call tools.
     pub fn set_model_without_tools(&self) {
         self.shared.lock().model_without_tools = true;
+    }
+
+    /// `/api/show` says the model reads images.
+    pub fn set_model_with_vision(&self) {
+        self.shared.lock().model_with_vision = true;
     }
 
     /// Queues the answer to the next chat request that offers no tools (a summary request).
@@ -267,12 +285,13 @@ async fn handle(
         .and_then(Value::as_str)
         .unwrap_or("scripted-model")
         .to_string();
-    let (window, context_length, without_tools) = {
+    let (window, context_length, without_tools, vision) = {
         let inner = shared.lock();
         (
             inner.window,
             inner.model_context_length,
             inner.model_without_tools,
+            inner.model_with_vision,
         )
     };
     // Ollama's way: a prompt over its window is cut from the start, without an error.
@@ -324,7 +343,7 @@ async fn handle(
                     "general.architecture": "llama",
                     "llama.context_length": context_length.unwrap_or(131_072),
                 },
-                "capabilities": if without_tools { json!(["completion"]) } else { json!(["completion", "tools"]) },
+                "capabilities": capabilities(without_tools, vision),
             }),
         ),
         _ => json_response(

@@ -231,6 +231,22 @@ const V8_TOOL_CALL_OUTCOME: &str = r#"
 ALTER TABLE tool_calls ADD COLUMN outcome TEXT;
 "#;
 
+/// Images a message carried to the model (a picture the person attached, a chart a tool showed),
+/// as the model saw them: already downscaled and re-encoded, so a resumed conversation sends
+/// the same bytes. A rowid table: SQLite keeps large rows poorly in a WITHOUT ROWID one.
+const V9_MESSAGE_IMAGES: &str = r#"
+CREATE TABLE message_images (
+    message_id TEXT NOT NULL REFERENCES messages (id) ON DELETE CASCADE,
+    ordinal    INTEGER NOT NULL,
+    name       TEXT NOT NULL,
+    media_type TEXT NOT NULL,
+    width      INTEGER NOT NULL,
+    height     INTEGER NOT NULL,
+    data       BLOB NOT NULL,
+    UNIQUE (message_id, ordinal)
+);
+"#;
+
 /// Every migration, oldest first. The schema version is this list's length.
 const MIGRATIONS: &[&str] = &[
     V1_SCHEMA,
@@ -241,6 +257,7 @@ const MIGRATIONS: &[&str] = &[
     V6_TOOL_CALL_ECHO,
     V7_MESSAGE_MODEL,
     V8_TOOL_CALL_OUTCOME,
+    V9_MESSAGE_IMAGES,
 ];
 
 /// The schema version this build writes.

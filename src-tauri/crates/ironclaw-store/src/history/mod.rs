@@ -9,6 +9,7 @@ mod checkpoints;
 mod conversations;
 mod executions;
 mod full;
+mod images;
 mod messages;
 mod migrations;
 mod notices;
@@ -31,6 +32,7 @@ use crate::error::Result;
 use crate::model::RecoveryReport;
 
 pub use checkpoints::RunCheckpoint;
+pub use images::{NewImage, StoredImage};
 pub use messages::STREAM_CHECKPOINT_INTERVAL;
 pub use rebuild::{FreshStart, Recovered};
 pub use reconcile::ReconcileReport;

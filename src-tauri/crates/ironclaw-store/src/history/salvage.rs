@@ -16,6 +16,7 @@ const TABLES: &[&str] = &[
     "conversations",
     "turns",
     "messages",
+    "message_images",
     "tool_calls",
     "approvals",
     "session_rules",
@@ -247,6 +248,7 @@ fn repair_links(tx: &rusqlite::Transaction<'_>) -> Result<u64> {
         "UPDATE messages SET turn_id = NULL
              WHERE turn_id IS NOT NULL AND turn_id NOT IN (SELECT id FROM turns);
          DELETE FROM tool_calls WHERE message_id NOT IN (SELECT id FROM messages);
+         DELETE FROM message_images WHERE message_id NOT IN (SELECT id FROM messages);
          UPDATE approvals SET tool_call_id = NULL
              WHERE tool_call_id IS NOT NULL AND tool_call_id NOT IN (SELECT id FROM tool_calls);
          UPDATE session_rules SET approval_id = NULL

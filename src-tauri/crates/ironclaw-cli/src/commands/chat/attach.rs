@@ -10,6 +10,40 @@ use ironclaw_workspace::attach::Attached;
 
 use crate::terminal::inert;
 
+/// `--image` files, read whole (the person named them, so a link is theirs to follow) and
+/// sized on the session's side. A file that is missing or too big stops the chat before it
+/// starts, naming the file.
+pub fn read_images(
+    paths: &[std::path::PathBuf],
+) -> anyhow::Result<Vec<ironclaw_protocol::ImageInput>> {
+    use anyhow::Context as _;
+    use base64::Engine as _;
+    let max = ironclaw_agent::vision::MAX_INPUT_BYTES as u64;
+    paths
+        .iter()
+        .map(|path| {
+            let len = std::fs::metadata(path)
+                .with_context(|| format!("--image {}: cannot read it", path.display()))?
+                .len();
+            anyhow::ensure!(
+                len <= max,
+                "--image {}: it is {} MiB; pictures up to {} MiB are taken",
+                path.display(),
+                len >> 20,
+                max >> 20
+            );
+            let bytes = std::fs::read(path)
+                .with_context(|| format!("--image {}: cannot read it", path.display()))?;
+            Ok(ironclaw_protocol::ImageInput {
+                name: path
+                    .file_name()
+                    .map_or_else(|| "image".into(), |n| n.to_string_lossy().into_owned()),
+                data: base64::engine::general_purpose::STANDARD.encode(bytes),
+            })
+        })
+        .collect()
+}
+
 /// Copies shorter than this show no progress at all.
 const QUIET_FOR: Duration = Duration::from_millis(300);
 

@@ -135,6 +135,16 @@ pub(super) fn render(event: AgentEvent) {
         AgentEvent::FetchStarted { url, .. } => eprintln!("\n── fetch {} ──", inert(&url)),
         // Asked by the chat loop, which reads the answer.
         AgentEvent::FetchHostAsked { .. } => {}
+        AgentEvent::ImageViewed {
+            path,
+            width,
+            height,
+            error,
+            ..
+        } => match error {
+            None => eprintln!("showed the model {} ({width}×{height})", inert(&path)),
+            Some(why) => eprintln!("could not show {}: {}", inert(&path), inert(&why)),
+        },
         AgentEvent::FetchEnded { report, .. } => {
             match (&report.error, report.status) {
                 (Some(error), _) => eprintln!("fetch failed: {}", inert(error)),

@@ -104,9 +104,19 @@ fn recovery_copies_every_readable_row_around_damaged_pages_into_a_working_histor
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("history.sqlite3");
     let written = written_history(&path, 4, 120);
-    let len = fs::metadata(&path).unwrap().len() as usize / 4096;
-    // Junk over a run of pages in the middle of the messages.
-    let damaged = damage_pages(&path, len / 2..len / 2 + 3);
+    // Junk over a run of pages in the middle of the messages table (found by their text, so a
+    // schema change that moves pages around does not move the damage off the messages).
+    let bytes = fs::read(&path).unwrap();
+    let text = "y".repeat(300);
+    let holding: Vec<usize> = bytes
+        .chunks(4096)
+        .enumerate()
+        .filter(|(_, page)| page.windows(text.len()).any(|w| w == text.as_bytes()))
+        .map(|(i, _)| i)
+        .collect();
+    assert!(holding.len() > 10, "pages with messages: {holding:?}");
+    let middle = holding[holding.len() / 2];
+    let damaged = damage_pages(&path, middle..middle + 3);
     let backup = refused_backup(&path);
 
     let recovered = History::recover_readable(&path).unwrap();
