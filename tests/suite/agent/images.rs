@@ -270,3 +270,57 @@ async fn a_model_that_reads_no_images_gets_a_note_and_the_person_is_told() {
         .expect("read the images");
     assert_eq!(images.values().map(Vec::len).sum::<usize>(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chat_image_sends_the_picture_and_a_missing_one_stops_the_chat_naming_it() {
+    let env = TestEnv::new().await;
+    let (server, base) = ironclaw_llm::testing::ScriptedServer::start()
+        .await
+        .expect("scripted server");
+    let base = format!("{base}/v1");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let photo = dir.path().join("photo.png");
+    std::fs::write(&photo, picture(2000, 500)).expect("write the picture");
+    let args = |image: &str| {
+        vec![
+            "--provider".to_string(),
+            "openai".into(),
+            "--base-url".into(),
+            base.clone(),
+            "--model".into(),
+            "gpt-4o".into(),
+            "--image".into(),
+            image.to_string(),
+            "-m".into(),
+            "what is this?".into(),
+        ]
+    };
+    server.push(says("A gradient."));
+    let ok = args(photo.to_str().expect("utf-8"));
+    let ok: Vec<&str> = ok.iter().map(String::as_str).collect();
+    let (stdout, _) = chat_cli(&env, &ok).await;
+    assert!(stdout.contains("A gradient."), "{stdout}");
+    let requests = server.chat_requests();
+    let sent: Vec<(u32, u32)> = pictures_in(&requests[0].body)
+        .into_iter()
+        .map(|(_, w, h)| (w, h))
+        .collect();
+    assert_eq!(
+        sent,
+        [(1568, 392)],
+        "gpt-4o reads images: the picture goes, scaled"
+    );
+
+    let missing = dir.path().join("nope.png");
+    let bad = args(missing.to_str().expect("utf-8"));
+    let bad: Vec<&str> = bad.iter().map(String::as_str).collect();
+    let (status, _, stderr) = chat_cli_status(&env, &bad).await;
+    assert!(!status.success());
+    assert!(
+        stderr.contains("--image")
+            && stderr.contains("nope.png")
+            && stderr.contains("cannot read it"),
+        "{stderr}"
+    );
+    assert_eq!(server.chat_requests().len(), 1, "no model was asked");
+}

@@ -140,7 +140,7 @@ export class ChatView {
       { testid: "chat-view", className: "chat" },
       h("header", { className: "chat-head" }, this.title, h("span", { className: "spacer" }), this.rules, this.meter, this.chip, this.picker.el, wsBtn),
       this.log,
-      h("footer", { className: "composer" }, this.tray.el, this.pictures.el, this.pictures.input, h("div", { className: "composer-box" }, this.tray.control, this.input, this.stopBtn, this.sendBtn), h("p", { className: "composer-hint" }, "Enter to send · Shift+Enter for a new line · drop files to attach them · paste a picture to show it to the model · code runs only after you approve it")),
+      h("footer", { className: "composer" }, this.tray.el, this.pictures.el, this.pictures.input, h("div", { className: "composer-box" }, this.tray.control, this.input, this.stopBtn, this.sendBtn), h("p", { className: "composer-hint" }, "Enter to send · Shift+Enter for a new line · drop files or paste pictures · code runs only after you approve it")),
       this.tray.overlay,
     );
   }
@@ -654,7 +654,7 @@ export class ChatView {
     const line = error
       ? `Could not show ${renderVisible(path)} to the model: ${renderVisible(error)}`
       : `The model looked at ${renderVisible(path)}${dims ? ` (${dims})` : ""}`;
-    const el = h("div", { testid: "viewed", className: `viewed${error ? " failed" : ""}` }, icon("picture", 14), h("span", {}, line));
+    const el = h("div", { testid: "viewed", className: `viewed${error ? " failed" : ""}` }, h("p", { className: "viewed-line" }, icon("picture", 14), h("span", {}, line)));
     if (image) el.append(thumbnail(image.name, image.dataUrl, image));
     this.append(el);
     return el;
