@@ -13,6 +13,10 @@ hasApiKey: boolean,
  */
 contextWindow?: number | null, toolMode: ToolModeName, 
 /**
+ * Whether the model reads pictures (`null`: ask the server, else judge by the name).
+ */
+images?: boolean | null, 
+/**
  * Other models the chat's model menu offers, one per entry: `model` (this provider's) or
  * `anthropic:claude-…` (another provider, its key from its variable or the keyring).
  */

@@ -52,6 +52,7 @@ export class ProviderFields {
   readonly apiKey: HTMLInputElement;
   readonly window: HTMLInputElement;
   readonly toolMode: HTMLSelectElement;
+  readonly images: HTMLSelectElement;
   readonly moreModels: HTMLTextAreaElement | null;
   private readonly keyRow: HTMLElement;
 
@@ -73,6 +74,10 @@ export class ProviderFields {
     for (const [value, label] of [["auto", "Find out (recommended)"], ["native", "Tool calls"], ["codeBlocks", "Code blocks (models without tool calling)"]]) {
       this.toolMode.append(h("option", { value }, label));
     }
+    this.images = h("select", { testid: "provider-images", className: "input", "aria-label": "Whether the model reads pictures" });
+    for (const [value, label] of [["auto", "Find out (recommended)"], ["yes", "Yes"], ["no", "No"]]) {
+      this.images.append(h("option", { value }, label));
+    }
     this.moreModels = ids.moreModels
       ? h("textarea", { testid: ids.moreModels, className: "input", rows: 3, spellcheck: "false", placeholder: "gpt-4o-mini\nanthropic:claude-sonnet-4-5" })
       : null;
@@ -88,6 +93,7 @@ export class ProviderFields {
       field("Model", this.model),
       this.keyRow,
       field("Runs code through", this.toolMode, "Models without tool calling write ```python or ```bash blocks instead; each block then asks for your approval like any run."),
+      field("Reads pictures", this.images, "Pictures you paste go only to a model that reads them; otherwise it is told one was left out. Found out from Ollama, else from the model's name."),
       field("Context window", this.window, "Tokens the model reads at once. Leave empty to use what the provider or IronClaw knows of the model; set it when a local server runs with a smaller window."),
       this.moreModels
         ? field("More models", this.moreModels, "One per line, offered in the chat's model menu: a model of this provider, or provider:model for another (openai:, anthropic:, ollama:; its key from its usual variable or the keyring).")
@@ -99,6 +105,7 @@ export class ProviderFields {
     this.model.value = p?.model ?? "";
     this.window.value = p?.contextWindow ? String(p.contextWindow) : "";
     this.toolMode.value = p?.toolMode ?? "auto";
+    this.images.value = p?.images == null ? "auto" : p.images ? "yes" : "no";
     if (this.moreModels) this.moreModels.value = (p?.moreModels ?? []).join("\n");
     this.kind.addEventListener("change", () => this.sync());
     this.sync();
@@ -151,6 +158,7 @@ export class ProviderFields {
         hasApiKey: this.hasKeyFor(kind),
         contextWindow: Number.parseInt(this.window.value, 10) || null,
         toolMode: this.toolMode.value as ToolModeName,
+        images: this.images.value === "auto" ? null : this.images.value === "yes",
         // First run shows no list: what the file has is kept.
         moreModels: this.moreModels
           ? this.moreModels.value.split("\n").map((l) => l.trim()).filter(Boolean)

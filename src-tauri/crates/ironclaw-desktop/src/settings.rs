@@ -85,6 +85,7 @@ impl SettingsStore {
             base_url: c.base_url,
             model: c.model,
             context_window: c.context_window,
+            images: c.images,
             tool_mode: match c.tool_mode.unwrap_or_default() {
                 ironclaw_llm::ToolMode::Auto => ToolModeName::Auto,
                 ironclaw_llm::ToolMode::Native => ToolModeName::Native,
@@ -142,6 +143,7 @@ impl SettingsStore {
                 ));
             }
             config.context_window = p.context_window;
+            config.images = p.images;
             config.tool_mode = match p.tool_mode {
                 ToolModeName::Auto => None,
                 ToolModeName::Native => Some(ironclaw_llm::ToolMode::Native),
@@ -305,6 +307,7 @@ mod tests {
                 has_api_key: true,
                 context_window: Some(16_384),
                 tool_mode: ToolModeName::CodeBlocks,
+                images: Some(true),
                 more_models: vec![],
             }),
             long_run_notify_ms: 5000,
@@ -317,6 +320,7 @@ mod tests {
         assert_eq!(config.model.as_deref(), Some("llama3"));
         assert_eq!(config.context_window, Some(16_384));
         assert_eq!(config.tool_mode, Some(ironclaw_llm::ToolMode::CodeBlocks));
+        assert_eq!(config.images, Some(true));
         assert_eq!(saved.long_run_notify_ms, 5000);
         // `hasApiKey` is read back from the keyring, never taken from the UI.
         assert!(!saved.provider.unwrap().has_api_key);
@@ -375,6 +379,7 @@ mod tests {
                 has_api_key: false,
                 context_window: None,
                 tool_mode: ToolModeName::Auto,
+                images: None,
                 more_models: vec![],
             }),
             ..Settings::default()

@@ -400,6 +400,10 @@ pub struct ProviderSettings {
     pub context_window: Option<u32>,
     #[serde(default)]
     pub tool_mode: ToolModeName,
+    /// Whether the model reads pictures (`null`: ask the server, else judge by the name).
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
+    pub images: Option<bool>,
     /// Other models the chat's model menu offers, one per entry: `model` (this provider's) or
     /// `anthropic:claude-…` (another provider, its key from its variable or the keyring).
     #[serde(default)]

@@ -195,6 +195,45 @@ async fn ollamas_window_and_tool_calling_come_from_the_model_and_a_setting_overr
 }
 
 #[tokio::test]
+async fn whether_a_model_reads_images_comes_from_the_setting_then_ollama_then_its_name() {
+    // Ollama says: its capabilities win over the name ("tiny" says nothing, "llava" would).
+    let (server, base) = ScriptedServer::start().await.unwrap();
+    server.set_models(["tiny:1b"]);
+    let plain = resolve_in(&[("IRONCLAW_OLLAMA_BASE_URL", &base)], None)
+        .await
+        .unwrap();
+    assert!(!plain.images);
+    server.set_model_with_vision();
+    let vision = resolve_in(&[("IRONCLAW_OLLAMA_BASE_URL", &base)], None)
+        .await
+        .unwrap();
+    assert!(vision.images);
+    // The setting wins over what Ollama says, both ways.
+    let mut config = ProviderConfig::new(ProviderKind::Ollama);
+    config.base_url = Some(base.clone());
+    config.model = Some("tiny:1b".into());
+    config.images = Some(false);
+    assert!(!resolve_in(&[], Some(&config)).await.unwrap().images);
+    let env_says = resolve_in(
+        &[
+            ("IRONCLAW_OLLAMA_BASE_URL", &base),
+            ("IRONCLAW_IMAGES", "no"),
+        ],
+        None,
+    )
+    .await
+    .unwrap();
+    assert!(!env_says.images);
+    // A server that does not say: the name decides.
+    let mut openai = ProviderConfig::new(ProviderKind::OpenAi);
+    openai.base_url = Some(format!("{base}/v1"));
+    openai.model = Some("gpt-4o-mini".into());
+    assert!(resolve_in(&[], Some(&openai)).await.unwrap().images);
+    openai.model = Some("gpt-3.5-turbo".into());
+    assert!(!resolve_in(&[], Some(&openai)).await.unwrap().images);
+}
+
+#[tokio::test]
 async fn an_ollama_without_models_is_not_enough() {
     let (server, base) = ScriptedServer::start().await.unwrap();
     server.set_models(Vec::<String>::new());
