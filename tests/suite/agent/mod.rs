@@ -9,6 +9,7 @@ mod altered;
 mod approvals;
 mod attach;
 mod audit_anchor;
+mod branch;
 mod cancel;
 mod code_blocks;
 mod context;

@@ -7,6 +7,7 @@
 
 pub mod approval;
 pub mod audit_anchor;
+pub mod branch;
 pub mod code_blocks;
 pub mod context;
 pub mod error;

@@ -26,6 +26,7 @@ use network_switch::joins_live;
 
 pub mod attachments;
 pub mod checkpoints;
+pub mod fork;
 mod leftovers;
 mod network_switch;
 

@@ -99,6 +99,11 @@ pub enum StoreError {
     #[error("no {what} with id {id} in the history; it may have been deleted")]
     NotFound { what: &'static str, id: String },
 
+    #[error(
+        "a branch starts at one of the person's messages in that conversation; {id} is not one"
+    )]
+    NotABranchPoint { id: String },
+
     #[error("approval {id} was already {status}; ask for a new approval to run this code")]
     NotPending { id: String, status: ApprovalStatus },
 
@@ -211,6 +216,7 @@ impl StoreError {
             | Self::Foreign { .. }
             | Self::Migration { .. }
             | Self::NotFound { .. }
+            | Self::NotABranchPoint { .. }
             | Self::NotPending { .. }
             | Self::NotApproved { .. }
             | Self::ApprovalUsed { .. }

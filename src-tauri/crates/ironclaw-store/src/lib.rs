@@ -27,8 +27,9 @@ pub use disk::{free_bytes, io_is_disk_full, FreeSpace};
 pub use error::{Result, StoreError};
 pub use export::render_markdown;
 pub use history::{
-    FreshStart, History, NewImage, ReconcileReport, Recovered, RunCheckpoint, StoredImage,
-    TableSalvage, HIGHLIGHT_END, HIGHLIGHT_START, PLACEHOLDER_TITLE, STREAM_CHECKPOINT_INTERVAL,
+    branch_key, BranchOrigin, FreshStart, History, NewImage, ReconcileReport, Recovered,
+    RunCheckpoint, StoredImage, TableSalvage, HIGHLIGHT_END, HIGHLIGHT_START, PLACEHOLDER_TITLE,
+    STREAM_CHECKPOINT_INTERVAL,
 };
 pub use model::*;
 pub use notice::{audit_summary, NoticeAudience, StateNotice};

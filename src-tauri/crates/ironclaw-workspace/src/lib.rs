@@ -10,4 +10,5 @@
 
 pub mod attach;
 pub mod checkpoint;
+pub mod copy;
 pub mod reader;

@@ -8,6 +8,7 @@ mod approvals;
 mod checkpoints;
 mod conversations;
 mod executions;
+mod fork;
 mod full;
 mod images;
 mod messages;
@@ -32,6 +33,7 @@ use crate::error::Result;
 use crate::model::RecoveryReport;
 
 pub use checkpoints::RunCheckpoint;
+pub use fork::{branch_key, BranchOrigin};
 pub use images::{NewImage, StoredImage};
 pub use messages::STREAM_CHECKPOINT_INTERVAL;
 pub use rebuild::{FreshStart, Recovered};
