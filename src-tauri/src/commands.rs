@@ -18,7 +18,7 @@ use ironclaw_desktop::types::{
 use ironclaw_desktop::{validate_external_url, CommandError, Desktop, ErrorKind};
 use ironclaw_protocol::{
     AgentEvent, ApprovalId, ApprovalPolicy, CodeHash, ConversationId, Decision, ExecutionId,
-    ExportFormat, HostDecision, ImageInput, OutputStream,
+    ExportFormat, HostDecision, ImageInput, MessageId, OutputStream,
 };
 use tauri::ipc::Channel;
 use tauri::{AppHandle, State, WebviewWindow};
@@ -107,6 +107,20 @@ pub fn list_conversations(
 #[tauri::command]
 pub fn create_conversation(desktop: State<'_, Desktop>) -> Res<ConversationSummary> {
     desktop.create_conversation().map_err(CommandError::from)
+}
+
+/// Branches the conversation at one of the person's messages (editing it): returns the new
+/// conversation, to which the edited message is then sent.
+#[tauri::command]
+pub async fn branch_conversation(
+    desktop: State<'_, Desktop>,
+    id: ConversationId,
+    message_id: MessageId,
+) -> Res<ConversationSummary> {
+    desktop
+        .branch_conversation(id, message_id)
+        .await
+        .map_err(CommandError::from)
 }
 
 #[tauri::command]

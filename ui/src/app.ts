@@ -57,6 +57,7 @@ export class App {
     });
     this.chat = new ChatView({
       send: (text, images) => this.send(text, images),
+      branch: (messageId, text, images) => this.branch(messageId, text, images),
       readImage: (path) => (this.currentId ? this.api.readWorkspaceImage(this.currentId, path) : Promise.reject("No conversation is open.")),
       fixFor: (e) => this.fixFor(e),
       stop: () => void this.cancel(),
@@ -250,6 +251,16 @@ export class App {
       default:
         break;
     }
+  }
+
+  /** Edit → a branch at that message, opened, with the edited message sent to it. */
+  private async branch(messageId: string, text: string, images: ImageInput[]): Promise<void> {
+    if (!this.currentId) return;
+    const branch = await this.api.branchConversation(this.currentId, messageId);
+    await this.sidebar.refresh("");
+    await this.open(branch.id);
+    this.chat.addUser(text, undefined, [], images.map((i) => ({ name: i.name, dataUrl: `data:image/png;base64,${i.data}`, input: i })));
+    await this.api.sendMessage(branch.id, text, images.length ? images : null);
   }
 
   private async send(text: string, images: ImageInput[]): Promise<void> {

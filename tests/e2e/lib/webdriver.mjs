@@ -218,6 +218,12 @@ export class Element {
     await this.cmd("POST", "/clear", {});
   }
 
+  /** Moves the pointer over the element (what shows hover-only controls). */
+  async hover() {
+    const actions = [{ type: "pointerMove", duration: 0, origin: { [ELEMENT]: this.id }, x: 0, y: 0 }];
+    await this.session.cmd("POST", "/actions", { actions: [{ type: "pointer", id: "mouse", parameters: { pointerType: "mouse" }, actions }] });
+  }
+
   async sendKeys(text) {
     await this.cmd("POST", "/value", { text });
   }

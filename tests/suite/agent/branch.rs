@@ -123,5 +123,91 @@ async fn a_branch_has_the_earlier_messages_the_files_as_they_were_and_a_fresh_in
     let first = branch.requests()[0].body.to_string();
     assert!(first.contains("write one") && first.contains("Wrote a.txt."));
     assert!(!first.contains("now change it"), "{first}");
-    assert!(first.contains("was branched here"), "{first}");
+    assert!(first.contains("branched from"), "{first}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ironclaw_history_branch_makes_the_branch_that_chat_goes_on_with() {
+    let env = TestEnv::new().await;
+    let (server, base) = ironclaw_llm::testing::ScriptedServer::start()
+        .await
+        .expect("scripted server");
+    let base = format!("{base}/v1");
+    let args = |rest: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = [
+            "--provider",
+            "openai",
+            "--base-url",
+            &base,
+            "--model",
+            "mock",
+            "--policy",
+            "never-ask",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        v.extend(rest.iter().map(|s| s.to_string()));
+        v
+    };
+    server.push_all([
+        asks_to_run("c1", "shell", "echo one > /workspace/a.txt"),
+        says("one written"),
+        asks_to_run("c2", "shell", "echo two > /workspace/a.txt"),
+        says("two written"),
+    ]);
+    let first = args(&["-m", "write one", "-m", "write two"]);
+    let first: Vec<&str> = first.iter().map(String::as_str).collect();
+    let (_, stderr) = chat_cli(&env, &first).await;
+    let original = stderr
+        .split("conversation ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no conversation id in: {stderr}"))
+        .to_string();
+
+    let mut cmd = tokio::process::Command::from(env.cli());
+    let out = cmd
+        .args(["history", "branch", &original, "--at", "2"])
+        .output()
+        .await
+        .expect("run ironclaw history branch");
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("1 later run taken back"), "{said}");
+    let branch = String::from_utf8_lossy(&out.stdout).trim().to_string();
+
+    server.push_all([
+        asks_to_run("c3", "shell", "cat /workspace/a.txt"),
+        says("it says one"),
+    ]);
+    let more = args(&["--conversation", &branch, "-m", "what does it say?"]);
+    let more: Vec<&str> = more.iter().map(String::as_str).collect();
+    chat_cli(&env, &more).await;
+    let last = server.chat_requests().last().expect("a request").clone();
+    let results = tool_results(&last);
+    assert_eq!(
+        results.last().map(|r| r.contains("one")),
+        Some(true),
+        "{results:?}"
+    );
+    let body = last.body.to_string();
+    assert!(
+        body.contains("write one") && !body.contains("write two"),
+        "{body}"
+    );
+
+    // Out of range: said, nothing made.
+    let mut cmd = tokio::process::Command::from(env.cli());
+    let out = cmd
+        .args(["history", "branch", &original, "--at", "3"])
+        .output()
+        .await
+        .expect("run ironclaw history branch");
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("has 2 messages of yours"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -24,6 +24,7 @@ import type { HostDecision } from "../bindings/HostDecision";
 import type { ImageInput } from "../bindings/ImageInput";
 import type { ImageProgress } from "../bindings/ImageProgress";
 import type { LogChunk } from "../bindings/LogChunk";
+import type { MessageId } from "../bindings/MessageId";
 import type { ModelMenu } from "../bindings/ModelMenu";
 import type { OutputStream } from "../bindings/OutputStream";
 import type { PendingApproval } from "../bindings/PendingApproval";
@@ -56,6 +57,11 @@ export interface Commands {
   listProfiles(): Promise<ProfileInfo[]>;
   listConversations(query?: string | null): Promise<ConversationSummary[]>;
   createConversation(): Promise<ConversationSummary>;
+  /**
+   * Branches the conversation at one of the person's messages (editing it): returns the new
+   * conversation, to which the edited message is then sent.
+   */
+  branchConversation(id: ConversationId, messageId: MessageId): Promise<ConversationSummary>;
   renameConversation(id: ConversationId, title: string): Promise<void>;
   deleteConversation(id: ConversationId): Promise<void>;
   /**
@@ -166,6 +172,7 @@ export const COMMAND_NAMES = [
   "list_profiles",
   "list_conversations",
   "create_conversation",
+  "branch_conversation",
   "rename_conversation",
   "delete_conversation",
   "export_conversation",
@@ -211,6 +218,7 @@ export const tauriCommands: Commands = {
   listProfiles: () => invoke<ProfileInfo[]>("list_profiles"),
   listConversations: (query) => invoke<ConversationSummary[]>("list_conversations", { query }),
   createConversation: () => invoke<ConversationSummary>("create_conversation"),
+  branchConversation: (id, messageId) => invoke<ConversationSummary>("branch_conversation", { id, messageId }),
   renameConversation: (id, title) => invoke<void>("rename_conversation", { id, title }),
   deleteConversation: (id) => invoke<void>("delete_conversation", { id }),
   exportConversation: (id, format) => invoke<string>("export_conversation", { id, format }),

@@ -268,6 +268,25 @@ export class FakeBackend implements Api {
     return { ...summary };
   }
 
+  async branchConversation(id: string, messageId: string): Promise<ConversationSummary> {
+    this.log("branchConversation", id, messageId);
+    const source = this.conv(id);
+    const at = source.items.findIndex((i) => i.type === "user" && i.id === messageId);
+    if (at < 0) throw new Error("a branch starts at one of the person's messages in that conversation");
+    const summary: ConversationSummary = {
+      id: newId("conv"),
+      title: `${source.summary.title} (branch)`,
+      updatedAt: Date.now(),
+      pendingApprovals: 0,
+    };
+    const note = { type: "note" as const, id: newId("msg"), text: `This conversation branched from “${source.summary.title}” at your message. Its Python interpreter starts fresh.`, at: Date.now() };
+    this.convs.set(summary.id, {
+      summary, items: [...source.items.slice(0, at).filter((i) => i.type !== "approval" && i.type !== "execution"), note], pending: [], policy: source.policy, rules: [], files: [...source.files],
+      waiters: new Map(), cancelled: false,
+    });
+    return { ...summary };
+  }
+
   async renameConversation(id: string, title: string): Promise<void> {
     this.log("renameConversation", id, title);
     this.conv(id).summary.title = title;
@@ -314,7 +333,9 @@ export class FakeBackend implements Api {
     }
     // As the app keeps them: the picture as sent (the fake does not scale it).
     const sent = (images ?? []).map((i) => ({ name: i.name, width: 0, height: 0, dataUrl: `data:image/png;base64,${i.data}` }));
-    c.items.push({ type: "user", id: newId("msg"), text, images: sent, at: Date.now() });
+    const messageId = newId("msg");
+    c.items.push({ type: "user", id: messageId, text, images: sent, at: Date.now() });
+    this.emit(id, { type: "userMessageSaved", messageId });
     if (c.summary.title === "New conversation") {
       c.summary.title = text.length > 40 ? `${text.slice(0, 40)}…` : text;
     }

@@ -53,4 +53,4 @@ alreadyDenied: boolean, } | { "type": "executionNetwork", executionId: Execution
 /**
  * `host:port`.
  */
-target: string, reason: string, } | { "type": "fetchEnded", callId: ToolCallId, report: FetchReport, } | { "type": "imageViewed", callId: ToolCallId, path: string, width: number, height: number, error: string | null, } | { "type": "networkDecided", target: string, decision: HostDecision, decidedBy: DecidedBy, };
+target: string, reason: string, } | { "type": "fetchEnded", callId: ToolCallId, report: FetchReport, } | { "type": "imageViewed", callId: ToolCallId, path: string, width: number, height: number, error: string | null, } | { "type": "userMessageSaved", messageId: MessageId, } | { "type": "networkDecided", target: string, decision: HostDecision, decidedBy: DecidedBy, };

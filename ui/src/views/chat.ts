@@ -30,6 +30,9 @@ import type { AttachedItem } from "../bindings/AttachedItem";
 
 export interface ChatActions {
   send(text: string, images: ImageInput[]): Promise<void>;
+  /** Edits the person's message `messageId`: a branch of the conversation at that message, to
+   *  which `text` (and the pictures) is sent. */
+  branch(messageId: string, text: string, images: ImageInput[]): Promise<void>;
   /** A workspace picture as a data: URL (what `view_image` showed the model, live). */
   readImage(path: string): Promise<string>;
   /** What a failed send's error points to, offered as a banner button. */
@@ -204,7 +207,7 @@ export class ChatView {
   private addHistory(item: HistoryItem): void {
     switch (item.type) {
       case "user":
-        this.addUser(item.text, item.at, [], item.images);
+        this.addUser(item.text, item.at, [], item.images, item.id);
         break;
       case "viewed":
         this.viewed(item.path, item.error ?? null, item.image ?? null);
@@ -278,7 +281,7 @@ export class ChatView {
   }
 
   /** `attached`: what this message tells the model about (when sent from here). */
-  addUser(text: string, at?: string | number, attached: AttachedItem[] = [], pictures: (Picture | SentImage)[] = []): void {
+  addUser(text: string, at?: string | number, attached: AttachedItem[] = [], pictures: (Picture | SentImage)[] = [], id?: string): void {
     const { note, typed } = splitNote(text);
     const names = renderVisible(attached.map((a) => (a.isDir ? `${a.name}/` : a.name)).join(", "));
     const line = note !== null ? renderVisible(note) : names ? `Attached: ${names}` : null;
@@ -287,7 +290,57 @@ export class ChatView {
     const shown = pictures.length
       ? h("div", { testid: "message-pictures", className: "message-pictures" }, ...pictures.map((p) => thumbnail(p.name, p.dataUrl, "width" in p ? p : undefined)))
       : null;
-    this.append(h("article", { testid: "message", className: "message user", "data-role": "user" }, noteEl, shown, body, at ? h("time", { className: "message-time" }, formatTime(at)) : null));
+    const edit = h("button", { testid: "edit-message", className: "btn btn-quiet btn-icon message-edit", type: "button", title: "Edit: send something else from here, in a branch", "aria-label": "Edit this message", hidden: !id }, icon("pencil", 14));
+    const el = h("article", { testid: "message", className: "message user", "data-role": "user" }, edit, noteEl, shown, body, at ? h("time", { className: "message-time" }, formatTime(at)) : null);
+    if (id) el.dataset.messageId = id;
+    edit.addEventListener("click", () => this.editMessage(el, typed, pictures));
+    this.append(el);
+  }
+
+  /** The person's message just sent has its id now: it can be edited. */
+  private userSaved(messageId: string): void {
+    const unsaved = [...this.log.querySelectorAll<HTMLElement>('[data-role="user"]:not([data-message-id])')];
+    const el = unsaved.at(-1);
+    if (!el) return;
+    el.dataset.messageId = messageId;
+    const edit = el.querySelector<HTMLElement>('[data-testid="edit-message"]');
+    if (edit) edit.hidden = false;
+  }
+
+  /** An editor in place of the message; sending it branches the conversation there. */
+  private editMessage(el: HTMLElement, typed: string, pictures: (Picture | SentImage)[]): void {
+    const id = el.dataset.messageId;
+    if (!id || el.querySelector('[data-testid="edit-input"]')) return;
+    const input = h("textarea", { testid: "edit-input", className: "composer-input edit-input", rows: 3, "aria-label": "Edited message" });
+    input.value = typed;
+    const send = h("button", { testid: "edit-send", className: "btn btn-primary", type: "button" }, "Send in a branch");
+    const cancel = h("button", { testid: "edit-cancel", className: "btn btn-quiet", type: "button" }, "Cancel");
+    const hint = h("p", { className: "edit-hint" }, "A new conversation branches here, with everything before this message and the files as they were then; this one stays as it is. The interpreter starts fresh.");
+    const editor = h("div", { testid: "message-editor", className: "message-editor" }, input, hint, h("div", { className: "edit-actions" }, cancel, send));
+    el.append(editor);
+    el.classList.add("editing");
+    input.focus();
+    const close = () => {
+      editor.remove();
+      el.classList.remove("editing");
+    };
+    cancel.addEventListener("click", close);
+    input.addEventListener("keydown", (ev) => {
+      if (ev.key === "Escape") {
+        ev.stopPropagation();
+        close();
+      }
+    });
+    send.addEventListener("click", () => {
+      const text = input.value.trim();
+      if (!text && pictures.length === 0) return;
+      send.disabled = true;
+      const images: ImageInput[] = pictures.map((p) => ("input" in p ? p.input : { name: p.name, data: p.dataUrl.slice(p.dataUrl.indexOf(",") + 1) }));
+      this.actions.branch(id, text, images).then(close, (e) => {
+        send.disabled = false;
+        this.notice(`Could not branch the conversation: ${errorText(e)}`, true);
+      });
+    });
   }
 
   private assistant(messageId: string): Message {
@@ -547,6 +600,9 @@ export class ChatView {
       case "fetchHostAsked":
         this.fetchHosts.add(e.target);
         this.hostPrompt(e.target, e.reason, this.fetchCard(e.callId, e.url));
+        break;
+      case "userMessageSaved":
+        this.userSaved(e.messageId);
         break;
       case "imageViewed":
         if (e.error) {

@@ -28,6 +28,7 @@ pub async fn branch(
     at: MessageId,
 ) -> Result<Branched> {
     let point = history.get_message(at)?;
+    let title = history.get_conversation(source)?.title;
     let conversation = history.fork_conversation(source, at)?.id;
     let first_later = first_run_from(history, source, point.created_at)?;
     let from = SessionName::new(source.to_string())?;
@@ -69,29 +70,20 @@ pub async fn branch(
                  original's files."
             .to_string(),
     };
+    // One note, for both: the chat shows it, and the model is told it with the next message.
     let note = format!(
-        "This conversation branched from an earlier one at your message. {files} Its Python \
-         interpreter starts fresh: variables and imports from earlier runs are gone."
+        "This conversation branched from “{title}” here: the person edited their next message. \
+         {files} The Python interpreter starts fresh: variables and imports from earlier runs \
+         are gone and must be recreated if needed."
     );
-    let save = |role, content: &str| {
-        history.add_message(&NewMessage {
-            conversation_id: conversation,
-            turn_id: None,
-            role,
-            content: content.to_owned(),
-            status: MessageStatus::Complete,
-            model: None,
-        })
-    };
-    save(MessageRole::SystemNote, &note)?;
-    save(
-        MessageRole::ModelNote,
-        &format!(
-            "The conversation was branched here: the person changed their next message. {files} \
-             The interpreter is fresh, so anything earlier runs defined in memory must be \
-             recreated."
-        ),
-    )?;
+    history.add_message(&NewMessage {
+        conversation_id: conversation,
+        turn_id: None,
+        role: MessageRole::ModelNote,
+        content: note.clone(),
+        status: MessageStatus::Complete,
+        model: None,
+    })?;
     Ok(Branched { conversation, note })
 }
 

@@ -131,6 +131,15 @@ enum HistoryCommand {
         #[arg(long)]
         purge: bool,
     },
+    /// Branch a conversation at the person's Nth message, to say it differently: a new
+    /// conversation with everything before it, the files as they were then (a copy), a fresh
+    /// interpreter. Prints the new id; go on with `ironclaw chat --conversation ID`.
+    Branch {
+        id: String,
+        /// Which of the person's messages (1 = the first) the branch replaces.
+        #[arg(long, value_name = "N")]
+        at: usize,
+    },
     /// Replace a damaged history with a new one holding every row that can still be read
     /// (the damaged file is kept as a copy).
     Recover,
@@ -216,6 +225,7 @@ fn main() -> ExitCode {
                 HistoryCommand::Search { text, limit } => commands::history::search(&text, limit),
                 HistoryCommand::Export { id, format } => commands::history::export(&id, format),
                 HistoryCommand::Rm { id, purge } => commands::history::delete(&id, purge).await,
+                HistoryCommand::Branch { id, at } => commands::history::branch(&id, at).await,
                 HistoryCommand::Recover => commands::history::recover(),
                 HistoryCommand::Reset => commands::history::reset(),
             },

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use ironclaw_agent::SessionHandle;
 use ironclaw_llm::Provider;
 use ironclaw_protocol::{
-    ApprovalId, ConversationId, ExecutionId, ExportFormat, ImageInput, Op, OutputStream,
+    ApprovalId, ConversationId, ExecutionId, ExportFormat, ImageInput, MessageId, Op, OutputStream,
 };
 use ironclaw_sandbox::session::SessionName;
 use ironclaw_sandbox::Paths;
@@ -247,6 +247,32 @@ impl Desktop {
         let policy = self.core.settings.defaults()?.default_policy;
         let c = self.core.history.create_conversation(UNTITLED, policy)?;
         conversations::summary(&self.core.history, &self.core.pending, c.id)
+    }
+
+    /// A branch of conversation `id` at the person's message `at` (see
+    /// `ironclaw_agent::branch`): what came before it, the files as they were then, a fresh
+    /// interpreter. The front end then sends the edited message to the branch. Without Docker
+    /// the branch is made all the same, with an empty workspace, and says so.
+    pub async fn branch_conversation(
+        &self,
+        id: ConversationId,
+        at: MessageId,
+    ) -> Result<ConversationSummary> {
+        let sandbox = match self.core.sandbox().await {
+            Ok(sandbox) => Some(sandbox),
+            Err(e) => {
+                tracing::warn!(error = %e, "branching without the sandbox: its files are not copied");
+                None
+            }
+        };
+        let branched =
+            ironclaw_agent::branch::branch(&self.core.history, sandbox.as_deref(), id, at).await?;
+        self.core.conversation_updated(branched.conversation);
+        conversations::summary(
+            &self.core.history,
+            &self.core.pending,
+            branched.conversation,
+        )
     }
 
     pub fn rename_conversation(&self, id: ConversationId, title: &str) -> Result<()> {

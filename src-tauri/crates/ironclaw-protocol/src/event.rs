@@ -356,6 +356,12 @@ pub enum AgentEvent {
         height: u32,
         error: Option<String>,
     },
+    /// The person's message was saved (before its turn starts): its id, by which it can be
+    /// edited into a branch later.
+    #[serde(rename_all = "camelCase")]
+    UserMessageSaved {
+        message_id: MessageId,
+    },
     /// A [`Op::DecideHost`] was applied.
     #[serde(rename_all = "camelCase")]
     NetworkDecided {

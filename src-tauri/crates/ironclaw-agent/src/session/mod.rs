@@ -354,7 +354,10 @@ async fn actor(
                             model: None,
                         }, &images);
                         match stored {
-                            Ok(_) => queue.push_back(images::Queued { text, images, refused }),
+                            Ok(m) => {
+                                inner.emit(AgentEvent::UserMessageSaved { message_id: m.id });
+                                queue.push_back(images::Queued { text, images, refused });
+                            }
                             Err(e) => {
                                 tracing::debug!(error = %e, "the person's message could not be saved; no turn starts");
                                 inner.emit(AgentEvent::MessageNotSaved {

@@ -118,6 +118,35 @@ pub async fn delete(id: &str, purge: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+pub async fn branch(id: &str, at: usize) -> anyhow::Result<ExitCode> {
+    let history = open_history()?;
+    let id = conversation_id(id)?;
+    let full = history.get_full_conversation(id)?;
+    let mine: Vec<_> = full
+        .messages
+        .iter()
+        .filter(|m| m.message.role == ironclaw_store::MessageRole::User)
+        .collect();
+    let point = at.checked_sub(1).and_then(|i| mine.get(i)).ok_or_else(|| {
+        anyhow::anyhow!(
+            "--at {at}: the conversation has {} message{} of yours (1 is the first)",
+            mine.len(),
+            if mine.len() == 1 { "" } else { "s" }
+        )
+    })?;
+    // Without the engine the branch is made all the same, with an empty workspace.
+    let sandbox = super::open().await.ok();
+    let branched =
+        ironclaw_agent::branch::branch(&history, sandbox.as_ref(), id, point.message.id).await?;
+    eprintln!("{}", inert(&branched.note));
+    eprintln!(
+        "go on with: ironclaw chat --conversation {}",
+        branched.conversation
+    );
+    println!("{}", branched.conversation);
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Whether the history at `path` is damaged: `Ok(None)` when it opens fine.
 fn damage(paths: &Paths) -> anyhow::Result<Option<StoreError>> {
     match ironclaw_agent::state::open_history(paths) {

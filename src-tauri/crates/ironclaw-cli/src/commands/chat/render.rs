@@ -134,7 +134,7 @@ pub(super) fn render(event: AgentEvent) {
         }
         AgentEvent::FetchStarted { url, .. } => eprintln!("\n── fetch {} ──", inert(&url)),
         // Asked by the chat loop, which reads the answer.
-        AgentEvent::FetchHostAsked { .. } => {}
+        AgentEvent::FetchHostAsked { .. } | AgentEvent::UserMessageSaved { .. } => {}
         AgentEvent::ImageViewed {
             path,
             width,

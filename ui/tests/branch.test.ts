@@ -1,0 +1,49 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { all, q, settle, startFakeApp } from "./helpers";
+
+let root: HTMLElement;
+
+beforeEach(() => {
+  root = document.createElement("div");
+  document.body.append(root);
+});
+afterEach(() => document.body.replaceChildren());
+
+describe("editing a sent message", () => {
+  it("branches the conversation there and sends the edited text to the branch", async () => {
+    const { api } = await startFakeApp(root);
+    const first = all("message").find((m) => m.dataset.role === "user")!;
+    const id = first.dataset.messageId;
+    expect(id).toBeTruthy();
+    const edit = q<HTMLButtonElement>("edit-message", first);
+    expect(edit.hidden).toBe(false);
+    edit.click();
+    const input = q<HTMLTextAreaElement>("edit-input", first);
+    expect(input.value).toBe("Which region sold the most last quarter? The data is in sales.csv.");
+    input.value = "Which region sold the least?";
+    q<HTMLButtonElement>("edit-send", first).click();
+    await settle();
+    await settle();
+    expect(api.calls.find((c) => c.name === "branchConversation")?.args).toEqual(["conv-sales", id]);
+    const sent = api.calls.find((c) => c.name === "sendMessage");
+    expect(sent?.args.slice(1, 2)).toEqual(["Which region sold the least?"]);
+    expect(sent?.args[0]).not.toBe("conv-sales");
+    expect(root.textContent).toContain("branched from");
+    expect(q("chat-view").textContent).not.toContain("Which region sold the most");
+  });
+
+  it("a message sent now can be edited once it is saved; Cancel leaves it as it was", async () => {
+    const { api } = await startFakeApp(root);
+    const input = q<HTMLTextAreaElement>("message-input");
+    input.value = "hello there";
+    q<HTMLButtonElement>("send-button").click();
+    await settle();
+    const mine = all("message").filter((m) => m.dataset.role === "user").at(-1)!;
+    expect(mine.dataset.messageId).toBeTruthy();
+    q<HTMLButtonElement>("edit-message", mine).click();
+    expect(q<HTMLTextAreaElement>("edit-input", mine).value).toBe("hello there");
+    q<HTMLButtonElement>("edit-cancel", mine).click();
+    expect(mine.querySelector('[data-testid="edit-input"]')).toBeNull();
+    expect(api.calls.some((c) => c.name === "branchConversation")).toBe(false);
+  });
+});
