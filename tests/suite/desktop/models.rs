@@ -40,7 +40,7 @@ async fn a_conversation_switches_to_another_provider_with_its_tool_calls_transla
     std::fs::write(
         app.env.paths.config_dir.join("provider.yaml"),
         format!(
-            "kind: openai\nbase_url: {base}/v1\nmodel: {model}\napi_key_env: IRONCLAW_SWITCH_TEST_KEY\nmore_models:\n  - kind: anthropic\n    base_url: {base}\n    model: claude-test\n    api_key_env: IRONCLAW_SWITCH_TEST_KEY\n",
+            "kind: openai\nbase_url: {base}/v1\nmodel: {model}\napi_key_env: IRONCLAW_SWITCH_TEST_KEY\nmore_models:\n  - kind: anthropic\n    name: work-claude\n    base_url: {base}\n    model: claude-test\n    api_key_env: IRONCLAW_SWITCH_TEST_KEY\n",
             model = ironclaw_tests::agent::MODEL
         ),
     )
@@ -64,12 +64,12 @@ async fn a_conversation_switches_to_another_provider_with_its_tool_calls_transla
         .map(|o| format!("{}:{}", o.provider, o.model))
         .collect();
     assert!(
-        listed.contains(&"anthropic:claude-test".to_owned()),
+        listed.contains(&"work-claude:claude-test".to_owned()),
         "{listed:?}"
     );
 
     app.desktop
-        .use_model(id, "anthropic".into(), "claude-test".into())
+        .use_model(id, "work-claude".into(), "claude-test".into())
         .await
         .expect("switch");
     let changed = app
@@ -80,7 +80,7 @@ async fn a_conversation_switches_to_another_provider_with_its_tool_calls_transla
     assert_eq!(
         changed,
         AgentEvent::ModelChanged {
-            provider: "anthropic".into(),
+            provider: "work-claude".into(),
             model: "claude-test".into()
         }
     );
@@ -125,7 +125,8 @@ async fn a_conversation_switches_to_another_provider_with_its_tool_calls_transla
                 "openai-compatible:{}",
                 ironclaw_tests::agent::MODEL
             )),
-            Some("anthropic:claude-test".to_owned())
+            // A switched-to model by the name the menu gave it.
+            Some("work-claude:claude-test".to_owned())
         ]
     );
 
@@ -135,7 +136,7 @@ async fn a_conversation_switches_to_another_provider_with_its_tool_calls_transla
         .expect("export");
     let text = std::fs::read_to_string(exported).expect("the export");
     assert!(
-        text.contains("### Assistant (anthropic:claude-test)"),
+        text.contains("### Assistant (work-claude:claude-test)"),
         "{text}"
     );
 
@@ -145,7 +146,7 @@ async fn a_conversation_switches_to_another_provider_with_its_tool_calls_transla
     let current = view.model.expect("a current model");
     assert_eq!(
         (current.provider.as_str(), current.model.as_str()),
-        ("anthropic", "claude-test")
+        ("work-claude", "claude-test")
     );
     app.push_all([says("Still Claude.")]);
     app.send("who are you?").await;

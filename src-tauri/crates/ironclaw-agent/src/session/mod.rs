@@ -135,8 +135,10 @@ pub(crate) struct Inner {
     pub unaudited: Mutex<Option<String>>,
     /// The sandbox and the model, once a turn needed them.
     runtime: tokio::sync::OnceCell<Runtime>,
-    /// The model the person switched to (`Op::UseModel`), over the resolved runtime's.
-    model_override: Mutex<Option<ModelRuntime>>,
+    /// The model the person switched to (`Op::UseModel`), over the resolved runtime's, with
+    /// the provider's name as the front end offered it (`local` for a `more_models` entry so
+    /// named), which the history then labels its answers with.
+    model_override: Mutex<Option<(String, ModelRuntime)>>,
     /// A switch made before the app last stopped, applied when a turn first needs the model.
     remembered_model: Mutex<Option<(String, String)>>,
     /// What IronClaw has to tell the model with the person's next message (an undone run).
@@ -160,9 +162,20 @@ impl Inner {
 
     fn with_override(&self, base: &Runtime) -> Runtime {
         match self.model_override.lock().ok().and_then(|m| m.clone()) {
-            Some(m) => base.clone().with_model(m),
+            Some((_, m)) => base.clone().with_model(m),
             None => base.clone(),
         }
+    }
+
+    /// How the history names the model of an answer (`openai:gpt-4o`): by the provider's name
+    /// in the model menu once the person switched, so the label matches what they picked.
+    pub(super) fn model_label(&self, provider: &dyn ironclaw_llm::Provider, model: &str) -> String {
+        let chosen = self
+            .model_override
+            .lock()
+            .ok()
+            .and_then(|m| m.as_ref().map(|(name, _)| name.clone()));
+        format!("{}:{model}", chosen.as_deref().unwrap_or(provider.id()))
     }
 
     /// Whether the model's code blocks are its run requests.
@@ -200,7 +213,7 @@ impl Inner {
                 }
                 let (provider, model) = (provider.to_owned(), m.model.clone());
                 if let Ok(mut slot) = self.model_override.lock() {
-                    *slot = Some(m);
+                    *slot = Some((provider.clone(), m));
                 }
                 // Learnt per model: the next one is asked for tool calls first again.
                 self.code_blocks

@@ -470,7 +470,7 @@ async fn generate(
             role: MessageRole::Assistant,
             content: String::new(),
             status: MessageStatus::Streaming,
-            model: Some(format!("{}:{}", provider.id(), request.model)),
+            model: Some(inner.model_label(provider, &request.model)),
         })
         .map_err(|e| StepError::Failed(format!("could not save the answer: {e}")))?;
     let mut acc = TurnAccumulator::default();
