@@ -11,9 +11,10 @@ afterEach(() => document.body.replaceChildren());
 
 const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3]);
 
-function paste(target: HTMLElement, files: File[]): Event {
+function paste(target: HTMLElement, files: File[], asItems = false): Event {
   const ev = new Event("paste", { bubbles: true, cancelable: true });
-  Object.defineProperty(ev, "clipboardData", { value: { files } });
+  const items = files.map((f) => ({ kind: "file", type: f.type, getAsFile: () => f }));
+  Object.defineProperty(ev, "clipboardData", { value: asItems ? { files: [], items } : { files, items } });
   target.dispatchEvent(ev);
   return ev;
 }
@@ -61,6 +62,13 @@ describe("pictures for the model", () => {
     const sent = api.calls.find((c) => c.name === "sendMessage");
     expect(sent?.args[1]).toBe("");
     expect((sent?.args[2] as unknown[]).length).toBe(1);
+  });
+
+  it("a picture the clipboard lists only among its items is taken too", async () => {
+    await startFakeApp(root);
+    const ev = paste(q("message-input"), [new File([PNG], "copied.png", { type: "image/png" })], true);
+    expect(ev.defaultPrevented).toBe(true);
+    await until(() => all("picture-chip").length === 1);
   });
 
   it("what the model looked at is said, with why when it could not be", async () => {

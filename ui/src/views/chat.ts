@@ -130,7 +130,11 @@ export class ChatView {
     this.tray = new AttachTray((folders) => this.actions.attach(folders), undefined, () => this.pictures.input.click());
     // A pasted picture goes with the message; pasted text stays the textarea's.
     this.input.addEventListener("paste", (ev) => {
-      const files = [...(ev.clipboardData?.files ?? [])].filter((f) => f.type.startsWith("image/"));
+      const data = ev.clipboardData;
+      // Some engines list a copied picture only among the items, not the files.
+      const listed = [...(data?.files ?? [])];
+      const items = [...(data?.items ?? [])].filter((i) => i.kind === "file").map((i) => i.getAsFile()).filter((f): f is File => f !== null);
+      const files = (listed.length ? listed : items).filter((f) => f.type.startsWith("image/"));
       if (files.length === 0) return;
       ev.preventDefault();
       void this.pictures.add(files);
