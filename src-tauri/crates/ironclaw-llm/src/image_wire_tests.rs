@@ -63,6 +63,33 @@ fn openai_sends_content_parts_and_a_tool_s_picture_as_the_next_user_message() {
 }
 
 #[test]
+fn openai_puts_what_tools_showed_after_the_last_result_of_the_turn() {
+    let mut req = request();
+    // A second call in the same answer, without a picture.
+    if let Message::Assistant { tool_calls, .. } = &mut req.messages[1] {
+        tool_calls.push(ToolCall {
+            id: "call_2".into(),
+            name: "run_code".into(),
+            arguments: "{}".into(),
+            echo: None,
+        });
+    }
+    req.messages
+        .push(Message::tool_result("call_2", "done", false));
+    req.messages.push(Message::user("thanks"));
+    let body = crate::openai::wire::request_body(&req);
+    let roles: Vec<&str> = body["messages"]
+        .as_array()
+        .map(|m| m.iter().filter_map(|m| m["role"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(roles, ["user", "assistant", "tool", "tool", "user", "user"]);
+    assert_eq!(
+        body["messages"][4]["content"][1]["image_url"]["url"],
+        "data:image/png;base64,iVBORw0K"
+    );
+}
+
+#[test]
 fn anthropic_sends_image_blocks_in_the_message_and_in_the_tool_result() {
     let body = crate::anthropic::wire::request_body(&request());
     let image = json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0K"}});

@@ -9,16 +9,19 @@ pub(crate) fn request_body(req: &ChatRequest) -> Value {
     if !req.system.is_empty() {
         messages.push(json!({"role": "system", "content": req.system}));
     }
+    // A tool message's content is text only, so what tools showed follows as the user's, after
+    // the last result of the turn: the API wants every result right after the call.
+    let mut shown: Vec<&crate::Image> = Vec::new();
     for m in &req.messages {
+        if !matches!(m, Message::Tool { .. }) {
+            flush_shown(&mut shown, &mut messages);
+        }
         messages.push(message(m));
-        // A tool message's content is text only, so what a tool showed follows as the user's.
         if let Message::Tool { images, .. } = m {
-            if !images.is_empty() {
-                messages.push(json!({"role": "user", "content": image_parts(
-                    "The image the tool call above showed:", images)}));
-            }
+            shown.extend(images);
         }
     }
+    flush_shown(&mut shown, &mut messages);
 
     let mut body = Map::new();
     body.insert("model".into(), json!(req.model));
@@ -56,6 +59,19 @@ pub(crate) fn function_tools(tools: &[ToolSpec]) -> Value {
             })
         })
         .collect()
+}
+
+fn flush_shown(shown: &mut Vec<&crate::Image>, messages: &mut Vec<Value>) {
+    if shown.is_empty() {
+        return;
+    }
+    let images: Vec<crate::Image> = shown.drain(..).cloned().collect();
+    let text = if images.len() == 1 {
+        "The image the tool call above showed:"
+    } else {
+        "The images the tool calls above showed, in order:"
+    };
+    messages.push(json!({"role": "user", "content": image_parts(text, &images)}));
 }
 
 /// Content parts: the text, then each image as a `data:` URL.
