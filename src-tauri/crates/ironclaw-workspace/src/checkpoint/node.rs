@@ -118,7 +118,8 @@ pub fn diff(before: &Manifest, after: &Manifest) -> Vec<Change> {
             after: a.cloned(),
         })
     };
-    for (path, b) in before {
+    // A record from before `.ironclaw/` was left out still lists it: not a change.
+    for (path, b) in before.iter().filter(|(p, _)| !super::scan::not_kept(p)) {
         match after.get(path) {
             None => push(path, ChangeKind::Deleted, Some(b), None),
             Some(a) if a.same_as(b) => {}

@@ -30,6 +30,18 @@ use look::look_at;
 /// gives up on it (the code is still writing it: a process a run left behind, say).
 const UNSTABLE_TRIES: usize = 3;
 
+/// IronClaw's own folder at the top of a workspace (the supervisor's full output logs,
+/// `.ironclaw/logs/`) is not checkpointed: undo neither restores nor deletes it, and what is in
+/// it is not listed as a run's change. A run with 100 MiB of output would otherwise copy its
+/// own log into the undo history, which took as long as the output itself and pushed real
+/// files' copies out of the size cap.
+pub const NOT_KEPT: &[u8] = b".ironclaw";
+
+/// Whether `path` (relative, `/`-separated) is in [`NOT_KEPT`].
+pub fn not_kept(path: &[u8]) -> bool {
+    path == NOT_KEPT || (path.starts_with(NOT_KEPT) && path.get(NOT_KEPT.len()) == Some(&b'/'))
+}
+
 fn mode_of(stat: &FileStat) -> u32 {
     stat.st_mode & 0o7777
 }
@@ -59,6 +71,19 @@ pub fn scan(
     watch: &mut Option<Watch>,
     start_watch: bool,
 ) -> Result<Scanned, CheckpointError> {
+    // A record from before NOT_KEPT was: what it held of that folder is forgotten, not seen as
+    // deleted by the next run.
+    let filtered: Manifest;
+    let previous = if previous.keys().any(|k| not_kept(k)) {
+        filtered = previous
+            .iter()
+            .filter(|(k, _)| !not_kept(k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        &filtered
+    } else {
+        previous
+    };
     let root = Root::open(workspace).map_err(|e| refused(b"", e))?;
     let root_stat = root.stat().map_err(|e| refused(b"", e))?;
     let plan = match watch.as_mut() {
@@ -299,6 +324,9 @@ fn walk(
         };
         for entry in entries {
             let path = child(&prefix, &entry.name);
+            if not_kept(&path) {
+                continue;
+            }
             if entry.kind == Kind::Dir {
                 match dir.open_dir(&entry.name) {
                     Ok(child) => stack.push((path.clone(), child)),

@@ -499,3 +499,43 @@ fn rewinding_to_a_run_undoes_every_later_run_newest_first_and_redo_brings_them_b
     }
     assert_eq!(tree(&e.ws), states[3]);
 }
+
+#[test]
+fn ironclaws_own_log_folder_is_neither_copied_nor_listed_nor_undone() {
+    let e = env();
+    // A log already there before the run.
+    std::fs::create_dir_all(e.ws.join(".ironclaw/logs")).unwrap();
+    std::fs::write(e.ws.join(".ironclaw/logs/old.stdout"), "old").unwrap();
+    let store = Store::open(&e.record, 64 << 10).unwrap();
+    store.before_run(&e.ws, "r1").unwrap();
+    // The run's own 1 MiB log (over this record's 64 KiB cap: copying it would refuse the
+    // checkpoint) and one real change; the old log goes too.
+    std::fs::write(e.ws.join(".ironclaw/logs/r1.stdout"), vec![b'x'; 1 << 20]).unwrap();
+    std::fs::remove_file(e.ws.join(".ironclaw/logs/old.stdout")).unwrap();
+    std::fs::write(e.ws.join("notes.txt"), "changed").unwrap();
+    let changes = store.after_run(&e.ws, "r1").unwrap();
+    assert_eq!(
+        kinds(&changes),
+        [("notes.txt".into(), ChangeKind::Modified)]
+    );
+    store.undo(&e.ws, "r1", false).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(e.ws.join("notes.txt")).unwrap(),
+        "keep me"
+    );
+    assert_eq!(
+        std::fs::metadata(e.ws.join(".ironclaw/logs/r1.stdout"))
+            .unwrap()
+            .len(),
+        1 << 20,
+        "undo leaves the log alone"
+    );
+    assert!(!e.ws.join(".ironclaw/logs/old.stdout").exists());
+    // The same with a watch following the workspace: the folder is not looked at either.
+    store.watch_workspace(true);
+    store.before_run(&e.ws, "r2").unwrap();
+    std::fs::write(e.ws.join(".ironclaw/logs/r2.stdout"), vec![b'y'; 1 << 20]).unwrap();
+    std::fs::write(e.ws.join("run.sh"), "echo changed").unwrap();
+    let changes = store.after_run(&e.ws, "r2").unwrap();
+    assert_eq!(kinds(&changes), [("run.sh".into(), ChangeKind::Modified)]);
+}

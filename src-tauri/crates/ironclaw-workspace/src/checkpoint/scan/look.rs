@@ -24,7 +24,7 @@ pub(super) fn look_at(
     let mut queue: VecDeque<Vec<u8>> = names.all.into_iter().collect();
     let mut seen = HashSet::new();
     while let Some(path) = queue.pop_front() {
-        if !seen.insert(path.clone()) {
+        if !seen.insert(path.clone()) || super::not_kept(&path) {
             continue;
         }
         let Some(w) = watch.as_mut() else {
