@@ -12,7 +12,10 @@ contents="$(dpkg-deb -c "$deb")"
 grep -qE ' (\./)?usr/bin/ironclaw-app$' <<<"$contents" || die "$deb does not install usr/bin/ironclaw-app; its contents: $contents"
 desktop="$(grep -oE '(\./)?usr/share/applications/[^/]+\.desktop$' <<<"$contents" | head -n1)"
 [ -n "$desktop" ] || die "$deb has no .desktop entry under usr/share/applications; its contents: $contents"
-# The menu entry must start the installed binary.
-dpkg-deb --fsys-tarfile "$deb" | tar -xO "$desktop" | grep -qE '^Exec=ironclaw-app( |$)' \
-  || die "$deb's $desktop does not run ironclaw-app: $(dpkg-deb --fsys-tarfile "$deb" | tar -xO "$desktop")"
-rpm -qlp "$rpm" 2>/dev/null | grep -q '/usr/bin/ironclaw-app$' || die "$rpm does not install /usr/bin/ironclaw-app"
+# The menu entry must start the installed binary. Each listing is read whole before it is
+# searched: `grep -q` stops at the first match, and the writer's SIGPIPE then failed the
+# pipeline under pipefail whenever the match came early (the .rpm lists the binary first).
+entry="$(dpkg-deb --fsys-tarfile "$deb" | tar -xO "$desktop")"
+grep -qE '^Exec=ironclaw-app( |$)' <<<"$entry" || die "$deb's $desktop does not run ironclaw-app: $entry"
+files="$(rpm -qlp "$rpm" 2>/dev/null)"
+grep -q '/usr/bin/ironclaw-app$' <<<"$files" || die "$rpm does not install /usr/bin/ironclaw-app; its contents: $files"
