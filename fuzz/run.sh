@@ -15,7 +15,11 @@ cd "$HERE"
 # Per-input time budget: the risk classifier must answer before an approval dialog would
 # visibly wait; a parser stuck longer than this on one input is a bug.
 TIMEOUT=${FUZZ_TIMEOUT:-5}
-TARGETS=(llm_stream tool_args frame_decoder risk sandbox_yaml provider_yaml)
+# Every target there is: a new one cannot be left out of the run by forgetting a list.
+TARGETS=()
+for source in fuzz_targets/*.rs; do
+    TARGETS+=("$(basename "$source" .rs)")
+done
 # CI keeps the (slow, sanitizer-instrumented) build outside its fresh clone.
 TARGET_DIR=${FUZZ_TARGET_DIR:-$HERE/target}
 
