@@ -123,6 +123,18 @@ pub async fn branch_conversation(
         .map_err(CommandError::from)
 }
 
+/// A picture a message carried to the model (the chat loads each when it shows it).
+#[tauri::command]
+pub fn read_message_image(
+    desktop: State<'_, Desktop>,
+    message_id: MessageId,
+    ordinal: u32,
+) -> Res<String> {
+    desktop
+        .read_message_image(message_id, ordinal)
+        .map_err(CommandError::from)
+}
+
 #[tauri::command]
 pub fn rename_conversation(
     desktop: State<'_, Desktop>,

@@ -129,6 +129,9 @@ test("a picture reaches the model scaled down, and the model looks at the chart 
     const user = await s.findAll(`${testid("message", '[data-role="user"]')} ${testid("picture-thumb")}`);
     const looked = await s.findAll(`${testid("viewed")} ${testid("picture-thumb")}`);
     if (user.length !== 1 || looked.length !== 1) throw new RetryableError(`${user.length} and ${looked.length}`);
+    // Each is loaded from the history when shown.
+    const loaded = await s.execute("return arguments[0].naturalWidth > 0 && arguments[1].naturalWidth === 400", [user[0], looked[0]]);
+    if (!loaded) throw new RetryableError("not loaded yet");
     return true;
   });
 });

@@ -58,6 +58,7 @@ export class App {
     this.chat = new ChatView({
       send: (text, images) => this.send(text, images),
       branch: (messageId, text, images) => this.branch(messageId, text, images),
+      readSentImage: (messageId, ordinal) => this.api.readMessageImage(messageId, ordinal),
       readImage: (path) => (this.currentId ? this.api.readWorkspaceImage(this.currentId, path) : Promise.reject("No conversation is open.")),
       fixFor: (e) => this.fixFor(e),
       stop: () => void this.cancel(),

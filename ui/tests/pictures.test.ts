@@ -71,6 +71,22 @@ describe("pictures for the model", () => {
     await until(() => all("picture-chip").length === 1);
   });
 
+  it("a reopened conversation loads each sent picture when it shows it", async () => {
+    const { api, app } = await startFakeApp(root);
+    const input = q<HTMLTextAreaElement>("message-input");
+    paste(input, [new File([PNG], "shot.png", { type: "image/png" })]);
+    await until(() => all("picture-chip").length === 1);
+    q<HTMLButtonElement>("send-button").click();
+    await settle();
+    await app.open("conv-logs");
+    await app.open("conv-sales");
+    await settle();
+    const thumb = all("picture-thumb").at(-1) as HTMLImageElement;
+    await until(() => thumb.src.startsWith("data:image/png;base64,"));
+    expect(thumb.src).toMatch(/^data:image\/png;base64,iVBORw0KGgo/);
+    expect(api.calls.some((c) => c.name === "readMessageImage")).toBe(true);
+  });
+
   it("what the model looked at is said, with why when it could not be", async () => {
     const { api } = await startFakeApp(root);
     const id = "conv-sales";

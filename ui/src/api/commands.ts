@@ -62,6 +62,10 @@ export interface Commands {
    * conversation, to which the edited message is then sent.
    */
   branchConversation(id: ConversationId, messageId: MessageId): Promise<ConversationSummary>;
+  /**
+   * A picture a message carried to the model (the chat loads each when it shows it).
+   */
+  readMessageImage(messageId: MessageId, ordinal: number): Promise<string>;
   renameConversation(id: ConversationId, title: string): Promise<void>;
   deleteConversation(id: ConversationId): Promise<void>;
   /**
@@ -173,6 +177,7 @@ export const COMMAND_NAMES = [
   "list_conversations",
   "create_conversation",
   "branch_conversation",
+  "read_message_image",
   "rename_conversation",
   "delete_conversation",
   "export_conversation",
@@ -219,6 +224,7 @@ export const tauriCommands: Commands = {
   listConversations: (query) => invoke<ConversationSummary[]>("list_conversations", { query }),
   createConversation: () => invoke<ConversationSummary>("create_conversation"),
   branchConversation: (id, messageId) => invoke<ConversationSummary>("branch_conversation", { id, messageId }),
+  readMessageImage: (messageId, ordinal) => invoke<string>("read_message_image", { messageId, ordinal }),
   renameConversation: (id, title) => invoke<void>("rename_conversation", { id, title }),
   deleteConversation: (id) => invoke<void>("delete_conversation", { id }),
   exportConversation: (id, format) => invoke<string>("export_conversation", { id, format }),

@@ -91,6 +91,8 @@ export class FakeBackend implements Api {
   private imageReady: boolean;
   private dockerUp: boolean;
   private logs = new Map<string, string>();
+  /** Pictures sent with messages, as readMessageImage gives them back. */
+  private readonly pictures = new Map<string, string>();
   private liveStarted = false;
   /** What a turn (fake-turn.ts) needs from the backend. */
   private readonly host: TurnHost;
@@ -268,6 +270,13 @@ export class FakeBackend implements Api {
     return { ...summary };
   }
 
+  async readMessageImage(messageId: string, ordinal: number): Promise<string> {
+    this.log("readMessageImage", messageId, ordinal);
+    const url = this.pictures.get(`${messageId}#${ordinal}`);
+    if (!url) throw new Error(`no picture ${ordinal} in message ${messageId}`);
+    return url;
+  }
+
   async branchConversation(id: string, messageId: string): Promise<ConversationSummary> {
     this.log("branchConversation", id, messageId);
     const source = this.conv(id);
@@ -332,8 +341,11 @@ export class FakeBackend implements Api {
       text = `[The person attached files; they are in your workspace now: ${attached.map((a) => `/workspace/${a.name}${a.isDir ? "/" : ""}`).join("; ")}.]\n\n${text}`;
     }
     // As the app keeps them: the picture as sent (the fake does not scale it).
-    const sent = (images ?? []).map((i) => ({ name: i.name, width: 0, height: 0, dataUrl: `data:image/png;base64,${i.data}` }));
     const messageId = newId("msg");
+    const sent = (images ?? []).map((i, ordinal) => {
+      this.pictures.set(`${messageId}#${ordinal}`, `data:image/png;base64,${i.data}`);
+      return { messageId, ordinal, name: i.name, width: 0, height: 0 };
+    });
     c.items.push({ type: "user", id: messageId, text, images: sent, at: Date.now() });
     this.emit(id, { type: "userMessageSaved", messageId });
     if (c.summary.title === "New conversation") {

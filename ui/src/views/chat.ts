@@ -33,6 +33,8 @@ export interface ChatActions {
   /** Edits the person's message `messageId`: a branch of the conversation at that message, to
    *  which `text` (and the pictures) is sent. */
   branch(messageId: string, text: string, images: ImageInput[]): Promise<void>;
+  /** A picture a message carried to the model (see SentImage), as a data: URL. */
+  readSentImage(messageId: string, ordinal: number): Promise<string>;
   /** A workspace picture as a data: URL (what `view_image` showed the model, live). */
   readImage(path: string): Promise<string>;
   /** What a failed send's error points to, offered as a banner button. */
@@ -292,13 +294,17 @@ export class ChatView {
     const noteEl = line ? h("p", { testid: "message-attached", className: "message-attached" }, icon("clip", 13), line) : null;
     const body = h("div", { testid: "message-body", className: "message-body plain" }, typed);
     const shown = pictures.length
-      ? h("div", { testid: "message-pictures", className: "message-pictures" }, ...pictures.map((p) => thumbnail(p.name, p.dataUrl, "width" in p ? p : undefined)))
+      ? h("div", { testid: "message-pictures", className: "message-pictures" }, ...pictures.map((p) => this.pictureOf(p)))
       : null;
     const edit = h("button", { testid: "edit-message", className: "btn btn-quiet btn-icon message-edit", type: "button", title: "Edit: send something else from here, in a branch", "aria-label": "Edit this message", hidden: !id }, icon("pencil", 14));
     const el = h("article", { testid: "message", className: "message user", "data-role": "user" }, edit, noteEl, shown, body, at ? h("time", { className: "message-time" }, formatTime(at)) : null);
     if (id) el.dataset.messageId = id;
     edit.addEventListener("click", () => this.editMessage(el, typed, pictures));
     this.append(el);
+  }
+
+  private pictureOf(p: Picture | SentImage): HTMLElement {
+    return "input" in p ? thumbnail(p.name, p.dataUrl) : thumbnail(p.name, this.actions.readSentImage(p.messageId, p.ordinal), p);
   }
 
   /** The person's message just sent has its id now: it can be edited. */
@@ -339,8 +345,15 @@ export class ChatView {
       const text = input.value.trim();
       if (!text && pictures.length === 0) return;
       send.disabled = true;
-      const images: ImageInput[] = pictures.map((p) => ("input" in p ? p.input : { name: p.name, data: p.dataUrl.slice(p.dataUrl.indexOf(",") + 1) }));
-      this.actions.branch(id, text, images).then(close, (e) => {
+      // The message's pictures go with the edit, as the model was sent them.
+      const loaded = Promise.all(
+        pictures.map(async (p): Promise<ImageInput> => {
+          if ("input" in p) return p.input;
+          const url = await this.actions.readSentImage(p.messageId, p.ordinal);
+          return { name: p.name, data: url.slice(url.indexOf(",") + 1) };
+        }),
+      );
+      loaded.then((images) => this.actions.branch(id, text, images)).then(close, (e) => {
         send.disabled = false;
         this.notice(`Could not branch the conversation: ${errorText(e)}`, true);
       });
@@ -715,7 +728,7 @@ export class ChatView {
       ? `Could not show ${renderVisible(path)} to the model: ${renderVisible(error)}`
       : `The model looked at ${renderVisible(path)}${dims ? ` (${dims})` : ""}`;
     const el = h("div", { testid: "viewed", className: `viewed${error ? " failed" : ""}` }, h("p", { className: "viewed-line" }, icon("picture", 14), h("span", {}, line)));
-    if (image) el.append(thumbnail(image.name, image.dataUrl, image));
+    if (image) el.append(this.pictureOf(image));
     this.append(el);
     return el;
   }

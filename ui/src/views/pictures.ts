@@ -30,10 +30,26 @@ function read(file: File): Promise<string> {
   });
 }
 
-/** A thumbnail of a picture; `sent` ones say their size as the model got them. */
-export function thumbnail(name: string, dataUrl: string, sent?: SentImage): HTMLElement {
+/** A thumbnail of a picture, its bytes now or once loaded; `sent` ones say their size as the
+ *  model got them. One that cannot be loaded says so in its place. */
+export function thumbnail(name: string, src: string | Promise<string>, sent?: SentImage): HTMLElement {
   const title = sent ? `${name} · ${sent.width}×${sent.height} as the model got it` : name;
-  return h("img", { testid: "picture-thumb", className: "picture-thumb", src: dataUrl, alt: renderVisible(name), title: renderVisible(title) });
+  const img = h("img", { testid: "picture-thumb", className: "picture-thumb", alt: renderVisible(name), title: renderVisible(title) });
+  if (typeof src === "string") img.src = src;
+  else {
+    img.dataset.loading = "true";
+    src.then(
+      (url) => {
+        img.src = url;
+        delete img.dataset.loading;
+      },
+      () => {
+        img.dataset.loading = "failed";
+        img.classList.add("missing");
+      },
+    );
+  }
+  return img;
 }
 
 export class PictureTray {

@@ -275,6 +275,15 @@ impl Desktop {
         )
     }
 
+    /// A picture a message carried to the model, as a `data:` URL (see `SentImage`).
+    pub fn read_message_image(&self, message: MessageId, ordinal: u32) -> Result<String> {
+        let image = self.core.history.message_image(message, ordinal)?;
+        Ok(crate::workspace::image::data_url(
+            &image.media_type,
+            &image.data,
+        ))
+    }
+
     pub fn rename_conversation(&self, id: ConversationId, title: &str) -> Result<()> {
         let title = title.trim();
         if title.is_empty() {
@@ -355,7 +364,7 @@ impl Desktop {
                 &view::RunExtras {
                     images: self.core.history.execution_files(id)?,
                     checkpoints: self.core.history.run_checkpoints(id)?,
-                    message_images: self.core.history.conversation_images(id)?,
+                    message_images: self.core.history.conversation_image_info(id)?,
                     // A damaged record is said when Undo is asked for, not here.
                     expired: ironclaw_workspace::checkpoint::expired_runs(
                         &self.core.paths.checkpoints_dir().join(id.to_string()),

@@ -131,26 +131,18 @@ pub enum HistoryItem {
     },
 }
 
-/// A picture as a model was sent it (already downscaled), for the chat to show.
+/// A picture as a model was sent it (already downscaled). The view lists it without its bytes,
+/// so a conversation of many pictures opens at once; `read_message_image` loads each.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SentImage {
+    pub message_id: MessageId,
+    /// Its place among the message's pictures, from 0.
+    pub ordinal: u32,
     pub name: String,
     pub width: u32,
     pub height: u32,
-    pub data_url: String,
-}
-
-impl SentImage {
-    pub fn of(image: &ironclaw_store::NewImage) -> SentImage {
-        SentImage {
-            name: image.name.clone(),
-            width: image.width,
-            height: image.height,
-            data_url: crate::workspace::image::data_url(&image.media_type, &image.data),
-        }
-    }
 }
 
 /// An image a run wrote, read again for a reopened conversation.

@@ -7,7 +7,7 @@ use ironclaw_protocol::{
     ApprovalId, ApprovalRequest, DecisionChoice, ExecutionId, FetchReport, RiskLevel, RiskReason,
 };
 use ironclaw_store::{
-    Approval, ApprovalEntry, ApprovalStatus, FullConversation, MessageRole, NewImage, RunCheckpoint,
+    Approval, ApprovalEntry, ApprovalStatus, FullConversation, MessageRole, RunCheckpoint,
 };
 
 use crate::types::{ApprovalState, HistoryItem, SentImage};
@@ -20,8 +20,9 @@ pub struct RunExtras {
     pub checkpoints: HashMap<ExecutionId, RunCheckpoint>,
     /// Checkpoint runs whose copies were dropped for the undo history's size cap.
     pub expired: std::collections::HashSet<String>,
-    /// The pictures messages carried to the model (the person's, and `view_image` results).
-    pub message_images: HashMap<MessageId, Vec<NewImage>>,
+    /// The pictures messages carried to the model (the person's, and `view_image` results):
+    /// what is known of each without its bytes.
+    pub message_images: HashMap<MessageId, Vec<ironclaw_store::ImageInfo>>,
 }
 
 /// `live` holds the requests of approvals pending right now: they carry the classifier's full
@@ -38,7 +39,19 @@ pub fn items(
     let sent = |id: &MessageId| -> Vec<SentImage> {
         runs.message_images
             .get(id)
-            .map(|images| images.iter().map(SentImage::of).collect())
+            .map(|images| {
+                images
+                    .iter()
+                    .zip(0u32..)
+                    .map(|(info, ordinal)| SentImage {
+                        message_id: *id,
+                        ordinal,
+                        name: info.name.clone(),
+                        width: info.width,
+                        height: info.height,
+                    })
+                    .collect()
+            })
             .unwrap_or_default()
     };
     for entry in &full.messages {

@@ -27,7 +27,7 @@ pub use disk::{free_bytes, io_is_disk_full, FreeSpace};
 pub use error::{Result, StoreError};
 pub use export::render_markdown;
 pub use history::{
-    branch_key, BranchOrigin, FreshStart, History, NewImage, ReconcileReport, Recovered,
+    branch_key, BranchOrigin, FreshStart, History, ImageInfo, NewImage, ReconcileReport, Recovered,
     RunCheckpoint, StoredImage, TableSalvage, HIGHLIGHT_END, HIGHLIGHT_START, PLACEHOLDER_TITLE,
     STREAM_CHECKPOINT_INTERVAL,
 };

@@ -24,6 +24,14 @@ pub struct NewImage {
     pub data: Vec<u8>,
 }
 
+/// What is known of a stored image without its bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImageInfo {
+    pub name: String,
+    pub width: u32,
+    pub height: u32,
+}
+
 /// An image read back, in the order its message carried them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredImage {
@@ -50,6 +58,64 @@ impl History {
             )?;
             insert(tx, id, images)?;
             get_message(tx, id)
+        })
+    }
+
+    /// What is known of each image in a conversation without its bytes (name, width, height),
+    /// by message, in order: what a view lists before it loads any picture.
+    pub fn conversation_image_info(
+        &self,
+        conversation: ConversationId,
+    ) -> Result<HashMap<MessageId, Vec<ImageInfo>>> {
+        self.read(|tx| {
+            let mut stmt = tx.prepare(
+                "SELECT i.message_id, i.name, i.width, i.height
+                 FROM message_images i JOIN messages m ON m.id = i.message_id
+                 WHERE m.conversation_id = ?1 ORDER BY m.seq, i.ordinal",
+            )?;
+            let rows = stmt.query_map(params![conversation], |row| {
+                Ok((
+                    row.get::<_, MessageId>(0)?,
+                    ImageInfo {
+                        name: row.get(1)?,
+                        width: row.get(2)?,
+                        height: row.get(3)?,
+                    },
+                ))
+            })?;
+            let mut out: HashMap<MessageId, Vec<ImageInfo>> = HashMap::new();
+            for row in rows {
+                let (id, info) = row?;
+                out.entry(id).or_default().push(info);
+            }
+            Ok(out)
+        })
+    }
+
+    /// One image: the `ordinal`th (from 0) of message `message`.
+    pub fn message_image(&self, message: MessageId, ordinal: u32) -> Result<NewImage> {
+        self.read(|tx| {
+            tx.query_row(
+                "SELECT name, media_type, width, height, data FROM message_images
+                 WHERE message_id = ?1 AND ordinal = ?2",
+                params![message, ordinal],
+                |row| {
+                    Ok(NewImage {
+                        name: row.get(0)?,
+                        media_type: row.get(1)?,
+                        width: row.get(2)?,
+                        height: row.get(3)?,
+                        data: row.get(4)?,
+                    })
+                },
+            )
+            .map_err(|e| match e {
+                rusqlite::Error::QueryReturnedNoRows => crate::error::StoreError::NotFound {
+                    what: "picture",
+                    id: format!("{message}#{ordinal}"),
+                },
+                other => other.into(),
+            })
         })
     }
 
@@ -142,6 +208,14 @@ mod tests {
         let all = history.conversation_images(conversation.id).unwrap();
         let names: Vec<&str> = all[&message.id].iter().map(|i| i.name.as_str()).collect();
         assert_eq!(names, ["a.png", "b.png"]);
+        let info = history.conversation_image_info(conversation.id).unwrap();
+        let listed: Vec<(&str, u32)> = info[&message.id]
+            .iter()
+            .map(|i| (i.name.as_str(), i.width))
+            .collect();
+        assert_eq!(listed, [("a.png", 2), ("b.png", 2)]);
+        assert_eq!(history.message_image(message.id, 1).unwrap().name, "b.png");
+        assert!(history.message_image(message.id, 2).is_err());
         assert_eq!(all[&message.id][0].data, image("a.png").data);
 
         history.delete_conversation(conversation.id).unwrap();

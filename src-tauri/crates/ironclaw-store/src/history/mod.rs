@@ -34,7 +34,7 @@ use crate::model::RecoveryReport;
 
 pub use checkpoints::RunCheckpoint;
 pub use fork::{branch_key, BranchOrigin};
-pub use images::{NewImage, StoredImage};
+pub use images::{ImageInfo, NewImage, StoredImage};
 pub use messages::STREAM_CHECKPOINT_INTERVAL;
 pub use rebuild::{FreshStart, Recovered};
 pub use reconcile::ReconcileReport;
