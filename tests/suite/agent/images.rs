@@ -311,6 +311,22 @@ async fn chat_image_sends_the_picture_and_a_missing_one_stops_the_chat_naming_it
         "gpt-4o reads images: the picture goes, scaled"
     );
 
+    // `/image PATH` in the chat: the picture goes with the next message.
+    server.push(says("Another gradient."));
+    let photo_arg = format!("/image {}", photo.display());
+    let slash = args("unused");
+    let mut slash: Vec<String> = slash[..6].to_vec();
+    slash.extend(["-m".into(), photo_arg, "-m".into(), "and this?".into()]);
+    let slash: Vec<&str> = slash.iter().map(String::as_str).collect();
+    let (_, stderr) = chat_cli(&env, &slash).await;
+    assert!(
+        stderr.contains("1 picture will go with your next message"),
+        "{stderr}"
+    );
+    let last = server.chat_requests().pop().expect("a request");
+    assert_eq!(pictures_in(&last.body).len(), 1, "{}", last.body);
+    assert!(last.body.to_string().contains("and this?"));
+
     let missing = dir.path().join("nope.png");
     let bad = args(missing.to_str().expect("utf-8"));
     let bad: Vec<&str> = bad.iter().map(String::as_str).collect();
@@ -322,5 +338,5 @@ async fn chat_image_sends_the_picture_and_a_missing_one_stops_the_chat_naming_it
             && stderr.contains("cannot read it"),
         "{stderr}"
     );
-    assert_eq!(server.chat_requests().len(), 1, "no model was asked");
+    assert_eq!(server.chat_requests().len(), 2, "no model was asked");
 }

@@ -257,6 +257,21 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
                 ("model", arg) => {
                     models::command(arg, &models, &mut current_model, &session, &mut events).await?
                 }
+                // A picture for the next message; a file that cannot be read is said, and the
+                // chat goes on.
+                ("image", arg) if !arg.trim().is_empty() => {
+                    match attach::read_images(&[std::path::PathBuf::from(arg.trim())]) {
+                        Ok(read) => {
+                            images.extend(read);
+                            eprintln!(
+                                "{} picture{} will go with your next message",
+                                images.len(),
+                                if images.len() == 1 { "" } else { "s" }
+                            );
+                        }
+                        Err(e) => eprintln!("{e:#}"),
+                    }
+                }
                 _ => slash(command, &session, &deps, conversation)?,
             }
             continue;

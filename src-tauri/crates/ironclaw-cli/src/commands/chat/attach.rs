@@ -22,9 +22,10 @@ pub fn read_images(
     paths
         .iter()
         .map(|path| {
-            let len = std::fs::metadata(path)
-                .with_context(|| format!("--image {}: cannot read it", path.display()))?
-                .len();
+            let meta = std::fs::metadata(path)
+                .with_context(|| format!("--image {}: cannot read it", path.display()))?;
+            anyhow::ensure!(meta.is_file(), "--image {}: not a file", path.display());
+            let len = meta.len();
             anyhow::ensure!(
                 len <= max,
                 "--image {}: it is {} MiB; pictures up to {} MiB are taken",

@@ -136,7 +136,7 @@ pub(super) fn slash(
             "commands: /policy [ask_always|ask_unless_safe|ask_unless_undoable|never_ask], /rules, /revoke HASH-PREFIX, \
              /allow HOST:PORT [once|conversation|always], /deny HOST:PORT, \
              /undo [RUN-NUMBER] [--force], /redo RUN-NUMBER, /rewind RUN-NUMBER, \
-             /model [PROVIDER:]NAME (/model alone lists them)"
+             /model [PROVIDER:]NAME (/model alone lists them), /image PATH (a picture for your next message)"
         ),
     }
     Ok(())
