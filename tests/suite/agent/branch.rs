@@ -43,6 +43,16 @@ async fn a_branch_has_the_earlier_messages_the_files_as_they_were_and_a_fresh_in
         .id;
     let before = original.messages.len();
 
+    // The model the original switched to comes along.
+    let chosen = ["openai", "other-model"];
+    agent
+        .deps
+        .history
+        .set_setting(
+            &ironclaw_agent::session::model_key(agent.conversation),
+            &chosen,
+        )
+        .expect("remember a model");
     let branched = ironclaw_agent::branch::branch(
         &agent.deps.history,
         Some(&agent.sandbox),
@@ -98,6 +108,19 @@ async fn a_branch_has_the_earlier_messages_the_files_as_they_were_and_a_fresh_in
             .all(|m| m.tool_calls.iter().all(|c| c.approvals.is_empty())),
         "no approval comes along"
     );
+
+    let carried: Option<Vec<String>> = agent
+        .deps
+        .history
+        .get_setting(&ironclaw_agent::session::model_key(branched.conversation))
+        .expect("read");
+    assert_eq!(carried, Some(vec!["openai".into(), "other-model".into()]));
+    // (This test's runtime offers no other model: the branch goes on with the scripted one.)
+    agent
+        .deps
+        .history
+        .delete_setting(&ironclaw_agent::session::model_key(branched.conversation))
+        .expect("forget it");
 
     // The branch goes on: the edited message, in a fresh interpreter, on the old files.
     let Agent { env, .. } = agent;

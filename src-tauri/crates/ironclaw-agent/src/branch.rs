@@ -30,6 +30,13 @@ pub async fn branch(
     let point = history.get_message(at)?;
     let title = history.get_conversation(source)?.title;
     let conversation = history.fork_conversation(source, at)?.id;
+    // The branch goes on with the model the original had switched to, and what was learnt
+    // of it (that it writes code blocks).
+    for key in [crate::session::model_key, crate::session::code_blocks_key] {
+        if let Some(value) = history.get_setting::<serde_json::Value>(&key(source))? {
+            history.set_setting(&key(conversation), &value)?;
+        }
+    }
     let first_later = first_run_from(history, source, point.created_at)?;
     let from = SessionName::new(source.to_string())?;
     let to = SessionName::new(conversation.to_string())?;

@@ -452,6 +452,6 @@ pub fn model_key(conversation: ConversationId) -> String {
 }
 
 /// The history setting that remembers a conversation's model writes code blocks.
-pub(super) fn code_blocks_key(conversation: ConversationId) -> String {
+pub(crate) fn code_blocks_key(conversation: ConversationId) -> String {
     format!("code_blocks:{conversation}")
 }
