@@ -47,7 +47,14 @@ impl History {
             }
             let conversation = Conversation {
                 id: ConversationId::new(),
-                title: format!("{} (branch)", original.title),
+                // A branch of a branch is not "(branch) (branch)".
+                title: format!(
+                    "{} (branch)",
+                    original
+                        .title
+                        .strip_suffix(" (branch)")
+                        .unwrap_or(&original.title)
+                ),
                 session_name: None,
                 approval_policy: original.approval_policy,
                 created_at: now,
