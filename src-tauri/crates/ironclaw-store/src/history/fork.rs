@@ -117,3 +117,84 @@ impl History {
         })
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::model::{MessageStatus, NewMessage};
+    use crate::NewImage;
+    use ironclaw_protocol::ApprovalPolicy;
+
+    fn say(h: &History, c: ConversationId, role: MessageRole, text: &str) -> MessageId {
+        h.add_message(&NewMessage {
+            conversation_id: c,
+            turn_id: None,
+            role,
+            content: text.into(),
+            status: MessageStatus::Complete,
+            model: None,
+        })
+        .unwrap()
+        .id
+    }
+
+    #[test]
+    fn a_branch_holds_what_came_before_its_point_and_only_a_persons_message_is_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let (h, _) = History::open(dir.path().join("h.db")).unwrap();
+        let c = h
+            .create_conversation("Sales", ApprovalPolicy::NeverAsk)
+            .unwrap()
+            .id;
+        let picture = NewImage {
+            name: "p.png".into(),
+            media_type: "image/png".into(),
+            width: 1,
+            height: 1,
+            data: vec![1, 2, 3],
+        };
+        h.add_message_with_images(
+            &NewMessage {
+                conversation_id: c,
+                turn_id: None,
+                role: MessageRole::User,
+                content: "first".into(),
+                status: MessageStatus::Complete,
+                model: None,
+            },
+            &[picture],
+        )
+        .unwrap();
+        let answer = say(&h, c, MessageRole::Assistant, "an answer");
+        let second = say(&h, c, MessageRole::User, "second");
+        say(&h, c, MessageRole::Assistant, "a later answer");
+
+        assert!(matches!(
+            h.fork_conversation(c, answer),
+            Err(StoreError::NotABranchPoint { .. })
+        ));
+        let branch = h.fork_conversation(c, second).unwrap();
+        assert_eq!(branch.title, "Sales (branch)");
+        assert_eq!(branch.approval_policy, ApprovalPolicy::NeverAsk);
+        let copied: Vec<String> = h
+            .get_full_conversation(branch.id)
+            .unwrap()
+            .messages
+            .into_iter()
+            .map(|m| m.message.content)
+            .collect();
+        assert_eq!(copied, ["first", "an answer"]);
+        let pictures = h.conversation_images(branch.id).unwrap();
+        assert_eq!(pictures.values().flatten().count(), 1);
+        let origin: BranchOrigin = h.get_setting(&branch_key(branch.id)).unwrap().unwrap();
+        assert_eq!((origin.from, origin.at), (c, second));
+        // The original is as it was; a branch of the branch is titled once.
+        assert_eq!(h.get_full_conversation(c).unwrap().messages.len(), 4);
+        let point = say(&h, branch.id, MessageRole::User, "again");
+        assert_eq!(
+            h.fork_conversation(branch.id, point).unwrap().title,
+            "Sales (branch)"
+        );
+    }
+}
