@@ -148,6 +148,8 @@ try {
   // software OpenGL, which is what WebKit does unless told otherwise.
   const procs = await idle({});
   const gpuProcs = await idle({ IRONCLAW_GPU: "on" });
+  // WebKit's own caches and engines, as before `rendering::lighten`.
+  const fullProcs = await idle({ IRONCLAW_WEBKIT_LEAN: "off" });
   const waits = await measureWaits(app, { rounds: ROUNDS });
   const gpuWaits = await measureWaits(app, { rounds: ROUNDS, env: { IRONCLAW_GPU: "on" } });
 
@@ -159,6 +161,7 @@ try {
   const w95 = percentile(wall_ms, 95);
   const totalMiB = procs.reduce((s, p) => s + p.pssKiB, 0) / 1024;
   const gpuMiB = gpuProcs.reduce((s, p) => s + p.pssKiB, 0) / 1024;
+  const fullMiB = fullProcs.reduce((s, p) => s + p.pssKiB, 0) / 1024;
   const mib = (k) => (k / 1024).toFixed(1);
   const breakdown = procs
     .filter((p) => p.pssKiB > 0)
@@ -176,6 +179,7 @@ try {
   const ms = (v) => v.toFixed(1);
   const gpuNote = fs.existsSync("/dev/dri") ? "" : " (this machine has no GPU: as shipped, no compositing)";
   console.log(`| idle memory, compositing through software OpenGL (IRONCLAW_GPU=on) | ${gpuMiB.toFixed(0)} MiB | |`);
+  console.log(`| idle memory with WebKit's default caches and engines (IRONCLAW_WEBKIT_LEAN=off) | ${fullMiB.toFixed(0)} MiB | |`);
   console.log(`| Send → approval dialog painted, p50 / p95 (${waits.n} turns, a model that answers at once)${gpuNote} | ${ms(waits.dialog.p50)} / ${ms(waits.dialog.p95)} ms (in the page's DOM: ${ms(waits.dialogDom.p50)} / ${ms(waits.dialogDom.p95)} ms) | IRONCLAW_GPU=on: ${ms(gpuWaits.dialog.p50)} / ${ms(gpuWaits.dialog.p95)} ms |`);
   console.log(`| Approve → first output byte painted, p50 / p95 (${waits.n} runs of \`print(n)\`, warm sandbox)${gpuNote} | ${ms(waits.output.p50)} / ${ms(waits.output.p95)} ms (in the page's DOM: ${ms(waits.outputDom.p50)} / ${ms(waits.outputDom.p95)} ms) | IRONCLAW_GPU=on: ${ms(gpuWaits.output.p50)} / ${ms(gpuWaits.output.p95)} ms; target p50 ≤ 30 ms |`);
   console.log(`\nPSS by process (MiB): ${breakdown}`);

@@ -62,6 +62,7 @@ fn run(started: Instant) -> Result<(), Box<dyn std::error::Error>> {
                 window_state::keep_on_screen(&window, &config_dir);
                 system_font::follow(&window);
                 rendering::fit(&window);
+                rendering::lighten(&window);
             }
             // No StatusNotifier host (e.g. under Xvfb) means no tray: the window title and
             // the in-app badge still show the count.

@@ -64,6 +64,38 @@ pub fn fit<R: tauri::Runtime>(window: &tauri::WebviewWindow<R>) {
     }
 }
 
+/// The page is one local app, not a browser: WebKit's caches for revisiting pages and its
+/// unused engines (WebGL, Web Audio, page cache, offline caches, DNS prefetch) only hold memory.
+/// `IRONCLAW_WEBKIT_LEAN=off` keeps WebKit's defaults (what `scripts/bench-app.sh` compares).
+/// localStorage stays on: the UI keeps its preferences there.
+#[cfg(target_os = "linux")]
+pub fn lighten<R: tauri::Runtime>(window: &tauri::WebviewWindow<R>) {
+    if std::env::var("IRONCLAW_WEBKIT_LEAN").is_ok_and(|v| v.trim() == "off") {
+        return;
+    }
+    let done = window.with_webview(|webview| {
+        use webkit2gtk::{CacheModel, SettingsExt, WebContextExt, WebViewExt};
+        let view = webview.inner();
+        if let Some(context) = WebViewExt::context(&view) {
+            context.set_cache_model(CacheModel::DocumentViewer);
+        }
+        if let Some(settings) = WebViewExt::settings(&view) {
+            settings.set_enable_page_cache(false);
+            settings.set_enable_webgl(false);
+            settings.set_enable_webaudio(false);
+            settings.set_enable_offline_web_application_cache(false);
+            settings.set_enable_html5_database(false);
+            settings.set_enable_dns_prefetching(false);
+        }
+    });
+    if let Err(e) = done {
+        tracing::warn!(error = %e, "the webview keeps WebKit's default caches");
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn lighten<R: tauri::Runtime>(_window: &tauri::WebviewWindow<R>) {}
+
 #[cfg(not(target_os = "linux"))]
 pub fn fit<R: tauri::Runtime>(_window: &tauri::WebviewWindow<R>) {
     // WKWebView and WebView2 choose their own rendering path.
