@@ -32,6 +32,31 @@ describe("editing a sent message", () => {
     expect(q("chat-view").textContent).not.toContain("Which region sold the most");
   });
 
+  it("the note about attached files goes with the edited text, unseen in the editor", async () => {
+    const { api, app } = await startFakeApp(root);
+    q<HTMLButtonElement>("attach-button").click();
+    q<HTMLButtonElement>("attach-files").click();
+    for (let i = 0; i < 50 && all("attached-chip").length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    const input = q<HTMLTextAreaElement>("message-input");
+    input.value = "look at it";
+    q<HTMLButtonElement>("send-button").click();
+    await settle();
+    // Reopened: the message as stored, with the note the model was given.
+    await app.open("conv-logs");
+    await app.open("conv-sales");
+    await settle();
+    const mine = all("message").filter((m) => m.dataset.role === "user").at(-1)!;
+    q<HTMLButtonElement>("edit-message", mine).click();
+    const editor = q<HTMLTextAreaElement>("edit-input", mine);
+    expect(editor.value).toBe("look at it");
+    editor.value = "look at it again";
+    q<HTMLButtonElement>("edit-send", mine).click();
+    await settle();
+    await settle();
+    const sent = api.calls.filter((c) => c.name === "sendMessage").at(-1);
+    expect(sent?.args[1]).toBe("[The person attached files; they are in your workspace now: /workspace/notes.txt.]\n\nlook at it again");
+  });
+
   it("a message sent now can be edited once it is saved; Cancel leaves it as it was", async () => {
     const { api } = await startFakeApp(root);
     const input = q<HTMLTextAreaElement>("message-input");

@@ -299,7 +299,9 @@ export class ChatView {
     const edit = h("button", { testid: "edit-message", className: "btn btn-quiet btn-icon message-edit", type: "button", title: "Edit: send something else from here, in a branch", "aria-label": "Edit this message", hidden: !id }, icon("pencil", 14));
     const el = h("article", { testid: "message", className: "message user", "data-role": "user" }, edit, noteEl, shown, body, at ? h("time", { className: "message-time" }, formatTime(at)) : null);
     if (id) el.dataset.messageId = id;
-    edit.addEventListener("click", () => this.editMessage(el, typed, pictures));
+    // What the model was told about attached files stays true in the branch: it goes along.
+    const told = text.slice(0, text.length - typed.length);
+    edit.addEventListener("click", () => this.editMessage(el, typed, pictures, told));
     this.append(el);
   }
 
@@ -318,7 +320,7 @@ export class ChatView {
   }
 
   /** An editor in place of the message; sending it branches the conversation there. */
-  private editMessage(el: HTMLElement, typed: string, pictures: (Picture | SentImage)[]): void {
+  private editMessage(el: HTMLElement, typed: string, pictures: (Picture | SentImage)[], told = ""): void {
     const id = el.dataset.messageId;
     if (!id || el.querySelector('[data-testid="edit-input"]')) return;
     const input = h("textarea", { testid: "edit-input", className: "composer-input edit-input", rows: 3, "aria-label": "Edited message" });
@@ -353,7 +355,7 @@ export class ChatView {
           return { name: p.name, data: url.slice(url.indexOf(",") + 1) };
         }),
       );
-      loaded.then((images) => this.actions.branch(id, text, images)).then(close, (e) => {
+      loaded.then((images) => this.actions.branch(id, `${told}${text}`, images)).then(close, (e) => {
         send.disabled = false;
         this.notice(`Could not branch the conversation: ${errorText(e)}`, true);
       });
