@@ -57,21 +57,43 @@ pub fn copy_tree(source: &Path, target: &Path) -> Result<Copied, CopyError> {
     let owner = (Uid::from_raw(top.st_uid), Gid::from_raw(top.st_gid));
     make_dir(target, &top, owner, "")?;
     let mut copied = Copied::default();
-    let fd = root.open_dir("").map_err(|refusal| CopyError::Read {
-        path: source.display().to_string(),
-        refusal,
-    })?;
-    copy_dir(fd, target, "", owner, &mut copied)?;
-    seal_dir(target, &top);
+    // Folders still to copy, by path: a stack, not recursion, so a tree the code nested a
+    // million deep cannot overflow the host's stack, and each folder is opened only when its
+    // turn comes (from the root, beneath it, never through a link), so no descriptors pile up.
+    let mut pending: Vec<(Vec<u8>, std::path::PathBuf)> = vec![(Vec::new(), target.to_owned())];
+    // Folders get their own mode once their contents are in, deepest first.
+    let mut to_seal: Vec<(std::path::PathBuf, FileStat)> = vec![(target.to_owned(), top)];
+    while let Some((prefix, dest)) = pending.pop() {
+        let Ok(fd) = root.open_dir_at(Path::new(OsStr::from_bytes(&prefix))) else {
+            // Gone, replaced by a link, or too deep to name: the code is still at work.
+            copied.left_out.push(display(&prefix));
+            continue;
+        };
+        copy_dir(
+            fd,
+            &dest,
+            &prefix,
+            owner,
+            &mut copied,
+            &mut pending,
+            &mut to_seal,
+        )?;
+    }
+    for (path, stat) in to_seal.iter().rev() {
+        seal_dir(path, stat);
+    }
     Ok(copied)
 }
 
+/// One folder's entries: files and links copied, folders made and queued on `pending`.
 fn copy_dir(
     fd: OwnedFd,
     target: &Path,
-    prefix: &str,
+    prefix: &[u8],
     owner: (Uid, Gid),
     copied: &mut Copied,
+    pending: &mut Vec<(Vec<u8>, std::path::PathBuf)>,
+    to_seal: &mut Vec<(std::path::PathBuf, FileStat)>,
 ) -> Result<(), CopyError> {
     let (entries, dir) = reader::entries(fd).map_err(|refusal| CopyError::Read {
         path: display(prefix),
@@ -79,17 +101,18 @@ fn copy_dir(
     })?;
     for entry in entries {
         let name: &OsStr = &entry.name;
-        let rel = format!("{prefix}{}", String::from_utf8_lossy(name.as_bytes()));
+        let mut path = prefix.to_vec();
+        if !path.is_empty() {
+            path.push(b'/');
+        }
+        path.extend_from_slice(name.as_bytes());
+        let rel = display(&path);
         let to = target.join(name);
         match entry.kind {
             Kind::Dir => {
-                let Ok(child) = dir.open_dir(name) else {
-                    copied.left_out.push(rel);
-                    continue;
-                };
                 make_dir(&to, &entry.stat, owner, &rel)?;
-                copy_dir(child, &to, &format!("{rel}/"), owner, copied)?;
-                seal_dir(&to, &entry.stat);
+                to_seal.push((to.clone(), entry.stat));
+                pending.push((path, to));
             }
             Kind::File => {
                 // Opened without following a link; what is copied is what was opened.
@@ -178,16 +201,20 @@ fn set_times(path: &Path, stat: &FileStat) {
 
 fn write_error(rel: &str, source: io::Error) -> CopyError {
     CopyError::Write {
-        path: display(rel),
+        path: if rel.is_empty() {
+            "the workspace".into()
+        } else {
+            rel.to_owned()
+        },
         source,
     }
 }
 
-fn display(rel: &str) -> String {
+fn display(rel: &[u8]) -> String {
     if rel.is_empty() {
         "the workspace".into()
     } else {
-        rel.trim_end_matches('/').to_string()
+        String::from_utf8_lossy(rel).into_owned()
     }
 }
 
@@ -242,6 +269,16 @@ mod tests {
             .unwrap()
             .file_type()
             .is_fifo());
+        // A tree nested deeper than any stack: copied as far as a path can name it, no crash.
+        let mut deep = src.join("deep");
+        for _ in 0..2_000 {
+            deep.push("d");
+        }
+        std::fs::create_dir_all(&deep).unwrap_or(());
+        let dst2 = dir.path().join("dst2");
+        let copied = copy_tree(&src, &dst2).unwrap();
+        assert!(dst2.join("deep/d/d/d").is_dir());
+        assert_eq!(copied.files, 2);
         // Never into an existing folder.
         assert!(matches!(copy_tree(&src, &dst), Err(CopyError::Exists(_))));
     }
