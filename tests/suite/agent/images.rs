@@ -77,6 +77,18 @@ fn pictures_in(body: &Value) -> Vec<(String, u32, u32)> {
     found
 }
 
+/// How many pictures the conversation's history keeps.
+fn stored_pictures(agent: &Agent) -> usize {
+    agent
+        .deps
+        .history
+        .conversation_images(agent.conversation)
+        .expect("read the images")
+        .values()
+        .map(Vec::len)
+        .sum()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sent_picture_reaches_every_wire_format_scaled_down_and_again_after_a_restart() {
     for wire in [Wire::OpenAi, Wire::Anthropic, Wire::Ollama] {
@@ -223,12 +235,7 @@ print('drawn')
     let pictures = pictures_in(&agent.requests()[2].body);
     assert_eq!(pictures, [("image/png".to_string(), 400, 300)]);
     // It is kept with its result: the history rebuilds the same request.
-    let images = agent
-        .deps
-        .history
-        .conversation_images(agent.conversation)
-        .expect("read the images");
-    assert_eq!(images.values().map(Vec::len).sum::<usize>(), 1);
+    assert_eq!(stored_pictures(&agent), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -263,12 +270,7 @@ async fn a_model_that_reads_no_images_gets_a_note_and_the_person_is_told() {
         "{tools}"
     );
     // The picture is kept all the same: a switch to a model that reads images sends it.
-    let images = agent
-        .deps
-        .history
-        .conversation_images(agent.conversation)
-        .expect("read the images");
-    assert_eq!(images.values().map(Vec::len).sum::<usize>(), 1);
+    assert_eq!(stored_pictures(&agent), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

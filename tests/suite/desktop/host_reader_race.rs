@@ -11,6 +11,8 @@ use super::App;
 /// Reads of each kind while the code swaps (the issue's leak showed within ~10,000 reads at a
 /// rate of one in a few hundred).
 const READS: usize = 3000;
+/// The shortest time the reads go on while the code swaps.
+const MIN_RACE: std::time::Duration = std::time::Duration::from_secs(3);
 
 const SETUP: &str = "import os, sys\n\
 os.makedirs('/workspace/imgs')\n\
@@ -140,7 +142,12 @@ async fn swapping_an_image_folder_and_a_log_for_links_to_host_files_never_leaks_
     let secret = marker.clone();
     let tally = tokio::task::spawn_blocking(move || {
         let mut t = Tally::default();
-        for i in 0..READS {
+        // At least READS reads of each kind, and for at least MIN_RACE: on a fast machine the
+        // reads alone end before the loop has swapped often enough to prove anything.
+        let started = std::time::Instant::now();
+        let mut i = 0;
+        while i < READS || started.elapsed() < MIN_RACE {
+            i += 1;
             match desktop.read_workspace_image(id, "imgs/a.png") {
                 Ok(url) if url == inside_url => t.image_ok += 1,
                 Ok(url) => t.leaks.push(format!("image: {url}")),

@@ -87,21 +87,24 @@ impl Core {
     pub(crate) async fn chosen_model(&self) -> Result<crate::desktop::ChosenModel> {
         let mut slot = self.model.lock().await;
         Ok(match (slot.as_ref(), &self.fixed_model) {
+            (Some(chosen), _) => chosen.clone(),
             // A model fixed by the embedding program (the tests): the window from the
-            // environment's setting, else what is known of the model.
-            (_, Some((p, m))) => {
+            // environment's setting, else what is known of the model. Asked once, like the
+            // configured one (whether it reads pictures may be a request to the server).
+            (None, Some((p, m))) => {
                 let setting = std::env::var("IRONCLAW_CONTEXT_WINDOW")
                     .ok()
                     .and_then(|v| v.trim().parse().ok());
-                ironclaw_agent::ModelRuntime {
+                let chosen = ironclaw_agent::ModelRuntime {
                     provider: p.clone(),
                     model: m.clone(),
                     context_window: ironclaw_llm::choose_window(setting, None, m),
                     tool_mode: ironclaw_llm::ToolMode::Auto,
                     images: ironclaw_llm::vision::reads_images(&**p, m).await,
-                }
+                };
+                *slot = Some(chosen.clone());
+                chosen
             }
-            (Some(chosen), None) => chosen.clone(),
             (None, None) => {
                 let resolved = self.settings.resolve().await?;
                 let chosen = ironclaw_agent::ModelRuntime {

@@ -146,6 +146,35 @@ impl OpenFile {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// The whole file, from this descriptor, if it holds at most `max` bytes: checked on the
+    /// `fstat` first, and again on what was read, since the code may grow it meanwhile.
+    pub fn read_at_most(self, max: u64) -> Result<Vec<u8>, TooLarge> {
+        use std::io::Read as _;
+        if self.len() > max {
+            return Err(TooLarge::Size(self.len()));
+        }
+        let mut bytes = Vec::with_capacity(self.len() as usize);
+        self.file
+            .take(max + 1)
+            .read_to_end(&mut bytes)
+            .map_err(TooLarge::Io)?;
+        if bytes.len() as u64 > max {
+            return Err(TooLarge::Grew);
+        }
+        Ok(bytes)
+    }
+}
+
+/// Why [`OpenFile::read_at_most`] read nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum TooLarge {
+    #[error("it is {} MiB", .0 >> 20)]
+    Size(u64),
+    #[error("it grew while it was read")]
+    Grew,
+    #[error("reading it failed: {0}")]
+    Io(std::io::Error),
 }
 
 /// One entry of a folder, described without opening it.

@@ -3,7 +3,6 @@
 //! `ironclaw_workspace::reader`), prepared like the person's pictures and given to the model
 //! with the call's result. Nothing runs, so nothing is asked.
 
-use std::io::Read;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -78,22 +77,16 @@ pub(super) async fn handle(
 
 fn read_and_prepare(workspace: PathBuf, relative: &str) -> Result<NewImage, String> {
     let root = Root::open(&workspace).map_err(|e| e.to_string())?;
-    let opened = root.open_file(relative).map_err(|e| e.to_string())?;
-    if opened.len() > MAX_INPUT_BYTES as u64 {
-        return Err(format!(
-            "it is {} MiB; pictures up to {} MiB are shown",
-            opened.len() >> 20,
-            MAX_INPUT_BYTES >> 20
-        ));
-    }
-    let mut bytes = Vec::with_capacity(opened.len() as usize);
-    // From the descriptor that was checked, and never more than the cap, however the file
-    // grows meanwhile.
-    opened
-        .file
-        .take(MAX_INPUT_BYTES as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("reading it failed: {e}"))?;
+    let bytes = root
+        .open_file(relative)
+        .map_err(|e| e.to_string())?
+        .read_at_most(MAX_INPUT_BYTES as u64)
+        .map_err(|e| {
+            format!(
+                "{e}; pictures up to {} MiB are shown",
+                MAX_INPUT_BYTES >> 20
+            )
+        })?;
     let name = relative.rsplit('/').next().unwrap_or(relative);
     vision::prepare(name, &bytes).map_err(|e| e.to_string())
 }

@@ -32,17 +32,24 @@ pub fn images_note(count: usize) -> String {
     }
 }
 
-/// Drops a message's pictures, saying so in its text, to make room in the context window.
-/// Whether there were any.
-pub fn leave_out_images(message: &mut Message) -> bool {
-    let (content, images) = match message {
+/// A message's text and pictures, for the kinds that carry pictures.
+fn text_and_images(message: &mut Message) -> Option<(&mut String, &mut Vec<ironclaw_llm::Image>)> {
+    match message {
         Message::User {
             content, images, ..
         }
         | Message::Tool {
             content, images, ..
-        } => (content, images),
-        Message::Assistant { .. } => return false,
+        } => Some((content, images)),
+        Message::Assistant { .. } => None,
+    }
+}
+
+/// Drops a message's pictures, saying so in its text, to make room in the context window.
+/// Whether there were any.
+pub fn leave_out_images(message: &mut Message) -> bool {
+    let Some((content, images)) = text_and_images(message) else {
+        return false;
     };
     if images.is_empty() {
         return false;
@@ -65,14 +72,8 @@ pub fn leave_out_images(message: &mut Message) -> bool {
 /// message's text, so the model knows one was there and can say so.
 pub fn without_images(mut messages: Vec<Message>, model: &str) -> Vec<Message> {
     for message in &mut messages {
-        let (content, images) = match message {
-            Message::User {
-                content, images, ..
-            }
-            | Message::Tool {
-                content, images, ..
-            } => (content, images),
-            Message::Assistant { .. } => continue,
+        let Some((content, images)) = text_and_images(message) else {
+            continue;
         };
         if images.is_empty() {
             continue;

@@ -1,6 +1,5 @@
 //! Images the code wrote, as `data:` URLs the webview can show under its CSP (`img-src data:`).
 
-use std::io::Read;
 use std::path::Path;
 
 use base64::Engine as _;
@@ -54,27 +53,19 @@ pub fn read_data_url(root: &Path, relative: &str) -> Result<String> {
     let opened = root
         .open_file(relative)
         .map_err(|e| DesktopError::rejected(relative, e.to_string()))?;
-    if opened.len() > MAX_IMAGE_BYTES {
-        return Err(DesktopError::rejected(
+    let bytes = opened.read_at_most(MAX_IMAGE_BYTES).map_err(|e| {
+        DesktopError::rejected(
             relative,
-            format!(
-                "the image is {} MiB; images over 10 MiB are not shown inline (open the folder instead)",
-                opened.len() >> 20
-            ),
-        ));
-    }
-    let mut bytes = Vec::with_capacity(opened.len() as usize);
-    opened
-        .file
-        .take(MAX_IMAGE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| DesktopError::rejected(relative, format!("reading it failed: {e}")))?;
-    if bytes.len() as u64 > MAX_IMAGE_BYTES {
-        return Err(DesktopError::rejected(
-            relative,
-            "the image grew past 10 MiB",
-        ));
-    }
+            match e {
+                reader::TooLarge::Size(len) => format!(
+                    "the image is {} MiB; images over 10 MiB are not shown inline (open the folder instead)",
+                    len >> 20
+                ),
+                reader::TooLarge::Grew => "the image grew past 10 MiB".to_string(),
+                other => other.to_string(),
+            },
+        )
+    })?;
     if !content_matches(mime, &bytes) {
         return Err(DesktopError::rejected(
             relative,

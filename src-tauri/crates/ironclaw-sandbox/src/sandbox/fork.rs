@@ -92,8 +92,11 @@ impl Sandbox {
         let mut record =
             self.registry
                 .get_or_create(to, None, source.profile.as_deref(), self.user)?;
-        if record.network != source.network {
+        // The copy belongs to the original folder's owner; a person's folder (`--workspace`)
+        // ran its code as that person, and so does the branch.
+        if record.network != source.network || record.run_as != source.run_as {
             record.network = source.network;
+            record.run_as = source.run_as;
             self.registry.save(&record)?;
         }
         Ok(forked)

@@ -83,7 +83,7 @@ impl History {
                      FROM messages WHERE id = ?3",
                     params![new, conversation.id, old],
                 )?;
-                let mut calls = tx.prepare(
+                let mut calls = tx.prepare_cached(
                     "SELECT id FROM tool_calls WHERE message_id = ?1 ORDER BY rowid",
                 )?;
                 let call_ids: Vec<ToolCallId> = calls

@@ -153,6 +153,9 @@ impl History {
 }
 
 fn insert(tx: &Transaction<'_>, message: MessageId, images: &[NewImage]) -> Result<()> {
+    if images.is_empty() {
+        return Ok(());
+    }
     let mut stmt = tx.prepare(
         "INSERT INTO message_images (message_id, ordinal, name, media_type, width, height, data)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",

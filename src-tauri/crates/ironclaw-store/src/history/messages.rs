@@ -83,17 +83,7 @@ impl History {
     /// far (often empty), checkpoint with [`History::update_message_content`] every few hundred
     /// milliseconds, then [`History::complete_message`].
     pub fn add_message(&self, new: &NewMessage) -> Result<Message> {
-        let id = MessageId::new();
-        let now = Timestamp::now();
-        self.write(|tx| {
-            touch(tx, new.conversation_id, now)?;
-            tx.execute(
-                "INSERT INTO messages (id, conversation_id, turn_id, role, content, status, created_at, updated_at, model)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8)",
-                params![id, new.conversation_id, new.turn_id, new.role, new.content, new.status, now, new.model],
-            )?;
-            get_message(tx, id)
-        })
+        self.add_message_with_images(new, &[])
     }
 
     /// Checkpoints a streaming message's full text so far. Each call rewrites the message's
