@@ -116,6 +116,9 @@ export class ChatView {
       this.stick = this.log.scrollHeight - this.log.scrollTop - this.log.clientHeight < 80;
     });
     wireLinks(this.log, (url) => this.actions.openExternal(url));
+    // A picture that arrives after its item (a run's image, what the model looked at) makes
+    // the log taller: a log that followed the end keeps following it. `load` does not bubble.
+    this.log.addEventListener("load", () => this.scroll(), true);
 
     this.input = h("textarea", { testid: "message-input", className: "composer-input", rows: 1, placeholder: "Message IronClaw…", "aria-label": "Message" });
     this.sendBtn = h("button", { testid: "send-button", className: "btn btn-primary", type: "button" }, "Send");
