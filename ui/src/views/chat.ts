@@ -326,7 +326,7 @@ export class ChatView {
   private editMessage(el: HTMLElement, typed: string, pictures: (Picture | SentImage)[], told = ""): void {
     const id = el.dataset.messageId;
     if (!id || el.querySelector('[data-testid="edit-input"]')) return;
-    const input = h("textarea", { testid: "edit-input", className: "composer-input edit-input", rows: 3, "aria-label": "Edited message" });
+    const input = h("textarea", { testid: "edit-input", className: "edit-input", rows: 3, "aria-label": "Edited message" });
     input.value = typed;
     const send = h("button", { testid: "edit-send", className: "btn btn-primary", type: "button" }, "Send in a branch");
     const cancel = h("button", { testid: "edit-cancel", className: "btn btn-quiet", type: "button" }, "Cancel");

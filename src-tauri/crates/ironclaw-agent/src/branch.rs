@@ -79,7 +79,7 @@ pub async fn branch(
     };
     // One note, for both: the chat shows it, and the model is told it with the next message.
     let note = format!(
-        "This conversation branched from “{title}” here: the person edited their next message. \
+        "This conversation branched from “{title}” here, with the next message edited. \
          {files} The Python interpreter starts fresh: variables and imports from earlier runs \
          are gone and must be recreated if needed."
     );
