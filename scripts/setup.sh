@@ -21,6 +21,8 @@ PACKAGES+=(libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libayatana-appindicat
   webkit2gtk-driver dbus xdg-utils rpm)
 # Drag and drop in the end-to-end suite: a real GTK drag source (tests/e2e/lib/drag-source.py).
 PACKAGES+=(python3-gi gir1.2-gtk-3.0)
+# pip: the test suite's MCP servers are real ones from PyPI (scripts/mcp-test-servers.sh).
+PACKAGES+=(python3-pip)
 # The tray in the end-to-end suite: a real StatusNotifier watcher and a host that draws on Xvfb
 # (status-notifier-watcher, gtk-sni-tray-standalone), gdbus to read and click the item over D-Bus, and a small window
 # manager with wmctrl so closing the window goes the way a desktop sends it.

@@ -29,6 +29,9 @@ quietly build cargo build --locked --workspace --bins "${APP_FEATURES[@]}"
 export IRONCLAW_BIN="$ROOT/target/debug/ironclaw"
 python3 -m py_compile src-tauri/crates/ironclaw-sandbox/image/*.py
 quietly bindings bash scripts/check-bindings.sh
+# Real MCP servers from the package registry, for the suite to run in sandbox containers.
+quietly mcp-servers bash scripts/mcp-test-servers.sh
+export IRONCLAW_TEST_MCP_DIR="${IRONCLAW_CACHE_DIR:-$HOME/.cache/ironclaw}/mcp-test-servers"
 
 # Tests remove their own containers (by label) even when they fail; a container a killed run
 # leaves behind stops itself after the policy's idle timeout.

@@ -119,6 +119,16 @@ impl Agent {
         Self::open(env, wire, Ok(conversation), window).await
     }
 
+    /// A new conversation with `policy` in `env` whose runtime starts the MCP servers of `mcp`.
+    pub async fn start_with_mcp(
+        env: TestEnv,
+        wire: Wire,
+        policy: ApprovalPolicy,
+        mcp: ironclaw_mcp::McpConfig,
+    ) -> Self {
+        Self::open_full(env, wire, Err(policy), LARGE_WINDOW, true, mcp).await
+    }
+
     async fn open(
         env: TestEnv,
         wire: Wire,
@@ -135,6 +145,17 @@ impl Agent {
         window: u32,
         images: bool,
     ) -> Self {
+        Self::open_full(env, wire, conversation, window, images, Default::default()).await
+    }
+
+    async fn open_full(
+        env: TestEnv,
+        wire: Wire,
+        conversation: Result<ConversationId, ApprovalPolicy>,
+        window: u32,
+        images: bool,
+        mcp: ironclaw_mcp::McpConfig,
+    ) -> Self {
         let (server, base_url) = ScriptedServer::start()
             .await
             .expect("start the scripted LLM server");
@@ -148,6 +169,7 @@ impl Agent {
             context_window: ironclaw_llm::choose_window(Some(window), None, MODEL),
             tool_mode: ironclaw_llm::ToolMode::Auto,
             images,
+            mcp: Arc::new(mcp),
         })
         .expect("open state");
         let conversation = match conversation {
@@ -662,6 +684,34 @@ pub async fn chat_cli_status(
 pub fn asks_to_view(id: &str, path: &str) -> Reply {
     let args = serde_json::json!({ "path": path }).to_string();
     Reply::tool_calls(vec![ScriptedCall::new(id, "view_image", [args.as_str()])])
+}
+
+/// A model turn that only calls the MCP tool the model knows as `name` with `arguments`.
+pub fn asks_mcp(id: &str, name: &str, arguments: serde_json::Value) -> Reply {
+    let args = arguments.to_string();
+    Reply::tool_calls(vec![ScriptedCall::new(id, name, [args.as_str()])])
+}
+
+/// The real `mcp-server-time` (from PyPI, installed by scripts/mcp-test-servers.sh) as a
+/// server of `mcp.yaml`, run with Python in its sandbox container.
+pub fn time_server() -> ironclaw_mcp::McpConfig {
+    let dir = std::env::var_os("IRONCLAW_TEST_MCP_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            let home = std::env::var_os("HOME").unwrap_or_default();
+            PathBuf::from(home).join(".cache/ironclaw/mcp-test-servers")
+        });
+    let packages = dir.join("time");
+    assert!(
+        packages.join("mcp_server_time").is_dir(),
+        "{} has no mcp-server-time: run scripts/mcp-test-servers.sh (scripts/test.sh does)",
+        packages.display()
+    );
+    let yaml = format!(
+        "servers:\n  time:\n    command: [python3, -m, mcp_server_time, --local-timezone, Etc/UTC]\n    packages: {}\n",
+        packages.display()
+    );
+    ironclaw_mcp::McpConfig::parse(&yaml, Path::new("/test/mcp.yaml")).expect("the test's mcp.yaml")
 }
 
 /// A model turn that only asks to fetch `url`.

@@ -18,6 +18,7 @@ mod crash_and_audit;
 mod hidden_text;
 mod images;
 mod instructions;
+mod mcp;
 mod model_errors;
 mod policy;
 mod signatures;

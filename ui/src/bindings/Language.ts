@@ -4,4 +4,4 @@
  * The language of a snippet. Part of its [`crate::CodeHash`]: the same text means different
  * things to different interpreters.
  */
-export type Language = "python" | "shell";
+export type Language = "python" | "shell" | "mcp";

@@ -72,7 +72,8 @@ class ApprovalDialog {
     private readonly onEscape: () => void,
   ) {
     const r = req;
-    const code = h("code", { "data-lang": r.language }, r.code);
+    // An MCP call's arguments are JSON after the line that names the tool.
+    const code = h("code", { "data-lang": isToolCall(r) ? "json" : r.language }, r.code);
     // Every invisible, control, bidi or tag character is shown as a marked ⟨U+…⟩ token; the
     // hash sent with the decision is the request's, over the real text.
     markInvisible(code);
@@ -146,7 +147,7 @@ class ApprovalDialog {
     const denyBtn = h("button", { testid: "deny-button", className: "btn", type: "button" }, "Deny");
     const editBtn = h("button", { testid: "edit-button", className: "btn", type: "button" }, "Edit…");
     this.alwaysBtn = choiceOf(r, "always_allow_in_session")
-      ? h("button", { testid: "always-allow-button", className: "btn", type: "button", title: "Run this exact code again in this conversation without asking" }, "Always allow in this conversation")
+      ? h("button", { testid: "always-allow-button", className: "btn", type: "button", title: isToolCall(r) ? "Call this tool again in this conversation without asking, whatever its arguments, while its server describes it as now" : "Run this exact code again in this conversation without asking" }, isToolCall(r) ? "Always allow this tool here" : "Always allow in this conversation")
       : null;
     const approve = choiceOf(r, "approve_once");
     this.approveBtn = h("button", { testid: "approve-button", className: "btn btn-primary", type: "button", hidden: !approve }, approve?.needsConfirmation ? "Approve and run" : "Approve");
@@ -168,7 +169,7 @@ class ApprovalDialog {
       h(
         "header",
         { className: "approval-head" },
-        h("h2", { id: titleId }, `Run this ${r.language} code?`),
+        h("h2", { id: titleId }, isToolCall(r) ? `Call ${toolOf(r.code)}?` : `Run this ${r.language} code?`),
         position.total > 1 ? h("span", { className: "muted" }, `${position.index + 1} of ${position.total} waiting`) : null,
         h("span", { className: "spacer" }),
         h("span", { testid: "approval-language", className: "chip" }, r.language),
@@ -407,4 +408,15 @@ export class ApprovalQueue {
     this.dialog = null;
     this.pending = [];
   }
+}
+
+/** Whether the request is a call of an MCP server's tool rather than code to run. */
+function isToolCall(r: ApprovalRequest): boolean {
+  return r.language === "mcp";
+}
+
+/** "the MCP tool time/get_current_time", from a call's first line. */
+export function toolOf(code: string): string {
+  const m = /^mcp (\S+) \(definition /.exec(code);
+  return m ? `the MCP tool ${m[1]}` : "this MCP tool";
 }

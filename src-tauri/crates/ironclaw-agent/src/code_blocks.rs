@@ -38,7 +38,11 @@ pub fn extract(text: &str) -> Vec<(Language, String)> {
             None if is_fence => {
                 let info = trimmed[fence.len()..].trim();
                 let word = info.split_whitespace().next().unwrap_or("");
-                open = Some((fence, Language::from_name(word), Vec::new()));
+                open = Some((
+                    fence,
+                    Language::from_name(word).filter(|l| l.is_interpreted()),
+                    Vec::new(),
+                ));
             }
             None => {}
             Some((opening, language, lines)) => {

@@ -66,6 +66,66 @@ pub fn assess(lang: Language, code: &str) -> Assessment {
 #[derive(Default)]
 pub struct RiskClassifier {
     last: std::sync::Mutex<Option<(Language, String, Assessment)>>,
+    /// What each MCP tool's server says of it, by the identity line of its calls.
+    mcp: std::sync::Mutex<std::collections::HashMap<String, ToolHints>>,
+}
+
+/// An MCP server's hints about one of its tools. They are the server's claims: they make the
+/// dialog say more (and a tool that says it destroys data needs the second confirmation), but
+/// never let a call run unasked.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolHints {
+    pub read_only: Option<bool>,
+    pub destructive: Option<bool>,
+    pub open_world: Option<bool>,
+}
+
+/// Why no MCP call is ever "undoable": Undo restores the workspace, and a tool acts wherever
+/// its server reaches.
+pub const MCP_BEYOND_UNDO: &str =
+    "an MCP tool acts outside the workspace's checkpoints, so Undo could not take it back";
+
+fn with_hints(mut a: Assessment, hints: Option<&ToolHints>, code: &str) -> Assessment {
+    let line = code.lines().next().unwrap_or_default().to_string();
+    let mut add = |level: RiskLevel, message: &str| {
+        a.reasons.push(RiskReason {
+            level,
+            message: message.to_string(),
+            snippet: line.clone(),
+            line: 1,
+        });
+        if level == RiskLevel::Destructive {
+            a.level = RiskLevel::Destructive;
+        }
+    };
+    match hints {
+        None => add(
+            RiskLevel::Normal,
+            "the server gave no hints about what this tool does",
+        ),
+        Some(h) => {
+            if h.read_only == Some(true) {
+                add(
+                    RiskLevel::Normal,
+                    "the server says this tool only reads: its own claim, which IronClaw cannot check, so it is asked about like any call",
+                );
+            } else if h.destructive == Some(true) {
+                add(
+                    RiskLevel::Destructive,
+                    "the server says this tool may delete or overwrite data",
+                );
+            }
+            if h.open_world == Some(true) {
+                add(
+                    RiskLevel::Normal,
+                    "the server says this tool deals with systems beyond it (other services, the internet)",
+                );
+            }
+        }
+    }
+    a.beyond_undo = Some(MCP_BEYOND_UNDO.to_string());
+    a.alters_session = None;
+    a
 }
 
 impl RiskClassifier {
@@ -77,11 +137,28 @@ impl RiskClassifier {
                 }
             }
         }
-        let a = assess(lang, code);
+        let mut a = assess(lang, code);
+        if lang == Language::Mcp {
+            let identity = code.lines().next().unwrap_or_default();
+            let hints = self.mcp.lock().ok().and_then(|m| m.get(identity).cloned());
+            a = with_hints(a, hints.as_ref(), code);
+        }
         if let Ok(mut last) = self.last.lock() {
             *last = Some((lang, code.to_string(), a.clone()));
         }
         a
+    }
+}
+
+impl RiskClassifier {
+    /// Learns what a session's MCP servers say of their tools (by identity line).
+    pub fn know_tools(&self, tools: impl IntoIterator<Item = (String, ToolHints)>) {
+        if let Ok(mut m) = self.mcp.lock() {
+            m.extend(tools);
+        }
+        if let Ok(mut last) = self.last.lock() {
+            *last = None;
+        }
     }
 }
 

@@ -91,6 +91,11 @@ pub fn parses(name: &str, arguments: &str) -> bool {
     match name {
         FETCH_URL => decode_fetch(arguments).is_ok(),
         VIEW_IMAGE => decode_view_image(arguments).is_ok(),
+        n if ironclaw_mcp::names::is_mcp(n) => {
+            arguments.trim().is_empty()
+                || serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(arguments)
+                    .is_ok()
+        }
         _ => decode(name, arguments).is_ok(),
     }
 }
@@ -202,10 +207,14 @@ pub fn decode(name: &str, arguments: &str) -> Result<RunCode, ToolError> {
     }
     let raw: RawRunCode = serde_json::from_value(value)
         .map_err(|e| ToolError::BadJson(truncate(&e.to_string(), 200)))?;
+    // `mcp` is a language of the history, not of run_code: a tool call the model wrote as
+    // code would skip the server's own tool list and definition.
     let language = raw
         .language
         .parse::<Language>()
-        .map_err(|_| ToolError::BadLanguage(truncate(&raw.language, 40)))?;
+        .ok()
+        .filter(|l| l.is_interpreted())
+        .ok_or_else(|| ToolError::BadLanguage(truncate(&raw.language, 40)))?;
     if raw.code.trim().is_empty() {
         return Err(ToolError::EmptyCode);
     }
@@ -258,6 +267,11 @@ mod tests {
             ("run_code", "{not json", |e| {
                 matches!(e, ToolError::BadJson(_))
             }),
+            (
+                "run_code",
+                r#"{"language":"mcp","code":"mcp time/x (definition 00)\n{}"}"#,
+                |e| matches!(e, ToolError::BadLanguage(_)),
+            ),
             ("run_code", "", |e| matches!(e, ToolError::BadJson(_))),
             ("run_code", r#"{"language":"ruby","code":"puts 1"}"#, |e| {
                 matches!(e, ToolError::BadLanguage(_))

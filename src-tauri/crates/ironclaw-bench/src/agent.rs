@@ -114,6 +114,7 @@ async fn measure(sandbox: &Arc<Sandbox>, plan: Plan) -> anyhow::Result<Samples> 
             context_window: ironclaw_llm::choose_window(None, None, MODEL),
             tool_mode: ironclaw_llm::ToolMode::Native,
             images: false,
+            mcp: Default::default(),
         };
         let deps = match &shared {
             Some((deps, _)) => Deps {

@@ -93,6 +93,7 @@ impl Conversation {
             context_window: choose_window(Some(window), None, MODEL),
             tool_mode: ironclaw_llm::ToolMode::Native,
             images: false,
+            mcp: Default::default(),
         })?;
         let conversation = deps
             .history

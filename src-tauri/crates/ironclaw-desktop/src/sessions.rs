@@ -76,10 +76,11 @@ impl Core {
     /// app opens (and the doctor runs) without Docker or a model.
     pub(crate) async fn runtime(&self) -> Result<ironclaw_agent::Runtime> {
         let sandbox = self.sandbox().await?;
-        Ok(ironclaw_agent::Runtime::new(
-            sandbox,
-            self.chosen_model().await?,
-        ))
+        let mcp = ironclaw_mcp::McpConfig::load_or_report(&self.paths.config_dir);
+        Ok(
+            ironclaw_agent::Runtime::new(sandbox, self.chosen_model().await?)
+                .with_mcp(Arc::new(mcp)),
+        )
     }
 
     /// The model Settings name (or the one the embedding program fixed), resolved once until

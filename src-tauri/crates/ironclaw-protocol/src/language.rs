@@ -8,6 +8,9 @@ crate::text_enum!(
         Python => "python" | "python3" | "py",
         /// bash, in the sandbox's persistent shell.
         Shell => "shell" | "bash" | "sh",
+        /// A call of an MCP server's tool, in that server's own sandbox container: the "code"
+        /// is the call as `ironclaw_mcp::call` writes it. Never a `run_code` language.
+        Mcp => "mcp",
     }
 );
 
@@ -16,6 +19,11 @@ impl Language {
     /// `sh`, any case). What is stored and hashed is always [`Language::as_str`].
     pub fn from_name(name: &str) -> Option<Self> {
         name.trim().to_ascii_lowercase().parse().ok()
+    }
+
+    /// Whether code in this language runs in the session's interpreters (`run_code`).
+    pub fn is_interpreted(self) -> bool {
+        matches!(self, Language::Python | Language::Shell)
     }
 }
 

@@ -59,6 +59,8 @@ pub enum Category {
     DynamicCode,
     /// Code the grammar could not parse, or too large/deep to analyse.
     Unparseable,
+    /// Calls a tool of an MCP server: what it does is the server's, out of IronClaw's sight.
+    ToolCall,
     /// Contains characters a person cannot see or that reorder the displayed text (zero-width,
     /// bidi controls, tag characters, control characters): see [`visible`].
     HiddenText,
@@ -106,6 +108,14 @@ pub fn assess(language: Language, code: &str) -> Assessment {
     match language {
         Language::Shell => shell::analyze(code, &mut out),
         Language::Python => python::analyze(code, &mut out),
+        // Never read-only: a tool's effects are the server's, and IronClaw cannot read them.
+        Language::Mcp => out.add(
+            RiskLevel::Normal,
+            Category::ToolCall,
+            "calls a tool of an MCP server: what it does is up to the server (it runs in its own sandbox container)",
+            code.lines().next().unwrap_or_default(),
+            1,
+        ),
     }
     out.finish()
 }

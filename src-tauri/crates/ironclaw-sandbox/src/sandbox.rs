@@ -29,6 +29,7 @@ pub mod checkpoints;
 pub mod fork;
 mod leftovers;
 mod network_switch;
+pub mod tool_server;
 
 /// How long a freshly started supervisor may take to answer its first ping.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
@@ -179,6 +180,12 @@ impl Sandbox {
         on_event: &mut (dyn FnMut(ExecEvent) + Send),
         cancel: &CancellationToken,
     ) -> Result<ExecResult> {
+        if !request.language.is_interpreted() {
+            return Err(Error::Protocol(format!(
+                "{} is not a language the sandbox's interpreters run; nothing was run",
+                request.language.as_str()
+            )));
+        }
         let slot = self.slot(name).await;
         // One execution at a time per session in this process; the supervisor enforces the
         // same across processes.

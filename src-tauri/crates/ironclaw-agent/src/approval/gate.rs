@@ -145,16 +145,33 @@ impl Gate {
     /// Whether a saved rule lets this code run unasked. Destructive code never matches one:
     /// a rule saved before destructive code was refused rules (or a classifier that learned
     /// more since) must not let a deletion run without a person seeing it.
+    ///
+    /// An MCP call's rule covers its tool, whatever the arguments: the call's first line names
+    /// the server, the tool and the digest of the tool's definition, so a tool whose server
+    /// changed what it says it does is not covered.
     fn rule_allows(&self, language: Language, code: &str) -> bool {
-        self.rules.contains_key(&self.hash(language, code))
-            && !self.classifier.is_destructive(language, code)
+        let saved = if language == Language::Mcp {
+            let tool = code.lines().next().unwrap_or_default();
+            !tool.is_empty()
+                && self
+                    .rules
+                    .values()
+                    .any(|r| r.language == Language::Mcp && r.code.lines().next() == Some(tool))
+        } else {
+            self.rules.contains_key(&self.hash(language, code))
+        };
+        saved && !self.classifier.is_destructive(language, code)
     }
 
     /// Whether this code may run without asking, and why.
     pub fn check(&self, language: Language, code: &str) -> Triage {
         if self.rule_allows(language, code) {
             return Triage::AutoApproved {
-                reason: "you chose to always allow this exact code in this conversation".into(),
+                reason: if language == Language::Mcp {
+                    "you chose to always allow this tool (as its server described it then) in this conversation".into()
+                } else {
+                    "you chose to always allow this exact code in this conversation".into()
+                },
             };
         }
         match self.policy {

@@ -240,6 +240,43 @@ fn always_allow_saves_a_revocable_rule_for_that_exact_code_only() {
 }
 
 #[test]
+fn always_allowing_an_mcp_call_covers_its_tool_as_defined_then_and_nothing_else() {
+    let mut g = gate(ApprovalPolicy::AskAlways);
+    let tokyo = "mcp time/now (definition aaaa)\n{\"tz\": \"Asia/Tokyo\"}";
+    let p = g.request(ApprovalId::new(), Language::Mcp, tokyo);
+    g.decide(
+        p.id,
+        &p.hash,
+        Decision::AlwaysAllowInSession,
+        DecidedBy::UserDialog,
+        false,
+    )
+    .unwrap();
+    // The same tool with other arguments: covered.
+    let paris = "mcp time/now (definition aaaa)\n{\"tz\": \"Europe/Paris\"}";
+    assert_eq!(
+        g.auto_ticket(Language::Mcp, paris, false).unwrap().scope,
+        DecisionScope::SessionRule
+    );
+    // Its definition changed, another tool, another server, a shell line spelled the same,
+    // or arguments the classifier finds destructive: asked about.
+    for other in [
+        "mcp time/now (definition bbbb)\n{}",
+        "mcp time/convert (definition aaaa)\n{}",
+        "mcp clock/now (definition aaaa)\n{}",
+        "mcp time/now (definition aaaa)\n{\"cmd\": \"rm -rf /\"}",
+    ] {
+        assert_eq!(g.check(Language::Mcp, other), Triage::Ask, "{other}");
+    }
+    assert_eq!(
+        g.check(Language::Shell, "mcp time/now (definition aaaa)\n{}"),
+        Triage::Ask
+    );
+    assert!(g.revoke_rule(&p.hash));
+    assert_eq!(g.check(Language::Mcp, paris), Triage::Ask);
+}
+
+#[test]
 fn ask_unless_safe_auto_approves_only_read_only_code() {
     let g = gate(ApprovalPolicy::AskUnlessSafe);
     assert!(matches!(

@@ -8,6 +8,7 @@ mod decide;
 mod fetch;
 mod images;
 mod leftovers;
+mod mcp;
 mod network;
 mod notes;
 mod orphan;
@@ -143,6 +144,8 @@ pub(crate) struct Inner {
     remembered_model: Mutex<Option<(String, String)>>,
     /// What IronClaw has to tell the model with the person's next message (an undone run).
     model_notes: Mutex<Vec<String>>,
+    /// The conversation's MCP servers, started by the first turn that offers tools.
+    pub mcp: tokio::sync::OnceCell<Arc<ironclaw_mcp::Servers>>,
 }
 
 impl Inner {
@@ -320,6 +323,7 @@ pub fn start(
         model_override: Mutex::new(None),
         remembered_model: Mutex::new(remembered_model),
         model_notes: Mutex::default(),
+        mcp: tokio::sync::OnceCell::new(),
     });
     tokio::spawn(actor(inner, ops_rx));
     Ok((
@@ -443,6 +447,10 @@ async fn actor(
     if let Some(r) = running {
         r.cancel.cancel();
         let _ = r.task.await;
+    }
+    // The servers' containers go with the session.
+    if let Some(servers) = inner.mcp.get() {
+        servers.stop().await;
     }
 }
 

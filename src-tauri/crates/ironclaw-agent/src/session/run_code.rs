@@ -7,7 +7,7 @@ use std::sync::Arc;
 use ironclaw_llm::ToolCall;
 use ironclaw_protocol::{
     AgentEvent, ApprovalRequest, AuditRecord, DecidedBy, DecisionChoice, DecisionRecord,
-    ExecResultRecord, OutputStream, ToolCallId, TurnId,
+    ExecResultRecord, Language, OutputStream, ToolCallId, TurnId,
 };
 use ironclaw_sandbox::exec::{ExecEvent, ExecRequest, ExecResult};
 use ironclaw_store::{ApprovalDecision, ExecutionOutcome, NewApproval, OutputExcerpt, Verdict};
@@ -29,10 +29,17 @@ pub(super) async fn handle(
     call: &ToolCall,
     cancel: &CancellationToken,
 ) -> Result<(String, bool), StepError> {
-    let run = match tools::decode(&call.name, &call.arguments) {
-        Ok(run) => run,
-        // Marked as an error; each wire format adds its own error framing.
-        Err(e) => return Ok((e.to_string(), true)),
+    let run = if ironclaw_mcp::names::is_mcp(&call.name) {
+        match super::mcp::decode(inner, call) {
+            Ok(run) => run,
+            Err(e) => return Ok((e, true)),
+        }
+    } else {
+        match tools::decode(&call.name, &call.arguments) {
+            Ok(run) => run,
+            // Marked as an error; each wire format adds its own error framing.
+            Err(e) => return Ok((e.to_string(), true)),
+        }
     };
     let language = run.language;
     let assessment = inner.classifier.assess(run.language, &run.code);
@@ -62,7 +69,9 @@ pub(super) async fn handle(
         })
         .map_err(|e| StepError::Failed(format!("{e}. Nothing was asked or run")))?;
 
-    learn_leftovers(inner).await;
+    if language.is_interpreted() {
+        learn_leftovers(inner).await;
+    }
     let verdict = inner
         .gate
         .lock()
@@ -98,6 +107,9 @@ pub(super) async fn handle(
         if let Ok(mut gate) = inner.gate.lock() {
             gate.taint(why.clone());
         }
+    }
+    if ticket.language == Language::Mcp {
+        return super::mcp::execute(inner, &approval.id, ticket, cancel).await;
     }
     execute(inner, &approval.id, ticket, checkpointed, cancel).await
 }

@@ -21,6 +21,8 @@ pub struct Runtime {
     pub tool_mode: ToolMode,
     /// Whether the model reads images; a text-only one is sent a note in place of each.
     pub images: bool,
+    /// The MCP servers each conversation starts (in sandbox containers) on its first turn.
+    pub mcp: Arc<ironclaw_mcp::McpConfig>,
 }
 
 /// The model half of a [`Runtime`]: what a switch of model replaces.
@@ -43,7 +45,14 @@ impl Runtime {
             context_window: m.context_window,
             tool_mode: m.tool_mode,
             images: m.images,
+            mcp: Arc::default(),
         }
+    }
+
+    /// This runtime with the MCP servers of `config`.
+    pub fn with_mcp(mut self, config: Arc<ironclaw_mcp::McpConfig>) -> Self {
+        self.mcp = config;
+        self
     }
 
     /// This runtime with another model (the sandbox stays).

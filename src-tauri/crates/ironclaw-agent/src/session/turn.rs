@@ -13,7 +13,7 @@ use tracing::Instrument;
 
 use super::context::{self, Effort};
 use super::step::StepError;
-use super::{decide, fetch, run_code, view_image, Inner};
+use super::{decide, fetch, mcp, run_code, view_image, Inner};
 use crate::prompt::system_prompt;
 use crate::tools;
 use ironclaw_protocol::{AgentEvent, TurnOutcome};
@@ -155,7 +155,10 @@ async fn steps(
             request.messages = crate::code_blocks::to_plain(&request.messages);
             request
         } else {
-            let tools = tools::specs_for(rt.images);
+            let mut tools = tools::specs_for(rt.images);
+            if let Some(servers) = mcp::servers(inner, rt).await {
+                tools.extend(mcp::specs(&servers));
+            }
             context::prepare(inner, rt, turn_id, &system, tools, effort, cancel).await?
         };
         let span = tracing::info_span!("llm.generate", provider = rt.provider.id(), model = %request.model, step);

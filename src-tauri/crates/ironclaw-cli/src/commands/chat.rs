@@ -143,6 +143,9 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
         context_window: resolved.context_window,
         tool_mode: resolved.tool_mode,
         images: resolved.images,
+        mcp: Arc::new(ironclaw_mcp::McpConfig::load_or_report(
+            &sandbox.paths().config_dir,
+        )),
     };
     let mut current_model = ironclaw_agent::models::ModelChoice {
         provider: config

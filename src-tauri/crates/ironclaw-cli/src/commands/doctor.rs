@@ -10,26 +10,31 @@ use serde::Serialize;
 
 #[derive(Serialize)]
 struct Check {
-    name: &'static str,
+    name: String,
     ok: bool,
+    /// A failure that does not stop code from running (an MCP server): shown, not fatal.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    warning: bool,
     detail: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     fix: Option<String>,
 }
 
 impl Check {
-    fn ok(name: &'static str, detail: impl Into<String>) -> Self {
+    fn ok(name: impl Into<String>, detail: impl Into<String>) -> Self {
         Self {
-            name,
+            name: name.into(),
             ok: true,
+            warning: false,
             detail: detail.into(),
             fix: None,
         }
     }
-    fn fail(name: &'static str, detail: impl Into<String>, fix: impl Into<String>) -> Self {
+    fn fail(name: impl Into<String>, detail: impl Into<String>, fix: impl Into<String>) -> Self {
         Self {
-            name,
+            name: name.into(),
             ok: false,
+            warning: false,
             detail: detail.into(),
             fix: Some(fix.into()),
         }
@@ -109,7 +114,17 @@ pub async fn run(json: bool) -> anyhow::Result<ExitCode> {
             ));
             let spec = image::spec();
             match image::exists(&engine.docker, &spec.tag).await {
-                Ok(true) => checks.push(Check::ok("sandbox image", spec.tag.clone())),
+                Ok(true) => {
+                    checks.push(Check::ok("sandbox image", spec.tag.clone()));
+                    if let Some(p) = &policy {
+                        let sandbox = ironclaw_sandbox::Sandbox::new(
+                            engine.docker.clone(),
+                            paths.clone(),
+                            p.clone(),
+                        );
+                        checks.extend(mcp_checks(&sandbox).await);
+                    }
+                }
                 Ok(false) => checks.push(Check::fail(
                     "sandbox image",
                     format!("{} is not built yet", spec.tag),
@@ -148,7 +163,7 @@ pub async fn run(json: bool) -> anyhow::Result<ExitCode> {
         }
     }
 
-    let ready = checks.iter().all(|c| c.ok);
+    let ready = checks.iter().all(|c| c.ok || c.warning);
     if json {
         println!(
             "{}",
@@ -158,7 +173,13 @@ pub async fn run(json: bool) -> anyhow::Result<ExitCode> {
         for c in &checks {
             println!(
                 "{} {:<15} {}",
-                if c.ok { "ok  " } else { "FAIL" },
+                if c.ok {
+                    "ok  "
+                } else if c.warning {
+                    "WARN"
+                } else {
+                    "FAIL"
+                },
                 c.name,
                 c.detail
             );
@@ -180,6 +201,71 @@ pub async fn run(json: bool) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// A line per MCP server of `mcp.yaml`: started in its container as a conversation would,
+/// asked for its tools, stopped. A server that fails is a warning: code still runs without it.
+async fn mcp_checks(sandbox: &ironclaw_sandbox::Sandbox) -> Vec<Check> {
+    let config = ironclaw_mcp::McpConfig::load_or_report(&sandbox.paths().config_dir);
+    let file = sandbox
+        .paths()
+        .config_dir
+        .join(ironclaw_mcp::config::FILE_NAME);
+    let mut out = Vec::new();
+    if let Some(problem) = &config.problem {
+        let mut c = Check::fail("mcp.yaml", problem.clone(), "fix the file named above");
+        c.warning = true;
+        out.push(c);
+        return out;
+    }
+    if config.servers.is_empty() {
+        return out;
+    }
+    let Ok(owner) = ironclaw_sandbox::session::SessionName::new("doctor") else {
+        return out;
+    };
+    // The doctor's check never creates a workspace: a server is started without one.
+    let mut trial = config.clone();
+    for s in &mut trial.servers {
+        s.workspace = false;
+    }
+    let servers = ironclaw_mcp::Servers::start(sandbox, &owner, &Default::default(), &trial).await;
+    for started in servers.started() {
+        out.push(Check::ok(
+            format!("mcp {}", started.server),
+            format!(
+                "{} tool(s): {}; runs in its own sandbox container (no network{})",
+                started.tools.len(),
+                started.tools.join(", "),
+                if config
+                    .servers
+                    .iter()
+                    .any(|s| s.name == started.server && s.workspace)
+                {
+                    ", sees the conversation's workspace"
+                } else {
+                    ", no workspace"
+                }
+            ),
+        ));
+    }
+    for (server, why) in &servers.failed {
+        let mut c = Check::fail(
+            format!("mcp {server}"),
+            why.clone(),
+            format!(
+                "see the message; the server is set up in {}",
+                file.display()
+            ),
+        );
+        c.warning = true;
+        out.push(c);
+    }
+    for s in config.servers.iter().filter(|s| !s.enabled) {
+        out.push(Check::ok(format!("mcp {}", s.name), "disabled in mcp.yaml"));
+    }
+    servers.stop().await;
+    out
 }
 
 fn tempfile_in(dir: &std::path::Path) -> bool {

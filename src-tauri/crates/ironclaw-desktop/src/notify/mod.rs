@@ -83,6 +83,9 @@ impl ApprovalNotice {
             RiskLevel::Normal => "normal risk",
             RiskLevel::Destructive => "DESTRUCTIVE",
         };
+        if self.language == Language::Mcp {
+            return format!("IronClaw wants to call an MCP tool ({risk})");
+        }
         format!("IronClaw wants to run {} ({risk})", self.language)
     }
 

@@ -207,6 +207,123 @@ pub fn create_body(spec: &ContainerSpec<'_>) -> ContainerCreateBody {
     }
 }
 
+/// A tool server's container (an MCP server over stdio): the same confinement as a session's
+/// (read-only root, no capabilities, our seccomp profile, no-new-privileges, limits, no swap),
+/// no network, and no host path but the read-only packages folder and, only when the server
+/// was configured to see it, the conversation's workspace. No health check runs in it: nothing
+/// of ours executes inside a container whose programs are not ours.
+pub fn tool_server_body(spec: &super::ToolServerSpec<'_>) -> ContainerCreateBody {
+    let user = spec.user;
+    let mut labels = HashMap::from([
+        (LABEL_INSTANCE.to_string(), spec.instance.to_string()),
+        (LABEL_VERSION.to_string(), crate::VERSION.to_string()),
+        (LABEL_IMAGE_HASH.to_string(), spec.image_hash.to_string()),
+        (
+            super::LABEL_TOOL_SERVER.to_string(),
+            spec.server.to_string(),
+        ),
+        (super::LABEL_TOOL_OWNER.to_string(), spec.owner.to_string()),
+        (LABEL_NETWORK.to_string(), "none".to_string()),
+    ]);
+    labels.insert(
+        LABEL_CONFINEMENT.to_string(),
+        confinement_hash().to_string(),
+    );
+    let bind = |source: &std::path::Path, target: &str, read_only: bool| Mount {
+        target: Some(target.to_string()),
+        source: Some(source.to_string_lossy().into_owned()),
+        typ: Some(MountType::BIND),
+        read_only: Some(read_only),
+        bind_options: Some(MountBindOptions {
+            propagation: Some(MountBindOptionsPropagationEnum::RPRIVATE),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let mut mounts = Vec::new();
+    if let Some(packages) = spec.packages {
+        mounts.push(bind(packages, super::TOOL_PACKAGES, true));
+    }
+    if let Some(workspace) = spec.workspace {
+        mounts.push(bind(workspace, WORKSPACE, false));
+    }
+    let tmpfs = HashMap::from([
+        ("/tmp".to_string(), tmpfs_opts(64 << 20, user, "1777")),
+        (HOME.to_string(), tmpfs_opts(64 << 20, user, "0700")),
+    ]);
+    let memory = i64::try_from(spec.memory_bytes).unwrap_or(i64::MAX);
+    let ulimit = |name: &str, value: i64| ResourcesUlimits {
+        name: Some(name.to_string()),
+        soft: Some(value),
+        hard: Some(value),
+    };
+    let host_config = HostConfig {
+        mounts: Some(mounts),
+        readonly_rootfs: Some(true),
+        tmpfs: Some(tmpfs),
+        cap_drop: Some(vec!["ALL".to_string()]),
+        security_opt: Some(security_opt()),
+        privileged: Some(false),
+        network_mode: Some("none".to_string()),
+        ipc_mode: Some("private".to_string()),
+        masked_paths: Some(super::masks::masked_paths()),
+        readonly_paths: Some(super::masks::readonly_paths()),
+        cgroupns_mode: Some(HostConfigCgroupnsModeEnum::PRIVATE),
+        shm_size: Some(16 << 20),
+        memory: Some(memory),
+        memory_swap: Some(memory),
+        nano_cpus: Some((spec.cpus * 1e9) as i64),
+        pids_limit: Some(spec.pids),
+        ulimits: Some(vec![ulimit("nofile", 1024), ulimit("fsize", 256 << 20)]),
+        log_config: Some(HostConfigLogConfig {
+            typ: Some("none".to_string()),
+            config: None,
+        }),
+        init: Some(false),
+        // Gone when it exits: a server is started afresh for each conversation that uses it.
+        auto_remove: Some(true),
+        ..Default::default()
+    };
+    let mut path = "/usr/local/bin:/usr/bin:/bin".to_string();
+    let mut env = vec![format!("HOME={HOME}")];
+    if spec.packages.is_some() {
+        path = format!("{}/bin:{path}", super::TOOL_PACKAGES);
+        env.push(format!("PYTHONPATH={}", super::TOOL_PACKAGES));
+        env.push(format!("NODE_PATH={}/node_modules", super::TOOL_PACKAGES));
+    }
+    env.push(format!("PATH={path}"));
+    env.push("PYTHONDONTWRITEBYTECODE=1".to_string());
+    env.extend(spec.env.iter().map(|(k, v)| format!("{k}={v}")));
+    ContainerCreateBody {
+        image: Some(spec.image_tag.to_string()),
+        user: Some(format!("{}:{}", user.uid, user.gid)),
+        cmd: Some(spec.command.to_vec()),
+        env: Some(env),
+        working_dir: Some(if spec.workspace.is_some() {
+            WORKSPACE.to_string()
+        } else {
+            HOME.to_string()
+        }),
+        hostname: Some("tool-server".to_string()),
+        labels: Some(labels),
+        attach_stdin: Some(true),
+        attach_stdout: Some(true),
+        attach_stderr: Some(true),
+        open_stdin: Some(true),
+        // Our one attach closing ends its input, and the server with it.
+        stdin_once: Some(true),
+        tty: Some(false),
+        network_disabled: Some(true),
+        stop_timeout: Some(2),
+        healthcheck: Some(HealthConfig {
+            test: Some(vec!["NONE".to_string()]),
+            ..Default::default()
+        }),
+        host_config: Some(host_config),
+        ..Default::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

@@ -5,7 +5,7 @@ mod definition;
 pub mod masks;
 mod seccomp;
 
-pub use definition::{confinement_hash, create_body, HEALTH_CHECK};
+pub use definition::{confinement_hash, create_body, tool_server_body, HEALTH_CHECK};
 pub use seccomp::profile as seccomp_profile;
 
 use std::collections::HashMap;
@@ -41,6 +41,13 @@ pub const LABEL_EGRESS: &str = "ironclaw.egress";
 /// [`confinement_hash`].
 pub const LABEL_CONFINEMENT: &str = "ironclaw.confinement";
 
+/// The server a tool-server container runs (an MCP server's name in `mcp.yaml`).
+pub const LABEL_TOOL_SERVER: &str = "ironclaw.tool-server";
+/// The conversation (session name) a tool-server container serves.
+pub const LABEL_TOOL_OWNER: &str = "ironclaw.tool-owner";
+/// Where a tool server's packages folder appears, read-only.
+pub const TOOL_PACKAGES: &str = "/opt/tools";
+
 /// Where the session's host folder appears inside the container.
 pub const WORKSPACE: &str = "/workspace";
 /// HOME inside the container: a size-capped tmpfs, because the root filesystem is read-only.
@@ -70,6 +77,37 @@ pub struct ContainerSpec<'a> {
     pub idle_timeout: Duration,
     /// `Some` for allowlist mode: the egress network and proxy settings.
     pub egress: Option<&'a Attachment>,
+}
+
+/// Everything needed to create one tool server's container.
+#[derive(Debug, Clone)]
+pub struct ToolServerSpec<'a> {
+    /// The server's name, as configured.
+    pub server: &'a str,
+    /// The session it serves.
+    pub owner: &'a str,
+    pub instance: &'a str,
+    pub image_tag: &'a str,
+    pub image_hash: &'a str,
+    pub command: &'a [String],
+    pub env: &'a [(String, String)],
+    /// A host folder of the server's code, mounted read-only at [`TOOL_PACKAGES`].
+    pub packages: Option<&'a Path>,
+    /// The conversation's workspace, only for a server configured to see it.
+    pub workspace: Option<&'a Path>,
+    pub user: UserMapping,
+    pub memory_bytes: u64,
+    pub cpus: f64,
+    pub pids: i64,
+}
+
+impl ToolServerSpec<'_> {
+    pub fn name(&self) -> String {
+        format!(
+            "ironclaw-{}-tool-{}-{}",
+            self.instance, self.server, self.owner
+        )
+    }
 }
 
 impl ContainerSpec<'_> {
@@ -140,6 +178,22 @@ pub async fn find(docker: &Docker, instance: &str, session: &str) -> Result<Opti
     Ok(found.into_iter().next())
 }
 
+/// The tool-server containers of this instance (all of them, or one conversation's).
+pub async fn list_tool_servers(
+    docker: &Docker,
+    instance: &str,
+    owner: Option<&str>,
+) -> Result<Vec<ContainerInfo>> {
+    let mut labels = vec![
+        format!("{LABEL_INSTANCE}={instance}"),
+        LABEL_TOOL_SERVER.to_string(),
+    ];
+    if let Some(owner) = owner {
+        labels.push(format!("{LABEL_TOOL_OWNER}={owner}"));
+    }
+    list_filtered(docker, labels).await
+}
+
 /// Every container any IronClaw made on this engine (used by tests and `doctor`).
 pub async fn list_all_ironclaw(docker: &Docker) -> Result<Vec<ContainerInfo>> {
     list_filtered(docker, vec![LABEL_SESSION.to_string()]).await
@@ -178,7 +232,10 @@ async fn list_filtered(docker: &Docker, labels: Vec<String>) -> Result<Vec<Conta
                     .unwrap_or_default()
                     .trim_start_matches('/')
                     .to_string(),
-                session: label(LABEL_SESSION),
+                session: match label(LABEL_SESSION) {
+                    s if s.is_empty() => label(LABEL_TOOL_OWNER),
+                    s => s,
+                },
                 state,
                 status: c.status.unwrap_or_default(),
                 profile: label(LABEL_PROFILE),

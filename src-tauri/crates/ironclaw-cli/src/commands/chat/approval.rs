@@ -55,10 +55,12 @@ fn describe(req: &ApprovalRequest) -> String {
         RiskLevel::Normal => "normal",
         RiskLevel::Destructive => "DESTRUCTIVE",
     };
-    let mut s = format!(
-        "\n┌─ the agent wants to run {} code · risk: {risk}\n",
-        req.language
-    );
+    let what = if req.language == ironclaw_protocol::Language::Mcp {
+        "to call an MCP tool".to_string()
+    } else {
+        format!("to run {} code", req.language)
+    };
+    let mut s = format!("\n┌─ the agent wants {what} · risk: {risk}\n");
     for r in &req.reasons {
         s.push_str(&format!("│ • {} (line {})\n", inert(&r.message), r.line));
     }

@@ -1,0 +1,289 @@
+//! MCP tools in a conversation: the servers start (each in its own sandbox container) on the
+//! first turn that offers tools; a call of one of their tools is written down as text
+//! ([`ironclaw_mcp::call`]) and goes through the same gate as `run_code` — history, audit,
+//! policy, rules, dialog, notification, hash-bound decision — and only the approved text is
+//! called. The answer is the server's words: fenced as untrusted for the model, scanned for
+//! instructions to an AI (the person is shown what was found), recorded like a run's output.
+
+use std::sync::Arc;
+
+use ironclaw_llm::{ToolCall, ToolSpec};
+use ironclaw_mcp::{call, Servers};
+use ironclaw_protocol::{
+    AgentEvent, ApprovalId, AuditRecord, ExecResultRecord, Language, OutputStream,
+};
+use ironclaw_store::{ExecutionOutcome, OutputExcerpt};
+use tokio_util::sync::CancellationToken;
+
+use super::step::StepError;
+use super::{Inner, Runtime};
+use crate::approval::Ticket;
+use crate::risk::ToolHints;
+use crate::tools::{self, RunCode};
+
+/// The conversation's servers, started on first use (none configured: none started).
+pub(super) async fn servers(inner: &Arc<Inner>, rt: &Runtime) -> Option<Arc<Servers>> {
+    if rt.mcp.problem.is_none() && rt.mcp.enabled().next().is_none() {
+        return None;
+    }
+    let servers = inner
+        .mcp
+        .get_or_init(|| async {
+            if let Some(problem) = &rt.mcp.problem {
+                inner.emit(AgentEvent::Note {
+                    text: problem.clone(),
+                });
+            }
+            let servers = Servers::start(
+                &rt.sandbox,
+                &inner.sandbox_session,
+                &inner.sandbox_options,
+                &rt.mcp,
+            )
+            .await;
+            inner.classifier.know_tools(servers.tools().iter().map(|t| {
+                (
+                    call::identity(&t.server, &t.tool, &t.definition),
+                    ToolHints {
+                        read_only: t.read_only,
+                        destructive: t.destructive,
+                        open_world: t.open_world,
+                    },
+                )
+            }));
+            for (server, why) in &servers.failed {
+                inner.emit(AgentEvent::Note {
+                    text: format!(
+                        "The MCP server {server} is not available in this conversation: {why}"
+                    ),
+                });
+            }
+            Arc::new(servers)
+        })
+        .await;
+    Some(servers.clone())
+}
+
+/// The tools the model is offered for the conversation's MCP servers.
+pub(super) fn specs(servers: &Servers) -> Vec<ToolSpec> {
+    servers
+        .tools()
+        .iter()
+        .map(|t| ToolSpec {
+            name: t.model_name.clone(),
+            description: format!(
+                "{} (a tool of the MCP server {}; each call is approved by the user)",
+                t.description.trim(),
+                t.server
+            ),
+            parameters: t.input_schema.clone(),
+        })
+        .collect()
+}
+
+/// A call of an MCP tool by the model's name, as the text the gate approves. Wrong calls are
+/// the model's to correct: `Err` is its tool result.
+pub(super) fn decode(inner: &Inner, call: &ToolCall) -> Result<RunCode, String> {
+    let Some(servers) = inner.mcp.get() else {
+        return Err(format!("there is no tool {}", call.name));
+    };
+    let Some(tool) = servers.tool_by_model_name(&call.name) else {
+        return Err(format!("there is no tool {}", call.name));
+    };
+    let arguments = if call.arguments.trim().is_empty() {
+        serde_json::Map::new()
+    } else {
+        match serde_json::from_str::<serde_json::Value>(&call.arguments) {
+            Ok(serde_json::Value::Object(m)) => m,
+            Ok(_) => return Err("the arguments must be a JSON object".to_string()),
+            Err(e) => return Err(format!("the arguments are not JSON: {e}")),
+        }
+    };
+    let code = call::render(&tool.server, &tool.tool, &tool.definition, &arguments);
+    if code.len() > tools::MAX_CODE_BYTES {
+        return Err(format!(
+            "the arguments are {} bytes; at most {} can be shown to the user for approval",
+            code.len(),
+            tools::MAX_CODE_BYTES
+        ));
+    }
+    Ok(RunCode {
+        language: Language::Mcp,
+        code,
+    })
+}
+
+/// Calls the approved tool: what the ticket says, read back from its text.
+pub(super) async fn execute(
+    inner: &Arc<Inner>,
+    approval_id: &ApprovalId,
+    ticket: Ticket,
+    cancel: &CancellationToken,
+) -> Result<(String, bool), StepError> {
+    let unaudited = inner.unaudited.lock().ok().and_then(|u| u.clone());
+    if let Some(why) = unaudited {
+        return Err(StepError::Failed(format!(
+            "{why}. The approved call was not made: it is made only when its approval is in \
+             the audit log"
+        )));
+    }
+    let execution = inner
+        .deps
+        .history
+        .start_execution(*approval_id, None)
+        .map_err(|e| StepError::Failed(format!("could not record the call: {e}")))?;
+    if execution.code != ticket.code {
+        return Err(StepError::Failed(
+            "the approved call and the call to make differ; nothing was called".into(),
+        ));
+    }
+    inner.emit(AgentEvent::ExecutionStarted {
+        execution_id: execution.id,
+        number: execution.number,
+        approval_id: *approval_id,
+        language: Language::Mcp,
+        code: ticket.code.clone(),
+    });
+    let started = std::time::Instant::now();
+    let answered = match (call::parse(&ticket.code), inner.mcp.get()) {
+        (Err(e), _) => Err(e.to_string()),
+        (Ok(_), None) => Err("the conversation's MCP servers are gone".to_string()),
+        (Ok(c), Some(servers)) => tokio::select! {
+            r = servers.call(&c) => r.map(|a| (c, a)).map_err(|e| e.to_string()),
+            () = cancel.cancelled() => Err("the user cancelled the turn during the call".to_string()),
+        },
+    };
+    let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let (exit_code, shown, for_model, is_error) = match &answered {
+        Ok((c, answer)) => {
+            let mut header = format!(
+                "[IronClaw called the MCP tool {}/{} for you{}]",
+                c.server,
+                c.tool,
+                if answer.is_error {
+                    "; the server reports an error"
+                } else {
+                    ""
+                }
+            );
+            if answer.cut {
+                header.push_str(
+                    "\nOnly the start of the answer is below (it was longer than IronClaw reads).",
+                );
+            }
+            if !answer.left_out.is_empty() {
+                header.push_str(&format!("\nLeft out: {}.", answer.left_out.join(", ")));
+            }
+            let warnings = crate::untrusted::scan(&answer.text);
+            if !warnings.is_empty() {
+                inner.emit(AgentEvent::Note {
+                    text: format!(
+                        "The answer of the MCP tool {}/{} contains passages that read like instructions to an AI; the model was told not to follow them:\n{}",
+                        c.server,
+                        c.tool,
+                        warnings.iter().map(|w| format!("> {w}")).collect::<Vec<_>>().join("\n")
+                    ),
+                });
+            }
+            let source = format!("the MCP server {}", c.server);
+            let fenced = crate::untrusted::fence(&source, &header, &answer.text, warnings.len());
+            (
+                i64::from(answer.is_error),
+                answer.text.clone(),
+                fenced,
+                answer.is_error,
+            )
+        }
+        Err(why) => (
+            1,
+            why.clone(),
+            format!("The user approved this call, but it failed: {why}"),
+            true,
+        ),
+    };
+    if !shown.is_empty() {
+        inner.emit(AgentEvent::ExecutionOutput {
+            execution_id: execution.id,
+            stream: if is_error {
+                OutputStream::Stderr
+            } else {
+                OutputStream::Stdout
+            },
+            text: shown.clone(),
+        });
+    }
+    let excerpt = OutputExcerpt {
+        head: super::notes::head(&shown, 4096),
+        tail: if shown.len() > 4096 {
+            super::notes::tail(&shown, 4096)
+        } else {
+            String::new()
+        },
+    };
+    let outcome = ExecutionOutcome {
+        exit_code: Some(exit_code),
+        duration_ms: duration_ms as u64,
+        peak_memory_bytes: None,
+        timed_out: false,
+        cancelled: cancel.is_cancelled(),
+        oom_killed: false,
+        stdout: if is_error {
+            OutputExcerpt::default()
+        } else {
+            excerpt.clone()
+        },
+        stderr: if is_error {
+            excerpt
+        } else {
+            OutputExcerpt::default()
+        },
+        log_path: None,
+    };
+    let mut unrecorded = Vec::new();
+    if let Err(e) = inner.deps.history.finish_execution(execution.id, &outcome) {
+        unrecorded.push(format!("the history: {e}"));
+    }
+    if let Err(e) = inner.try_audit(AuditRecord::ExecResult(ExecResultRecord {
+        approval_id: *approval_id,
+        execution_id: execution.id,
+        exit_code: outcome.exit_code,
+        duration_ms: Some(outcome.duration_ms),
+        peak_memory_bytes: None,
+        timed_out: false,
+        cancelled: outcome.cancelled,
+        oom_killed: false,
+        integrity: None,
+        reconciled_from: None,
+        ended_at: None,
+    })) {
+        unrecorded.push(format!("the audit log: {e}"));
+    }
+    inner.emit(AgentEvent::ExecutionEnded {
+        execution_id: execution.id,
+        exit_code: exit_code as i32,
+        duration_ms,
+        timed_out: false,
+        cancelled: outcome.cancelled,
+        oom_killed: false,
+        peak_memory_bytes: 0,
+        truncated: false,
+        log_file: None,
+        quota_exceeded: None,
+        changes: Vec::new(),
+        not_undoable: Some(crate::risk::MCP_BEYOND_UNDO.to_string()),
+    });
+    if !unrecorded.is_empty() {
+        return Err(StepError::AfterRun {
+            content: for_model,
+            is_error,
+            message: format!(
+                "the approved MCP call was made, but IronClaw could not record its result in {}. The turn stopped here and the call will not be repeated",
+                unrecorded.join("; nor in ")
+            ),
+        });
+    }
+    if cancel.is_cancelled() {
+        return Err(StepError::Cancelled);
+    }
+    Ok((for_model, is_error))
+}

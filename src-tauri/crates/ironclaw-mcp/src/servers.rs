@@ -1,0 +1,295 @@
+//! The servers one conversation uses: started together (each in its own container), their
+//! tools listed once, each call made with a time limit, all stopped with the session.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ironclaw_sandbox::sandbox::tool_server::ToolServerHandle;
+use ironclaw_sandbox::session::SessionName;
+use ironclaw_sandbox::{Sandbox, SessionOptions};
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::RunningService;
+use rmcp::{RoleClient, ServiceExt};
+use tracing::Instrument;
+
+use crate::call::{self, Call};
+use crate::config::{McpConfig, ServerConfig};
+use crate::error::{Error, Result};
+use crate::names;
+use crate::result::{self, Answer};
+
+/// How long a server may take to start and answer the handshake (a Python server imports its
+/// packages first).
+const HANDSHAKE: Duration = Duration::from_secs(60);
+/// Tools one server may offer: more is never what a person reviewed.
+const MAX_TOOLS: usize = 128;
+
+/// One tool, as the model and the approval dialog see it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolInfo {
+    pub server: String,
+    pub tool: String,
+    /// What the model calls it (`mcp__server__tool`).
+    pub model_name: String,
+    pub description: String,
+    pub input_schema: serde_json::Value,
+    /// See [`call::definition_digest`].
+    pub definition: String,
+    /// The server's hints, as it gave them (none: it gave none). Shown, never trusted.
+    pub read_only: Option<bool>,
+    pub destructive: Option<bool>,
+    pub open_world: Option<bool>,
+}
+
+struct Running {
+    config: ServerConfig,
+    client: RunningService<RoleClient, ()>,
+    handle: ToolServerHandle,
+    stderr: Arc<Mutex<String>>,
+}
+
+/// A conversation's servers.
+#[derive(Default)]
+pub struct Servers {
+    running: Vec<Running>,
+    tools: Vec<ToolInfo>,
+    /// Servers that could not start: name and why, for the person.
+    pub failed: Vec<(String, String)>,
+}
+
+/// What a started server reports (for `doctor` and the person).
+#[derive(Debug, Clone)]
+pub struct Started {
+    pub server: String,
+    pub container_id: String,
+    pub tools: Vec<String>,
+}
+
+impl Servers {
+    /// Starts every enabled server of `config` for session `owner`, together. One that fails
+    /// is left out (and named in [`Servers::failed`]); the others work.
+    pub async fn start(
+        sandbox: &Sandbox,
+        owner: &SessionName,
+        options: &SessionOptions,
+        config: &McpConfig,
+    ) -> Self {
+        let starts = config
+            .enabled()
+            .map(|server| start_one(sandbox, owner, options, server));
+        let mut out = Servers::default();
+        for (server, started) in config
+            .enabled()
+            .zip(futures_util::future::join_all(starts).await)
+        {
+            match started {
+                Ok((running, tools)) => {
+                    out.tools.extend(tools);
+                    out.running.push(running);
+                }
+                Err(e) => {
+                    tracing::warn!(server = %server.name, error = %e, "an MCP server did not start");
+                    out.failed.push((server.name.clone(), e.to_string()));
+                }
+            }
+        }
+        out
+    }
+
+    pub fn tools(&self) -> &[ToolInfo] {
+        &self.tools
+    }
+
+    pub fn tool_by_model_name(&self, name: &str) -> Option<&ToolInfo> {
+        self.tools.iter().find(|t| t.model_name == name)
+    }
+
+    pub fn tool(&self, server: &str, tool: &str) -> Option<&ToolInfo> {
+        self.tools
+            .iter()
+            .find(|t| t.server == server && t.tool == tool)
+    }
+
+    pub fn started(&self) -> Vec<Started> {
+        self.running
+            .iter()
+            .map(|r| Started {
+                server: r.config.name.clone(),
+                container_id: r.handle.container_id().to_string(),
+                tools: self
+                    .tools
+                    .iter()
+                    .filter(|t| t.server == r.config.name)
+                    .map(|t| t.tool.clone())
+                    .collect(),
+            })
+            .collect()
+    }
+
+    /// Makes an approved call. It must name a tool this session listed, with the definition
+    /// it had then: a tool that changed is not called.
+    pub async fn call(&self, call: &Call) -> Result<Answer> {
+        let running = self
+            .running
+            .iter()
+            .find(|r| r.config.name == call.server)
+            .ok_or_else(|| Error::UnknownTool {
+                server: call.server.clone(),
+                tool: call.tool.clone(),
+            })?;
+        let tool = self
+            .tool(&call.server, &call.tool)
+            .filter(|t| t.definition == call.definition)
+            .ok_or_else(|| Error::UnknownTool {
+                server: call.server.clone(),
+                tool: call.tool.clone(),
+            })?;
+        let mut params = CallToolRequestParams::new(tool.tool.clone());
+        params.arguments = Some(call.arguments.clone());
+        let timeout = running.config.timeout;
+        let span = tracing::info_span!("mcp.call", server = %call.server, tool = %call.tool);
+        let made = tokio::time::timeout(timeout, running.client.call_tool(params))
+            .instrument(span)
+            .await;
+        match made {
+            Err(_) => Err(Error::Timeout {
+                server: call.server.clone(),
+                tool: call.tool.clone(),
+                seconds: timeout.as_secs(),
+            }),
+            Ok(Err(e)) => Err(Error::Call {
+                server: call.server.clone(),
+                tool: call.tool.clone(),
+                reason: e.to_string(),
+                stderr: stderr_note(&running.stderr),
+            }),
+            Ok(Ok(r)) => Ok(result::read(&r)),
+        }
+    }
+
+    /// Stops every server (their containers are removed).
+    pub async fn stop(&self) {
+        for r in &self.running {
+            r.handle.stop().await;
+        }
+    }
+}
+
+async fn start_one(
+    sandbox: &Sandbox,
+    owner: &SessionName,
+    options: &SessionOptions,
+    server: &ServerConfig,
+) -> Result<(Running, Vec<ToolInfo>)> {
+    if let Some(p) = &server.packages {
+        if !p.is_dir() {
+            return Err(Error::Config {
+                file: p.clone(),
+                message: format!(
+                    "server {}'s packages folder does not exist; install the server there (for a Python one: `pip install --target {} PACKAGE`)",
+                    server.name,
+                    p.display()
+                ),
+            });
+        }
+    }
+    let process = sandbox
+        .start_tool_server(owner, options, &server.sandbox())
+        .await
+        .map_err(|source| Error::Sandbox {
+            server: server.name.clone(),
+            source,
+        })?;
+    let handle = process.handle.clone();
+    let stderr = process.stderr.clone();
+    let span = tracing::info_span!("mcp.handshake", server = %server.name);
+    let served = tokio::time::timeout(HANDSHAKE, ().serve((process.stdout, process.stdin)))
+        .instrument(span)
+        .await;
+    let client = match served {
+        Ok(Ok(c)) => c,
+        Ok(Err(e)) => {
+            handle.stop().await;
+            return Err(Error::Handshake {
+                server: server.name.clone(),
+                reason: e.to_string(),
+                stderr: stderr_note(&stderr),
+            });
+        }
+        Err(_) => {
+            handle.stop().await;
+            return Err(Error::Handshake {
+                server: server.name.clone(),
+                reason: format!("no answer in {} s", HANDSHAKE.as_secs()),
+                stderr: stderr_note(&stderr),
+            });
+        }
+    };
+    let listed = match tokio::time::timeout(HANDSHAKE, client.list_all_tools()).await {
+        Ok(Ok(tools)) => tools,
+        Ok(Err(e)) => {
+            handle.stop().await;
+            return Err(Error::ListTools {
+                server: server.name.clone(),
+                reason: e.to_string(),
+            });
+        }
+        Err(_) => {
+            handle.stop().await;
+            return Err(Error::ListTools {
+                server: server.name.clone(),
+                reason: format!("no answer in {} s", HANDSHAKE.as_secs()),
+            });
+        }
+    };
+    let mut tools: Vec<ToolInfo> = Vec::new();
+    for t in listed.into_iter().take(MAX_TOOLS) {
+        let model_name = names::for_model(&server.name, &t.name);
+        if tools.iter().any(|k| k.model_name == model_name) {
+            tracing::warn!(server = %server.name, tool = %t.name, "two tools with one name; the second is left out");
+            continue;
+        }
+        let hints = t.annotations.clone().unwrap_or_default();
+        tools.push(ToolInfo {
+            server: server.name.clone(),
+            tool: t.name.to_string(),
+            model_name,
+            description: t.description.as_deref().unwrap_or_default().to_string(),
+            input_schema: serde_json::Value::Object((*t.input_schema).clone()),
+            definition: call::definition_digest(&t),
+            read_only: hints.read_only_hint,
+            destructive: hints.destructive_hint,
+            open_world: hints.open_world_hint,
+        });
+    }
+    Ok((
+        Running {
+            config: server.clone(),
+            client,
+            handle,
+            stderr,
+        },
+        tools,
+    ))
+}
+
+fn stderr_note(stderr: &Mutex<String>) -> String {
+    let text = stderr
+        .lock()
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default();
+    if text.is_empty() {
+        String::new()
+    } else {
+        let tail: String = text
+            .lines()
+            .rev()
+            .take(6)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect::<Vec<_>>()
+            .join("\n");
+        format!(". It wrote:\n{tail}")
+    }
+}

@@ -1,0 +1,239 @@
+//! Tool servers (MCP servers over stdio) in their own containers: started for one conversation,
+//! spoken to over the container's attached stdin/stdout, gone when the conversation's session
+//! ends. Nothing a server runs touches the host: it gets the sandbox image, its confinement,
+//! no network, its packages read-only and, only when configured, the conversation's workspace.
+
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+
+use bollard::container::LogOutput;
+use bollard::query_parameters::{AttachContainerOptionsBuilder, CreateContainerOptionsBuilder};
+use bollard::Docker;
+use futures_util::StreamExt;
+use tokio::io::{AsyncWrite, AsyncWriteExt, DuplexStream};
+use tracing::Instrument;
+
+use super::Sandbox;
+use crate::container::{self, ToolServerSpec};
+use crate::error::{is_conflict, is_not_found, Error, Result};
+use crate::session::SessionName;
+
+/// What a server writes to stderr that is kept, for the message when it fails.
+const STDERR_KEPT: usize = 8 * 1024;
+/// How much of its stdout may wait unread (the reader is the protocol client).
+const PIPE_BYTES: usize = 1 << 20;
+
+/// How to start one tool server, as configured.
+#[derive(Debug, Clone)]
+pub struct ToolServerConfig {
+    pub name: String,
+    pub command: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub packages: Option<PathBuf>,
+    /// Whether it sees (and may change) the conversation's workspace.
+    pub workspace: bool,
+    pub memory_bytes: u64,
+    pub cpus: f64,
+    pub pids: i64,
+}
+
+/// A running tool server: its stdout to read, its stdin to write.
+pub struct ToolServerProcess {
+    pub container_id: String,
+    pub name: String,
+    pub stdout: DuplexStream,
+    pub stdin: Pin<Box<dyn AsyncWrite + Send>>,
+    /// The end of what it wrote to stderr.
+    pub stderr: Arc<Mutex<String>>,
+    pub handle: ToolServerHandle,
+}
+
+/// Stops a tool server's container; dropping it does too (a container outlives nothing).
+#[derive(Clone)]
+pub struct ToolServerHandle {
+    docker: Docker,
+    container_id: String,
+    stopped: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl ToolServerHandle {
+    pub async fn stop(&self) {
+        if self.stopped.swap(true, std::sync::atomic::Ordering::AcqRel) {
+            return;
+        }
+        if let Err(e) = container::remove(&self.docker, &self.container_id).await {
+            tracing::warn!(error = %e, "could not remove a tool server's container");
+        }
+    }
+
+    pub fn container_id(&self) -> &str {
+        &self.container_id
+    }
+}
+
+impl Sandbox {
+    /// Starts `config`'s server for session `owner`. A container left by an earlier run of
+    /// the same server for the same conversation is replaced.
+    pub async fn start_tool_server(
+        &self,
+        owner: &SessionName,
+        options: &super::SessionOptions,
+        config: &ToolServerConfig,
+    ) -> Result<ToolServerProcess> {
+        let span =
+            tracing::info_span!("sandbox.tool_server", server = %config.name, session = %owner);
+        self.start_tool_server_inner(owner, options, config)
+            .instrument(span)
+            .await
+    }
+
+    async fn start_tool_server_inner(
+        &self,
+        owner: &SessionName,
+        options: &super::SessionOptions,
+        config: &ToolServerConfig,
+    ) -> Result<ToolServerProcess> {
+        let workspace = if config.workspace {
+            Some(self.record(owner, options)?.workspace)
+        } else {
+            None
+        };
+        let spec = ToolServerSpec {
+            server: &config.name,
+            owner: owner.as_str(),
+            instance: self.instance(),
+            image_tag: &self.image().tag,
+            image_hash: &self.image().hash,
+            command: &config.command,
+            env: &config.env,
+            packages: config.packages.as_deref(),
+            workspace: workspace.as_deref(),
+            user: self.user(),
+            memory_bytes: config.memory_bytes,
+            cpus: config.cpus,
+            pids: config.pids,
+        };
+        let docker = self.docker().clone();
+        let name = spec.name();
+        let body = container::tool_server_body(&spec);
+        let options = CreateContainerOptionsBuilder::default().name(&name).build();
+        let created = match docker.create_container(Some(options), body.clone()).await {
+            Err(e) if is_conflict(&e) => {
+                container::remove(&docker, &name).await?;
+                let options = CreateContainerOptionsBuilder::default().name(&name).build();
+                docker.create_container(Some(options), body).await
+            }
+            other => other,
+        };
+        let id = match created {
+            Ok(r) => r.id,
+            Err(e) if is_not_found(&e) => {
+                return Err(Error::ImageMissing {
+                    tag: spec.image_tag.to_string(),
+                })
+            }
+            Err(e) => {
+                return Err(Error::docker(
+                    format!("creating the container of tool server {}", config.name),
+                    e,
+                ))
+            }
+        };
+        let handle = ToolServerHandle {
+            docker: docker.clone(),
+            container_id: id.clone(),
+            stopped: Arc::default(),
+        };
+        // Attached before it starts, so nothing it says first is lost.
+        let attach = AttachContainerOptionsBuilder::default()
+            .stdin(true)
+            .stdout(true)
+            .stderr(true)
+            .stream(true)
+            .logs(false)
+            .build();
+        let attached = match docker.attach_container(&id, Some(attach)).await {
+            Ok(a) => a,
+            Err(e) => {
+                handle.stop().await;
+                return Err(Error::docker("attaching to a tool server", e));
+            }
+        };
+        if let Err(e) = container::start(&docker, &id).await {
+            handle.stop().await;
+            return Err(e);
+        }
+        let (mut pipe_in, stdout) = tokio::io::duplex(PIPE_BYTES);
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let kept = stderr.clone();
+        let mut output = attached.output;
+        tokio::spawn(async move {
+            while let Some(frame) = output.next().await {
+                match frame {
+                    Ok(LogOutput::StdOut { message }) | Ok(LogOutput::Console { message }) => {
+                        if pipe_in.write_all(&message).await.is_err() {
+                            break;
+                        }
+                    }
+                    Ok(LogOutput::StdErr { message }) => {
+                        if let Ok(mut kept) = kept.lock() {
+                            kept.push_str(&String::from_utf8_lossy(&message));
+                            if kept.len() > STDERR_KEPT {
+                                let cut = kept.len() - STDERR_KEPT;
+                                let cut = (cut..kept.len())
+                                    .find(|i| kept.is_char_boundary(*i))
+                                    .unwrap_or(kept.len());
+                                kept.drain(..cut);
+                            }
+                        }
+                    }
+                    Ok(LogOutput::StdIn { .. }) => {}
+                    Err(_) => break,
+                }
+            }
+            // Dropping the pipe's end tells the reader the server is gone.
+        });
+        Ok(ToolServerProcess {
+            container_id: id,
+            name: config.name.clone(),
+            stdout,
+            stdin: attached.input,
+            stderr,
+            handle,
+        })
+    }
+
+    /// Removes every tool server's container of this instance (one conversation's, or all):
+    /// at start, for those a killed app left, and when a session ends.
+    pub async fn remove_tool_servers(&self, owner: Option<&SessionName>) -> Result<usize> {
+        let found = container::list_tool_servers(
+            self.docker(),
+            self.instance(),
+            owner.map(SessionName::as_str),
+        )
+        .await?;
+        for c in &found {
+            container::remove(self.docker(), &c.id).await?;
+        }
+        Ok(found.len())
+    }
+}
+
+impl Drop for ToolServerHandle {
+    fn drop(&mut self) {
+        // The last handle gone without a stop: remove the container in the background.
+        if Arc::strong_count(&self.stopped) > 1
+            || self.stopped.load(std::sync::atomic::Ordering::Acquire)
+        {
+            return;
+        }
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            let docker = self.docker.clone();
+            let id = self.container_id.clone();
+            rt.spawn(async move {
+                let _ = container::remove(&docker, &id).await;
+            });
+        }
+    }
+}

@@ -1,0 +1,250 @@
+//! MCP tools in sandboxes, against a real server this project does not write
+//! (`mcp-server-time` from PyPI): it runs in its own hardened container, the model is offered
+//! its tools, and each call goes through the approval gate — asked about whatever the server
+//! claims, called exactly as approved (an edit included), never called when denied, always
+//! allowed per tool (bound to the tool's definition), and gone with the session.
+
+use std::collections::HashMap;
+
+use bollard::query_parameters::ListContainersOptionsBuilder;
+use ironclaw_protocol::{AgentEvent, ApprovalPolicy, Decision, Language, RiskLevel};
+use ironclaw_sandbox::container::{LABEL_TOOL_OWNER, LABEL_TOOL_SERVER};
+use ironclaw_tests::agent::*;
+use ironclaw_tests::TestEnv;
+use serde_json::json;
+
+const TOOL: &str = "mcp__time__get_current_time";
+
+async fn tool_servers(agent: &Agent) -> Vec<bollard::models::ContainerSummary> {
+    let filters = HashMap::from([(
+        "label".to_string(),
+        vec![
+            LABEL_TOOL_SERVER.to_string(),
+            format!("{LABEL_TOOL_OWNER}={}", agent.session_name()),
+        ],
+    )]);
+    agent
+        .env
+        .sandbox
+        .docker()
+        .list_containers(Some(
+            ListContainersOptionsBuilder::default()
+                .all(true)
+                .filters(&filters)
+                .build(),
+        ))
+        .await
+        .expect("list containers")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_mcp_server_runs_confined_and_its_tool_runs_only_as_approved() {
+    let env = TestEnv::new().await;
+    let mut agent = Agent::start_with_mcp(
+        env,
+        Wire::OpenAi,
+        ApprovalPolicy::AskUnlessSafe,
+        time_server(),
+    )
+    .await;
+    agent.push_all([
+        asks_mcp("c1", TOOL, json!({"timezone": "Asia/Tokyo"})),
+        asks_mcp("c2", TOOL, json!({"timezone": "Asia/Tokyo"})),
+        says("Done."),
+    ]);
+    agent.send("What time is it in Tokyo?");
+
+    // The model was offered the server's own tools, listed from the running server.
+    let req = agent.approval_request().await;
+    let offered: Vec<String> = agent.requests()[0].body["tools"]
+        .as_array()
+        .expect("tools were offered")
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+        .collect();
+    assert!(
+        offered.contains(&TOOL.to_string())
+            && offered.contains(&"mcp__time__convert_time".to_string()),
+        "{offered:?}"
+    );
+    // The server says the tool only reads; under ask-unless-safe that claim is shown, and the
+    // call is still asked about.
+    assert_eq!(req.language, Language::Mcp);
+    assert!(
+        req.code
+            .starts_with("mcp time/get_current_time (definition ")
+            && req.code.contains("\"timezone\": \"Asia/Tokyo\""),
+        "{}",
+        req.code
+    );
+    assert_eq!(req.risk, RiskLevel::Normal);
+    assert!(
+        req.reasons.iter().any(|r| r.message.contains("only reads")),
+        "{:?}",
+        req.reasons
+    );
+
+    // While it waits, the server is in its own container, confined like a sandbox.
+    let servers = tool_servers(&agent).await;
+    assert_eq!(servers.len(), 1, "one container for the one server");
+    let id = servers[0].id.clone().expect("id");
+    let info = agent
+        .env
+        .sandbox
+        .docker()
+        .inspect_container(&id, None)
+        .await
+        .expect("inspect");
+    let hc = info.host_config.expect("host config");
+    assert_eq!(hc.network_mode.as_deref(), Some("none"));
+    assert_eq!(hc.readonly_rootfs, Some(true));
+    assert_eq!(hc.cap_drop, Some(vec!["ALL".to_string()]));
+    assert!(hc
+        .security_opt
+        .unwrap_or_default()
+        .iter()
+        .any(|o| o.starts_with("seccomp=")));
+    assert_eq!(hc.privileged, Some(false));
+    let mounts = hc.mounts.unwrap_or_default();
+    assert_eq!(mounts.len(), 1, "only its packages: {mounts:?}");
+    assert_eq!(mounts[0].read_only, Some(true));
+    let user = info.config.and_then(|c| c.user).unwrap_or_default();
+    assert!(!user.is_empty() && !user.starts_with("0:"), "{user}");
+
+    // Denied: the model hears so, and nothing was called.
+    agent.deny(&req, "not now");
+    let req = agent.approval_request().await;
+    // Edited: what runs is the edit, not what the model asked for.
+    let edited = req.code.replace("Asia/Tokyo", "Europe/Paris");
+    agent.decide(&req, Decision::EditAndApprove { code: edited }, false);
+    agent.turn_done().await;
+
+    let results = agent.tool_results_in(2);
+    let first = agent.tool_results_in(1);
+    assert!(
+        first.iter().any(|r| r.contains("not now")),
+        "the denial reached the model: {first:?}"
+    );
+    let answer = results.last().expect("a result");
+    assert!(
+        answer.contains("Europe/Paris") && !answer.contains("Asia/Tokyo"),
+        "{answer}"
+    );
+    assert!(
+        answer.contains("datetime") && answer.contains("untrusted"),
+        "the server's own answer, fenced: {answer}"
+    );
+    // One call was made, recorded and audited; the denied one was not.
+    let started = started_code(&agent.seen);
+    assert_eq!(started.len(), 1, "{started:?}");
+    let audit = agent.audit_entries();
+    assert_eq!(
+        audit
+            .iter()
+            .filter(|e| e.kind.as_str() == "exec_requested" && e.data["language"] == "mcp")
+            .count(),
+        2
+    );
+    assert_eq!(
+        audit
+            .iter()
+            .filter(|e| e.kind.as_str() == "exec_result" && e.data["exit_code"] == 0)
+            .count(),
+        1
+    );
+
+    // The session ends: its server's container goes with it.
+    let session_name = agent.session_name();
+    agent
+        .start_new_conversation(ApprovalPolicy::AskAlways)
+        .await;
+    let mut left = usize::MAX;
+    for _ in 0..100 {
+        let filters = HashMap::from([(
+            "label".to_string(),
+            vec![format!("{LABEL_TOOL_OWNER}={session_name}")],
+        )]);
+        left = agent
+            .env
+            .sandbox
+            .docker()
+            .list_containers(Some(
+                ListContainersOptionsBuilder::default()
+                    .all(true)
+                    .filters(&filters)
+                    .build(),
+            ))
+            .await
+            .expect("list")
+            .len();
+        if left == 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(left, 0, "the server's container outlived its session");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn always_allow_is_per_tool_and_never_for_a_changed_or_another_tool() {
+    let env = TestEnv::new().await;
+    let mut agent = Agent::start_with_mcp(
+        env,
+        Wire::Anthropic,
+        ApprovalPolicy::AskAlways,
+        time_server(),
+    )
+    .await;
+    agent.push_all([
+        asks_mcp("c1", TOOL, json!({"timezone": "Asia/Tokyo"})),
+        asks_mcp("c2", TOOL, json!({"timezone": "America/New_York"})),
+        asks_mcp(
+            "c3",
+            "mcp__time__convert_time",
+            json!({"source_timezone": "Etc/UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}),
+        ),
+        says("Done."),
+    ]);
+    agent.send("times please");
+    let req = agent.approval_request().await;
+    agent.always(&req);
+    // The same tool with other arguments runs unasked; another tool is asked about.
+    let next = agent.approval_request().await;
+    assert!(
+        next.code.starts_with("mcp time/convert_time "),
+        "only convert_time is asked about: {}",
+        next.code
+    );
+    agent.approve(&next);
+    agent.turn_done().await;
+    let auto: Vec<bool> = agent
+        .seen
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ApprovalResolved { auto, .. } => Some(*auto),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(auto, vec![false, true, false]);
+    let results: Vec<String> = agent.tool_results_in(2);
+    assert!(
+        results.iter().any(|r| r.contains("America/New_York")),
+        "{results:?}"
+    );
+    let last = agent.tool_results_in(3);
+    assert!(
+        last.iter().any(|r| r.contains("time_difference")),
+        "{last:?}"
+    );
+
+    // A rule names the tool's definition: a text for another definition is not covered, so
+    // a server that changed what its tool says is asked about again.
+    let gate_rule = agent
+        .deps
+        .history
+        .active_rules(agent.conversation)
+        .expect("rules");
+    assert!(!gate_rule.is_empty());
+    assert!(gate_rule.iter().all(|(_, a)| a.language == Language::Mcp
+        && a.code.starts_with("mcp time/get_current_time (definition ")));
+}
