@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use ironclaw_desktop::attachments::{AttachProgress, AttachedItem};
 use ironclaw_desktop::doctor::{DoctorReport, ImageProgress};
+use ironclaw_desktop::mcp::{McpOverview, McpProbe, McpServerEntry};
 use ironclaw_desktop::models::ModelMenu;
 use ironclaw_desktop::types::{
     ChangeDetail, ConversationSummary, ConversationView, FolderOpening, LogChunk, PendingApproval,
@@ -60,6 +61,33 @@ pub fn get_settings(desktop: State<'_, Desktop>) -> Res<Settings> {
 pub async fn save_settings(desktop: State<'_, Desktop>, settings: Settings) -> Res<Settings> {
     desktop
         .save_settings(&settings)
+        .await
+        .map_err(CommandError::from)
+}
+
+/// The MCP servers `mcp.yaml` holds (and why it cannot be used, if it cannot).
+#[tauri::command]
+pub fn mcp_servers(desktop: State<'_, Desktop>) -> Res<McpOverview> {
+    Ok(desktop.mcp_servers())
+}
+
+/// Adds an MCP server to `mcp.yaml`, or changes the one of that name.
+#[tauri::command]
+pub fn save_mcp_server(desktop: State<'_, Desktop>, server: McpServerEntry) -> Res<McpOverview> {
+    desktop.save_mcp_server(&server).map_err(CommandError::from)
+}
+
+/// Removes an MCP server from `mcp.yaml`.
+#[tauri::command]
+pub fn remove_mcp_server(desktop: State<'_, Desktop>, name: String) -> Res<McpOverview> {
+    desktop.remove_mcp_server(&name).map_err(CommandError::from)
+}
+
+/// Starts each enabled MCP server in its container, lists its tools, and stops it.
+#[tauri::command]
+pub async fn check_mcp_servers(desktop: State<'_, Desktop>) -> Res<Vec<McpProbe>> {
+    desktop
+        .check_mcp_servers()
         .await
         .map_err(CommandError::from)
 }

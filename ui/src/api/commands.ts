@@ -24,6 +24,9 @@ import type { HostDecision } from "../bindings/HostDecision";
 import type { ImageInput } from "../bindings/ImageInput";
 import type { ImageProgress } from "../bindings/ImageProgress";
 import type { LogChunk } from "../bindings/LogChunk";
+import type { McpOverview } from "../bindings/McpOverview";
+import type { McpProbe } from "../bindings/McpProbe";
+import type { McpServerEntry } from "../bindings/McpServerEntry";
 import type { MessageId } from "../bindings/MessageId";
 import type { ModelMenu } from "../bindings/ModelMenu";
 import type { OutputStream } from "../bindings/OutputStream";
@@ -45,6 +48,22 @@ export interface Commands {
   prepareImage(onProgress: (message: ImageProgress) => void): Promise<void>;
   getSettings(): Promise<Settings>;
   saveSettings(settings: Settings): Promise<Settings>;
+  /**
+   * The MCP servers `mcp.yaml` holds (and why it cannot be used, if it cannot).
+   */
+  mcpServers(): Promise<McpOverview>;
+  /**
+   * Adds an MCP server to `mcp.yaml`, or changes the one of that name.
+   */
+  saveMcpServer(server: McpServerEntry): Promise<McpOverview>;
+  /**
+   * Removes an MCP server from `mcp.yaml`.
+   */
+  removeMcpServer(name: string): Promise<McpOverview>;
+  /**
+   * Starts each enabled MCP server in its container, lists its tools, and stops it.
+   */
+  checkMcpServers(): Promise<McpProbe[]>;
   /**
    * How much file history Undo keeps now, and its caps (Settings' or sandbox.yaml's).
    */
@@ -170,6 +189,10 @@ export const COMMAND_NAMES = [
   "prepare_image",
   "get_settings",
   "save_settings",
+  "mcp_servers",
+  "save_mcp_server",
+  "remove_mcp_server",
+  "check_mcp_servers",
   "undo_usage",
   "set_api_key",
   "check_provider",
@@ -217,6 +240,10 @@ export const tauriCommands: Commands = {
   prepareImage: (onProgress) => invoke<void>("prepare_image", { onProgress: channel(onProgress) }),
   getSettings: () => invoke<Settings>("get_settings"),
   saveSettings: (settings) => invoke<Settings>("save_settings", { settings }),
+  mcpServers: () => invoke<McpOverview>("mcp_servers"),
+  saveMcpServer: (server) => invoke<McpOverview>("save_mcp_server", { server }),
+  removeMcpServer: (name) => invoke<McpOverview>("remove_mcp_server", { name }),
+  checkMcpServers: () => invoke<McpProbe[]>("check_mcp_servers"),
   undoUsage: () => invoke<UndoUsage>("undo_usage"),
   setApiKey: (provider, key) => invoke<void>("set_api_key", { provider, key }),
   checkProvider: () => invoke<ProviderCheck>("check_provider"),

@@ -35,6 +35,9 @@ import type { ProviderCheck } from "../bindings/ProviderCheck";
 import type { SessionRuleView } from "../bindings/SessionRuleView";
 import type { Settings } from "../bindings/Settings";
 import type { UndoUsage } from "../bindings/UndoUsage";
+import type { McpOverview } from "../bindings/McpOverview";
+import type { McpProbe } from "../bindings/McpProbe";
+import type { McpServerEntry } from "../bindings/McpServerEntry";
 import type { WorkspaceEntry } from "../bindings/WorkspaceEntry";
 import type { CommandError } from "../bindings/CommandError";
 import type { ErrorKind } from "../bindings/ErrorKind";
@@ -571,6 +574,33 @@ export class FakeBackend implements Api {
       policyKeepBytes: 2 * GIB,
       policyKeepTotalBytes: 10 * GIB,
     };
+  }
+
+  /** The servers of the fake `mcp.yaml` (tests set them). */
+  mcp: McpServerEntry[] = [];
+
+  async mcpServers(): Promise<McpOverview> {
+    this.log("mcpServers");
+    return { file: "/home/you/.config/ironclaw/mcp.yaml", servers: structuredClone(this.mcp), problem: null };
+  }
+
+  async saveMcpServer(server: McpServerEntry): Promise<McpOverview> {
+    this.log("saveMcpServer", server);
+    if (!/^[a-z0-9-]{1,24}$/.test(server.name)) throw fail("invalid_input", `server name "${server.name}": use 1 to 24 lower-case letters, digits or -`);
+    if (server.command.length === 0) throw fail("invalid_input", "give the program and its arguments");
+    this.mcp = [...this.mcp.filter((s) => s.name !== server.name), structuredClone(server)].sort((a, b) => a.name.localeCompare(b.name));
+    return this.mcpServers();
+  }
+
+  async removeMcpServer(name: string): Promise<McpOverview> {
+    this.log("removeMcpServer", name);
+    this.mcp = this.mcp.filter((s) => s.name !== name);
+    return this.mcpServers();
+  }
+
+  async checkMcpServers(): Promise<McpProbe[]> {
+    this.log("checkMcpServers");
+    return this.mcp.filter((s) => s.enabled).map((s) => ({ name: s.name, ok: true, tools: ["get_current_time"], message: "1 tool(s) in its own sandbox container: get_current_time" }));
   }
 
   /** What `runningSandboxes` answers (tests set it). */

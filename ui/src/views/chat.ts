@@ -407,7 +407,9 @@ export class ChatView {
       "div",
       { className: `approval-card risk-${req.risk}`, "data-approval-id": req.approvalId },
       h("span", { className: `risk-dot risk-${req.risk}`, "aria-hidden": "true" }),
-      h("span", { className: "card-text" }, h("strong", {}, req.language), " ", h("code", {}, firstLine.trim().slice(0, 80))),
+      req.language === "mcp"
+        ? h("span", { className: "card-text" }, h("strong", {}, "MCP tool"), " ", h("code", {}, /^mcp (\S+)/.exec(req.code)?.[1] ?? firstLine.trim().slice(0, 80)))
+        : h("span", { className: "card-text" }, h("strong", {}, req.language), " ", h("code", {}, firstLine.trim().slice(0, 80))),
       h("span", { className: `chip risk-chip risk-${req.risk}` }, RISK_LABEL[req.risk] ?? req.risk),
       stateEl,
       review,

@@ -7,6 +7,7 @@ import { errorText } from "../api";
 import { formatBytes, formatDuration, h } from "../lib/dom";
 import { describeHidden, markInvisible } from "../lib/invisible";
 import { appearanceSection } from "./appearance";
+import { mcpSection } from "./mcp-settings";
 import type { ApprovalPolicy } from "../bindings/ApprovalPolicy";
 import { POLICIES } from "./policies";
 import { ProviderFields, field } from "./provider";
@@ -186,6 +187,7 @@ export async function openSettings(api: Api, conversationId: string | null, acti
       h("section", {}, h("h2", {}, "Sandbox"), field("Profile", profile), limits, sandboxes),
       h("section", {}, h("h2", {}, "Undo history"), field("Per conversation (GiB)", undoKeep), field("All conversations (GiB)", undoTotal), undoHint),
       h("section", {}, h("h2", {}, "Approvals"), field("Policy for new conversations and this one", policy), h("label", { className: "check-line" }, notify, " Desktop notifications for approvals and long runs while IronClaw is in the background"), h("h3", {}, "Always-allow rules"), ruleList),
+      mcpSection(api),
       appearanceSection(),
       // Sticky: Save, Close and what saving said stay in view however far the form scrolls.
       h("footer", { className: "settings-foot" }, status, close, save),

@@ -42,6 +42,8 @@ pub fn export(dir: &std::path::Path) -> Result<(), ts_rs::ExportError> {
     crate::attachments::AttachedItem::export_all(&cfg)?;
     crate::attachments::AttachProgress::export_all(&cfg)?;
     crate::models::ModelMenu::export_all(&cfg)?;
+    crate::mcp::McpOverview::export_all(&cfg)?;
+    crate::mcp::McpProbe::export_all(&cfg)?;
     crate::startup::StartupState::export_all(&cfg)?;
     crate::startup::HistoryDamage::export_all(&cfg)?;
     crate::startup::RecoveryOutcome::export_all(&cfg)?;

@@ -59,9 +59,9 @@ impl From<DesktopError> for CommandError {
             DesktopError::Store(_) | DesktopError::Audit(_) => ErrorKind::History,
             DesktopError::Sandbox(e) => sandbox_kind(e),
             DesktopError::Model(_) => ErrorKind::Model,
-            DesktopError::InvalidInput { .. } | DesktopError::PathRejected { .. } => {
-                ErrorKind::InvalidInput
-            }
+            DesktopError::InvalidInput { .. }
+            | DesktopError::PathRejected { .. }
+            | DesktopError::Mcp(_) => ErrorKind::InvalidInput,
             DesktopError::KeyringUnavailable { .. } => ErrorKind::Keyring,
             DesktopError::Io { .. } | DesktopError::Unavailable(_) => ErrorKind::Io,
         };

@@ -34,6 +34,9 @@ pub enum DesktopError {
     PathRejected { path: String, reason: String },
     #[error("{0}")]
     Unavailable(String),
+    /// `mcp.yaml` could not be read or written, or an entry would not be valid.
+    #[error(transparent)]
+    Mcp(#[from] ironclaw_mcp::Error),
 }
 
 impl DesktopError {

@@ -22,6 +22,7 @@ pub mod desktop;
 pub mod doctor;
 pub mod error;
 pub mod links;
+pub mod mcp;
 pub mod models;
 pub mod notify;
 pub mod pending;

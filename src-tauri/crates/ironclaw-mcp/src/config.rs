@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use ironclaw_sandbox::policy::{parse_duration, parse_size};
 use ironclaw_sandbox::sandbox::tool_server::ToolServerConfig;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
@@ -68,32 +68,42 @@ pub struct McpConfig {
     pub problem: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize, Default)]
 #[serde(deny_unknown_fields)]
-struct RawFile {
+pub(crate) struct RawFile {
     #[serde(default)]
-    servers: BTreeMap<String, RawServer>,
+    pub(crate) servers: BTreeMap<String, RawServer>,
 }
 
-#[derive(Deserialize)]
+/// One server as `mcp.yaml` spells it (what Settings reads and writes).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-struct RawServer {
-    command: Vec<String>,
-    #[serde(default)]
-    env: BTreeMap<String, String>,
-    packages: Option<String>,
-    #[serde(default)]
-    workspace: bool,
-    memory: Option<String>,
-    cpus: Option<f64>,
-    pids: Option<i64>,
-    timeout: Option<String>,
-    #[serde(default = "yes")]
-    enabled: bool,
+pub struct RawServer {
+    pub command: Vec<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packages: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub workspace: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pids: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<String>,
+    #[serde(default = "yes", skip_serializing_if = "is_yes")]
+    pub enabled: bool,
 }
 
 fn yes() -> bool {
     true
+}
+
+fn is_yes(b: &bool) -> bool {
+    *b
 }
 
 impl McpConfig {

@@ -11,6 +11,7 @@
 
 pub mod call;
 pub mod config;
+pub mod edit;
 pub mod error;
 pub mod names;
 pub mod result;
