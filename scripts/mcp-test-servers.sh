@@ -9,7 +9,7 @@ DIR="${IRONCLAW_CACHE_DIR:-$HOME/.cache/ironclaw}/mcp-test-servers"
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
 # name=requirement; bump the version to move to a newer server.
-SERVERS=("time=mcp-server-time==2026.10.19")
+SERVERS=("time=mcp-server-time==2026.10.19" "fetch=mcp-server-fetch==2026.10.24")
 for entry in "${SERVERS[@]}"; do
   name="${entry%%=*}"
   want="${entry#*=}"

@@ -692,21 +692,28 @@ pub fn asks_mcp(id: &str, name: &str, arguments: serde_json::Value) -> Reply {
     Reply::tool_calls(vec![ScriptedCall::new(id, name, [args.as_str()])])
 }
 
-/// The real `mcp-server-time` (from PyPI, installed by scripts/mcp-test-servers.sh) as a
-/// server of `mcp.yaml`, run with Python in its sandbox container.
-pub fn time_server() -> ironclaw_mcp::McpConfig {
+/// Where scripts/mcp-test-servers.sh installed the real MCP server `name` (from PyPI), whose
+/// Python module is `module`.
+pub fn mcp_test_server(name: &str, module: &str) -> PathBuf {
     let dir = std::env::var_os("IRONCLAW_TEST_MCP_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
             let home = std::env::var_os("HOME").unwrap_or_default();
             PathBuf::from(home).join(".cache/ironclaw/mcp-test-servers")
         });
-    let packages = dir.join("time");
+    let packages = dir.join(name);
     assert!(
-        packages.join("mcp_server_time").is_dir(),
-        "{} has no mcp-server-time: run scripts/mcp-test-servers.sh (scripts/test.sh does)",
+        packages.join(module).is_dir(),
+        "{} has no {module}: run scripts/mcp-test-servers.sh (scripts/test.sh does)",
         packages.display()
     );
+    packages
+}
+
+/// The real `mcp-server-time` as a server of `mcp.yaml`, run with Python in its sandbox
+/// container.
+pub fn time_server() -> ironclaw_mcp::McpConfig {
+    let packages = mcp_test_server("time", "mcp_server_time");
     let yaml = format!(
         "servers:\n  time:\n    command: [python3, -m, mcp_server_time, --local-timezone, Etc/UTC]\n    packages: {}\n",
         packages.display()

@@ -6,6 +6,7 @@ mod agent;
 mod bypass;
 mod cli;
 mod fetch;
+mod mcp;
 mod peers;
 mod reach;
 mod switching;
@@ -69,8 +70,13 @@ impl NetEnv {
 }
 
 fn set_test_resolver(env: &TestEnv, web: &Server, tls: &Server) {
+    set_resolver_of(&env.sandbox, web, tls);
+}
+
+/// The lab's names, for `sandbox`'s proxy.
+pub(super) fn set_resolver_of(sandbox: &ironclaw_sandbox::Sandbox, web: &Server, tls: &Server) {
     let v4 = |ip: Ipv4Addr| vec![IpAddr::V4(ip)];
-    env.sandbox.network().set_resolver(Resolver::fixed([
+    sandbox.network().set_resolver(Resolver::fixed([
         ("web.example.internal".to_string(), v4(web.ip)),
         ("secure.example.internal".to_string(), v4(tls.ip)),
         ("denied.example.internal".to_string(), v4(web.ip)),

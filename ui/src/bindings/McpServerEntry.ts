@@ -15,7 +15,11 @@ packages?: string | null,
 /**
  * Whether it sees (and may change) the conversation's workspace.
  */
-workspace: boolean, enabled: boolean, 
+workspace: boolean, 
+/**
+ * Hosts it may reach through the egress proxy; empty: no network.
+ */
+network: Array<string>, enabled: boolean, 
 /**
  * Memory limit as written (`512m`); `null`: the default.
  */

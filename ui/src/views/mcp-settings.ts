@@ -22,7 +22,8 @@ function quoted(arg: string): string {
 }
 
 function confinement(s: McpServerEntry): string {
-  const parts = ["no network", s.packages ? "packages read-only" : "no packages folder", s.workspace ? "sees the conversation's files" : "no workspace"];
+  const net = s.network.length ? `reaches only ${s.network.join(", ")}` : "no network";
+  const parts = [net, s.packages ? "packages read-only" : "no packages folder", s.workspace ? "sees the conversation's files" : "no workspace"];
   if (s.memory) parts.push(`${s.memory} memory`);
   return parts.join(" · ");
 }
@@ -76,6 +77,7 @@ export function mcpSection(api: Api): HTMLElement {
   const name = h("input", { testid: "mcp-name", className: "input", placeholder: "time", autocomplete: "off", spellcheck: false });
   const command = h("input", { testid: "mcp-command", className: "input", placeholder: "python3 -m mcp_server_time", autocomplete: "off", spellcheck: false });
   const packages = h("input", { testid: "mcp-packages", className: "input", placeholder: "/home/you/mcp/time", autocomplete: "off", spellcheck: false });
+  const network = h("input", { testid: "mcp-network", className: "input", placeholder: "api.example.com, *.example.org:443", autocomplete: "off", spellcheck: false });
   const workspace = h("input", { testid: "mcp-workspace", type: "checkbox" });
   const add = h("button", { testid: "mcp-add", className: "btn", type: "button" }, "Add server");
   add.addEventListener("click", () => {
@@ -84,12 +86,13 @@ export function mcpSection(api: Api): HTMLElement {
       command: splitCommand(command.value),
       packages: packages.value.trim() || null,
       workspace: workspace.checked,
+      network: network.value.split(/[\s,]+/).filter((x) => x !== ""),
       enabled: true,
       memory: null,
     };
     void apply(async () => {
       const o = await api.saveMcpServer(server);
-      name.value = command.value = packages.value = "";
+      name.value = command.value = packages.value = network.value = "";
       workspace.checked = false;
       return o;
     });
@@ -119,7 +122,7 @@ export function mcpSection(api: Api): HTMLElement {
     "section",
     { testid: "settings-mcp" },
     h("h2", {}, "MCP servers"),
-    h("p", { className: "field-hint" }, "Tools from MCP servers. Each server runs in its own sandbox container — no network, its packages folder read-only, the conversation's files only if you allow it — and every call of one of its tools is approved like code."),
+    h("p", { className: "field-hint" }, "Tools from MCP servers. Each server runs in its own sandbox container — no network unless you list hosts for it, its packages folder read-only, the conversation's files only if you allow it — and every call of one of its tools is approved like code."),
     fileHint,
     list,
     h("div", { className: "row-end" }, check),
@@ -127,6 +130,7 @@ export function mcpSection(api: Api): HTMLElement {
     field("Name", name, "Lower-case letters, digits or -"),
     field("Command", command, "The program and its arguments, run inside the server's container"),
     field("Packages folder", packages, "A folder on this computer with the server's code, e.g. made by pip install --target FOLDER PACKAGE"),
+    field("Network", network, "Hosts it may reach through IronClaw's proxy, and no others (not even the sandbox allowlist); empty: no network"),
     h("label", { className: "check-line" }, workspace, " Sees the conversation's files (read and write)"),
     h("div", { className: "row-end" }, add),
     status,

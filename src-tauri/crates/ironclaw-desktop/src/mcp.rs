@@ -24,6 +24,8 @@ pub struct McpServerEntry {
     pub packages: Option<String>,
     /// Whether it sees (and may change) the conversation's workspace.
     pub workspace: bool,
+    /// Hosts it may reach through the egress proxy; empty: no network.
+    pub network: Vec<String>,
     pub enabled: bool,
     /// Memory limit as written (`512m`); `null`: the default.
     #[cfg_attr(feature = "ts", ts(optional = nullable))]
@@ -61,6 +63,7 @@ fn entry(name: &str, raw: &RawServer) -> McpServerEntry {
         command: raw.command.clone(),
         packages: raw.packages.clone(),
         workspace: raw.workspace,
+        network: raw.network.clone(),
         enabled: raw.enabled,
         memory: raw.memory.clone(),
     }
@@ -104,6 +107,7 @@ impl Desktop {
             env: BTreeMap::new(),
             packages: None,
             workspace: false,
+            network: Vec::new(),
             memory: None,
             cpus: None,
             pids: None,
@@ -128,6 +132,12 @@ impl Desktop {
             }
         }
         raw.workspace = server.workspace;
+        raw.network = server
+            .network
+            .iter()
+            .map(|h| h.trim().to_string())
+            .filter(|h| !h.is_empty())
+            .collect();
         raw.enabled = server.enabled;
         raw.memory = server
             .memory

@@ -8,6 +8,7 @@
 //!     packages: ~/mcp/time        # the server's code, mounted read-only at /opt/tools
 //!     env: {LOCAL_TIMEZONE: UTC}
 //!     workspace: false            # whether it sees the conversation's files
+//!     network: [api.example.com]  # hosts it may reach through the proxy; none by default
 //!     memory: 512m
 //!     timeout: 60s
 //! ```
@@ -35,6 +36,8 @@ pub struct ServerConfig {
     pub env: Vec<(String, String)>,
     pub packages: Option<PathBuf>,
     pub workspace: bool,
+    /// Hosts it may reach through the egress proxy; empty: no network at all.
+    pub network: Vec<String>,
     pub memory_bytes: u64,
     pub cpus: f64,
     pub pids: i64,
@@ -54,6 +57,7 @@ impl ServerConfig {
             memory_bytes: self.memory_bytes,
             cpus: self.cpus,
             pids: self.pids,
+            network: self.network.clone(),
         }
     }
 }
@@ -86,6 +90,9 @@ pub struct RawServer {
     pub packages: Option<String>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub workspace: bool,
+    /// Hosts it may reach (`name`, `*.domain`, optionally `:port`); none: no network.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub network: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -205,6 +212,11 @@ impl McpConfig {
                     )));
                 }
             }
+            for host in &s.network {
+                if let Err(e) = host.parse::<ironclaw_sandbox::allowlist::Rule>() {
+                    return Err(bad(format!("servers.{name}.network: {host:?}: {e}")));
+                }
+            }
             let packages = s.packages.map(|p| expand(&p, base));
             servers.push(ServerConfig {
                 name,
@@ -212,6 +224,7 @@ impl McpConfig {
                 env: s.env.into_iter().collect(),
                 packages,
                 workspace: s.workspace,
+                network: s.network,
                 memory_bytes,
                 cpus,
                 pids,
@@ -290,6 +303,10 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("memory"), "{e}");
+        let e = parse("servers:\n  t:\n    command: [x]\n    network: [\"http://x\"]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("network"), "{e}");
         let e = parse("servers:\n  t:\n    command: [x]\n    env: {\"A=B\": c}\n")
             .unwrap_err()
             .to_string();

@@ -77,6 +77,7 @@ mod tests {
             env: BTreeMap::new(),
             packages: Some("~/mcp/time".into()),
             workspace: false,
+            network: Vec::new(),
             memory: None,
             cpus: None,
             pids: None,

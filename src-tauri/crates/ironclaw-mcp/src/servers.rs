@@ -51,6 +51,8 @@ struct Running {
 /// A conversation's servers.
 #[derive(Default)]
 pub struct Servers {
+    /// Where they run (none: none was started).
+    sandbox: Option<Arc<Sandbox>>,
     running: Vec<Running>,
     tools: Vec<ToolInfo>,
     /// Servers that could not start: name and why, for the person.
@@ -69,7 +71,7 @@ impl Servers {
     /// Starts every enabled server of `config` for session `owner`, together. One that fails
     /// is left out (and named in [`Servers::failed`]); the others work.
     pub async fn start(
-        sandbox: &Sandbox,
+        sandbox: &Arc<Sandbox>,
         owner: &SessionName,
         options: &SessionOptions,
         config: &McpConfig,
@@ -77,7 +79,10 @@ impl Servers {
         let starts = config
             .enabled()
             .map(|server| start_one(sandbox, owner, options, server));
-        let mut out = Servers::default();
+        let mut out = Servers {
+            sandbox: Some(sandbox.clone()),
+            ..Servers::default()
+        };
         for (server, started) in config
             .enabled()
             .zip(futures_util::future::join_all(starts).await)
@@ -167,10 +172,13 @@ impl Servers {
         }
     }
 
-    /// Stops every server (their containers are removed).
+    /// Stops every server (their containers are removed, and their networks).
     pub async fn stop(&self) {
         for r in &self.running {
-            r.handle.stop().await;
+            match &self.sandbox {
+                Some(sandbox) => sandbox.stop_tool_server(&r.handle).await,
+                None => r.handle.stop().await,
+            }
         }
     }
 }
@@ -209,7 +217,7 @@ async fn start_one(
     let client = match served {
         Ok(Ok(c)) => c,
         Ok(Err(e)) => {
-            handle.stop().await;
+            sandbox.stop_tool_server(&handle).await;
             return Err(Error::Handshake {
                 server: server.name.clone(),
                 reason: e.to_string(),
@@ -217,7 +225,7 @@ async fn start_one(
             });
         }
         Err(_) => {
-            handle.stop().await;
+            sandbox.stop_tool_server(&handle).await;
             return Err(Error::Handshake {
                 server: server.name.clone(),
                 reason: format!("no answer in {} s", HANDSHAKE.as_secs()),
@@ -228,14 +236,14 @@ async fn start_one(
     let listed = match tokio::time::timeout(HANDSHAKE, client.list_all_tools()).await {
         Ok(Ok(tools)) => tools,
         Ok(Err(e)) => {
-            handle.stop().await;
+            sandbox.stop_tool_server(&handle).await;
             return Err(Error::ListTools {
                 server: server.name.clone(),
                 reason: e.to_string(),
             });
         }
         Err(_) => {
-            handle.stop().await;
+            sandbox.stop_tool_server(&handle).await;
             return Err(Error::ListTools {
                 server: server.name.clone(),
                 reason: format!("no answer in {} s", HANDSHAKE.as_secs()),

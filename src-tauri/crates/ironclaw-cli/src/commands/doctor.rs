@@ -117,11 +117,11 @@ pub async fn run(json: bool) -> anyhow::Result<ExitCode> {
                 Ok(true) => {
                     checks.push(Check::ok("sandbox image", spec.tag.clone()));
                     if let Some(p) = &policy {
-                        let sandbox = ironclaw_sandbox::Sandbox::new(
+                        let sandbox = std::sync::Arc::new(ironclaw_sandbox::Sandbox::new(
                             engine.docker.clone(),
                             paths.clone(),
                             p.clone(),
-                        );
+                        ));
                         checks.extend(mcp_checks(&sandbox).await);
                     }
                 }
@@ -205,7 +205,7 @@ pub async fn run(json: bool) -> anyhow::Result<ExitCode> {
 
 /// A line per MCP server of `mcp.yaml`: started in its container as a conversation would,
 /// asked for its tools, stopped. A server that fails is a warning: code still runs without it.
-async fn mcp_checks(sandbox: &ironclaw_sandbox::Sandbox) -> Vec<Check> {
+async fn mcp_checks(sandbox: &std::sync::Arc<ironclaw_sandbox::Sandbox>) -> Vec<Check> {
     let config = ironclaw_mcp::McpConfig::load_or_report(&sandbox.paths().config_dir);
     let file = sandbox
         .paths()
@@ -234,9 +234,15 @@ async fn mcp_checks(sandbox: &ironclaw_sandbox::Sandbox) -> Vec<Check> {
         out.push(Check::ok(
             format!("mcp {}", started.server),
             format!(
-                "{} tool(s): {}; runs in its own sandbox container (no network{})",
+                "{} tool(s): {}; runs in its own sandbox container ({}{})",
                 started.tools.len(),
                 started.tools.join(", "),
+                match config.servers.iter().find(|s| s.name == started.server) {
+                    Some(s) if !s.network.is_empty() => {
+                        format!("reaches only {}", s.network.join(", "))
+                    }
+                    _ => "no network".to_string(),
+                },
                 if config
                     .servers
                     .iter()

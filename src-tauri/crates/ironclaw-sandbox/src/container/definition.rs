@@ -223,8 +223,27 @@ pub fn tool_server_body(spec: &super::ToolServerSpec<'_>) -> ContainerCreateBody
             spec.server.to_string(),
         ),
         (super::LABEL_TOOL_OWNER.to_string(), spec.owner.to_string()),
-        (LABEL_NETWORK.to_string(), "none".to_string()),
+        (
+            LABEL_NETWORK.to_string(),
+            if spec.egress.is_some() {
+                "allowlist"
+            } else {
+                "none"
+            }
+            .to_string(),
+        ),
     ]);
+    // Its own list: the egress network, IPv6 off, names only through the proxy (as for a
+    // session in allowlist mode, see `create_body`).
+    let (network_mode, dns, dns_options, sysctls) = match spec.egress {
+        None => ("none".to_string(), None, None, None),
+        Some(egress) => (
+            egress.network.clone(),
+            Some(vec!["0.0.0.0".to_string()]),
+            Some(vec!["timeout:1".to_string(), "attempts:1".to_string()]),
+            Some(crate::network::engine::no_ipv6_sysctls()),
+        ),
+    };
     labels.insert(
         LABEL_CONFINEMENT.to_string(),
         confinement_hash().to_string(),
@@ -264,7 +283,10 @@ pub fn tool_server_body(spec: &super::ToolServerSpec<'_>) -> ContainerCreateBody
         cap_drop: Some(vec!["ALL".to_string()]),
         security_opt: Some(security_opt()),
         privileged: Some(false),
-        network_mode: Some("none".to_string()),
+        network_mode: Some(network_mode),
+        dns,
+        dns_options,
+        sysctls,
         ipc_mode: Some("private".to_string()),
         masked_paths: Some(super::masks::masked_paths()),
         readonly_paths: Some(super::masks::readonly_paths()),
@@ -294,6 +316,10 @@ pub fn tool_server_body(spec: &super::ToolServerSpec<'_>) -> ContainerCreateBody
     env.push(format!("PATH={path}"));
     env.push("PYTHONDONTWRITEBYTECODE=1".to_string());
     env.extend(spec.env.iter().map(|(k, v)| format!("{k}={v}")));
+    // After the configured variables, so a configuration cannot point a server past the proxy.
+    if let Some(egress) = spec.egress {
+        env.extend(egress.env());
+    }
     ContainerCreateBody {
         image: Some(spec.image_tag.to_string()),
         user: Some(format!("{}:{}", user.uid, user.gid)),
@@ -313,7 +339,7 @@ pub fn tool_server_body(spec: &super::ToolServerSpec<'_>) -> ContainerCreateBody
         // Our one attach closing ends its input, and the server with it.
         stdin_once: Some(true),
         tty: Some(false),
-        network_disabled: Some(true),
+        network_disabled: Some(spec.egress.is_none()),
         stop_timeout: Some(2),
         healthcheck: Some(HealthConfig {
             test: Some(vec!["NONE".to_string()]),

@@ -99,6 +99,8 @@ pub struct ToolServerSpec<'a> {
     pub memory_bytes: u64,
     pub cpus: f64,
     pub pids: i64,
+    /// `Some`: its own egress network and the proxy, which lets it reach its listed hosts.
+    pub egress: Option<&'a Attachment>,
 }
 
 impl ToolServerSpec<'_> {

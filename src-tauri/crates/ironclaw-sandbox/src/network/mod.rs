@@ -205,6 +205,11 @@ impl Egress {
         fetch::fetch(&self.state, session, url, once).await
     }
 
+    /// `session` (a tool server's) reaches exactly `rules`, never the shared list.
+    pub(crate) fn own_list(&self, session: &str, rules: Vec<Rule>) {
+        self.state.own_list(session, rules);
+    }
+
     /// The user said no: later events for this host carry `user_denied` so nobody asks again.
     pub fn deny(&self, session: &str, host: &str) {
         self.state.deny(session, host);

@@ -94,6 +94,9 @@ struct SessionState {
 
 pub(crate) struct State {
     base: RwLock<Vec<Rule>>,
+    /// Sessions that reach only their own grants, never the shared list (tool servers, each
+    /// with the hosts its configuration names).
+    exclusive: Mutex<std::collections::HashSet<String>>,
     sessions: Mutex<HashMap<String, SessionState>>,
     peers: Mutex<HashMap<IpAddr, (String, Option<Instant>)>>,
     resolver: RwLock<Resolver>,
@@ -109,6 +112,7 @@ impl State {
     pub fn new(base: Vec<Rule>) -> Self {
         Self {
             base: RwLock::new(base),
+            exclusive: Mutex::default(),
             sessions: Mutex::default(),
             peers: Mutex::default(),
             resolver: RwLock::default(),
@@ -156,12 +160,14 @@ impl State {
     }
 
     fn any_rule(&self, session: &str, test: impl Fn(&Rule) -> bool) -> bool {
-        if self
-            .base
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .any(&test)
+        let exclusive = lock(&self.exclusive).contains(session);
+        if !exclusive
+            && self
+                .base
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+                .any(&test)
         {
             return true;
         }
@@ -219,7 +225,17 @@ impl State {
         }
     }
 
+    /// `session` reaches exactly `rules` from now on: not the shared list, not what it was
+    /// granted before.
+    pub fn own_list(&self, session: &str, rules: Vec<Rule>) {
+        lock(&self.exclusive).insert(session.to_string());
+        let mut sessions = lock(&self.sessions);
+        let s = sessions.entry(session.to_string()).or_default();
+        s.grants = rules.into_iter().map(|r| (r, None)).collect();
+    }
+
     pub fn forget_session(&self, session: &str) {
+        lock(&self.exclusive).remove(session);
         lock(&self.sessions).remove(session);
         lock(&self.peers).retain(|_, (s, _)| s != session);
     }

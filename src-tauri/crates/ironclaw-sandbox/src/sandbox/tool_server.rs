@@ -36,6 +36,9 @@ pub struct ToolServerConfig {
     pub memory_bytes: u64,
     pub cpus: f64,
     pub pids: i64,
+    /// Hosts it may reach through the egress proxy (`name`, `*.domain`, optionally `:port`);
+    /// empty: no network at all. Only these: the shared allowlist does not apply to it.
+    pub network: Vec<String>,
 }
 
 /// A running tool server: its stdout to read, its stdin to write.
@@ -55,6 +58,8 @@ pub struct ToolServerHandle {
     docker: Docker,
     container_id: String,
     stopped: Arc<std::sync::atomic::AtomicBool>,
+    /// The egress key of a server with a network (see [`Sandbox::stop_tool_server`]).
+    egress: Option<String>,
 }
 
 impl ToolServerHandle {
@@ -99,6 +104,29 @@ impl Sandbox {
         } else {
             None
         };
+        let mut rules = Vec::new();
+        for host in &config.network {
+            let rule: crate::allowlist::Rule = host.parse().map_err(|e| {
+                Error::Network(format!(
+                    "tool server {}: network host {host:?}: {e}",
+                    config.name
+                ))
+            })?;
+            rules.push(rule);
+        }
+        let egress_key = if rules.is_empty() {
+            None
+        } else {
+            Some(egress_key(&config.name, owner)?)
+        };
+        let attachment = match &egress_key {
+            None => None,
+            Some(key) => {
+                let a = self.network().acquire(key.as_str()).await?;
+                self.network().own_list(key.as_str(), rules);
+                Some(a)
+            }
+        };
         let spec = ToolServerSpec {
             server: &config.name,
             owner: owner.as_str(),
@@ -113,6 +141,7 @@ impl Sandbox {
             memory_bytes: config.memory_bytes,
             cpus: config.cpus,
             pids: config.pids,
+            egress: attachment.as_ref(),
         };
         let docker = self.docker().clone();
         let name = spec.name();
@@ -144,6 +173,7 @@ impl Sandbox {
             docker: docker.clone(),
             container_id: id.clone(),
             stopped: Arc::default(),
+            egress: egress_key.as_ref().map(|k| k.as_str().to_string()),
         };
         // Attached before it starts, so nothing it says first is lost.
         let attach = AttachContainerOptionsBuilder::default()
@@ -156,13 +186,20 @@ impl Sandbox {
         let attached = match docker.attach_container(&id, Some(attach)).await {
             Ok(a) => a,
             Err(e) => {
-                handle.stop().await;
+                self.stop_tool_server(&handle).await;
                 return Err(Error::docker("attaching to a tool server", e));
             }
         };
         if let Err(e) = container::start(&docker, &id).await {
-            handle.stop().await;
+            self.stop_tool_server(&handle).await;
             return Err(e);
+        }
+        if let (Some(key), Some(a)) = (&egress_key, &attachment) {
+            // Its address is its key's, so the proxy applies its list and no other.
+            if let Err(e) = self.network().attach(&id, key.as_str(), a).await {
+                self.stop_tool_server(&handle).await;
+                return Err(e);
+            }
         }
         let (mut pipe_in, stdout) = tokio::io::duplex(PIPE_BYTES);
         let stderr = Arc::new(Mutex::new(String::new()));
@@ -204,6 +241,16 @@ impl Sandbox {
         })
     }
 
+    /// Stops a tool server: its container, and its network and list when it had one.
+    pub async fn stop_tool_server(&self, handle: &ToolServerHandle) {
+        handle.stop().await;
+        if let Some(key) = &handle.egress {
+            if let Err(e) = self.network().forget(key).await {
+                tracing::warn!(error = %e, "could not take down a tool server's network");
+            }
+        }
+    }
+
     /// Removes every tool server's container of this instance (one conversation's, or all):
     /// at start, for those a killed app left, and when a session ends.
     pub async fn remove_tool_servers(&self, owner: Option<&SessionName>) -> Result<usize> {
@@ -236,4 +283,12 @@ impl Drop for ToolServerHandle {
             });
         }
     }
+}
+
+/// The egress key of `server` serving `owner`: a session name of its own (what the proxy knows
+/// its address by, and what its network is named after), short enough for one.
+fn egress_key(server: &str, owner: &SessionName) -> Result<SessionName> {
+    use sha2::{Digest, Sha256};
+    let digest = hex::encode(&Sha256::digest(owner.as_str().as_bytes())[..6]);
+    SessionName::new(format!("tool-{server}-{digest}"))
 }
