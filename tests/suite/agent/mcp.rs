@@ -248,3 +248,60 @@ async fn always_allow_is_per_tool_and_never_for_a_changed_or_another_tool() {
     assert!(gate_rule.iter().all(|(_, a)| a.language == Language::Mcp
         && a.code.starts_with("mcp time/get_current_time (definition ")));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ironclaw_chat_starts_the_servers_of_mcp_yaml_and_gates_their_calls() {
+    let env = TestEnv::new().await;
+    let packages = mcp_test_server("time", "mcp_server_time");
+    std::fs::write(
+        env.paths.config_dir.join("mcp.yaml"),
+        format!(
+            "servers:\n  time:\n    command: [python3, -m, mcp_server_time]\n    packages: {}\n",
+            packages.display()
+        ),
+    )
+    .expect("write mcp.yaml");
+    let (server, base) = ironclaw_llm::testing::ScriptedServer::start()
+        .await
+        .expect("scripted server");
+    let base = format!("{base}/v1");
+    let args = |policy: &str| {
+        vec![
+            "--provider".to_string(),
+            "openai".into(),
+            "--base-url".into(),
+            base.clone(),
+            "--model".into(),
+            "gpt-4o".into(),
+            policy.to_string(),
+            "-m".into(),
+            "time in Tokyo?".into(),
+        ]
+    };
+    // Denied without asking: the server is never called.
+    server.push(asks_mcp("c1", TOOL, json!({"timezone": "Asia/Tokyo"})));
+    server.push(says("Denied, then."));
+    let denied = args("--deny-all");
+    let denied: Vec<&str> = denied.iter().map(String::as_str).collect();
+    let (stdout, stderr) = chat_cli(&env, &denied).await;
+    assert!(stdout.contains("Denied, then."), "{stdout}\n{stderr}");
+    let requests = server.chat_requests();
+    let offered = requests[0].body["tools"].to_string();
+    assert!(offered.contains(TOOL), "{offered}");
+    let result = tool_results(&requests[1]).join("\n");
+    assert!(!result.contains("datetime"), "{result}");
+
+    // The conversation's explicit never-ask policy lets the call run.
+    server.push(asks_mcp("c2", TOOL, json!({"timezone": "Asia/Tokyo"})));
+    server.push(says("Here it is."));
+    let allowed = args("--policy=never_ask");
+    let allowed: Vec<&str> = allowed.iter().map(String::as_str).collect();
+    let (stdout, _) = chat_cli(&env, &allowed).await;
+    assert!(stdout.contains("Here it is."), "{stdout}");
+    let requests = server.chat_requests();
+    let result = tool_results(requests.last().expect("a request")).join("\n");
+    assert!(
+        result.contains("Asia/Tokyo") && result.contains("datetime"),
+        "{result}"
+    );
+}
