@@ -305,3 +305,50 @@ async fn ironclaw_chat_starts_the_servers_of_mcp_yaml_and_gates_their_calls() {
         "{result}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_with_an_image_of_its_own_keeps_the_confinement_and_a_missing_one_is_named() {
+    let env = TestEnv::new().await;
+    let sandbox = std::sync::Arc::new(env.second_client().await);
+    let packages = mcp_test_server("time", "mcp_server_time");
+    let yaml = |image: &str| {
+        format!(
+            "servers:\n  time:\n    command: [python3, -m, mcp_server_time]\n    packages: {}\n    image: \"{image}\"\n",
+            packages.display()
+        )
+    };
+    let owner = ironclaw_sandbox::session::SessionName::new("mcp-image-test").expect("name");
+    let parse = |text: String| {
+        ironclaw_mcp::McpConfig::parse(&text, std::path::Path::new("/test/mcp.yaml"))
+            .expect("mcp.yaml")
+    };
+
+    // Never pulled: a missing image is named, with how to get it.
+    let missing = parse(yaml("ironclaw-test-no-such-image:1"));
+    let servers =
+        ironclaw_mcp::Servers::start(&sandbox, &owner, &Default::default(), &missing).await;
+    assert!(servers.tools().is_empty());
+    let (_, why) = servers.failed.first().expect("the server did not start");
+    assert!(
+        why.contains("docker pull ironclaw-test-no-such-image:1"),
+        "{why}"
+    );
+
+    // An image named explicitly (here the sandbox's own, under its tag): the same confinement,
+    // with Docker's init as PID 1 since such an image has no tini of ours.
+    let own = parse(yaml(&sandbox.image().tag));
+    let servers = ironclaw_mcp::Servers::start(&sandbox, &owner, &Default::default(), &own).await;
+    assert!(servers.failed.is_empty(), "{:?}", servers.failed);
+    let started = servers.started();
+    let info = sandbox
+        .docker()
+        .inspect_container(&started[0].container_id, None)
+        .await
+        .expect("inspect");
+    let hc = info.host_config.expect("host config");
+    assert_eq!(hc.init, Some(true));
+    assert_eq!(hc.network_mode.as_deref(), Some("none"));
+    assert_eq!(hc.readonly_rootfs, Some(true));
+    assert_eq!(hc.cap_drop, Some(vec!["ALL".to_string()]));
+    servers.stop().await;
+}

@@ -19,7 +19,11 @@ workspace: boolean,
 /**
  * Hosts it may reach through the egress proxy; empty: no network.
  */
-network: Array<string>, enabled: boolean, 
+network: Array<string>, 
+/**
+ * An image of its own (already on this machine); `null`: the sandbox image.
+ */
+image?: string | null, enabled: boolean, 
 /**
  * Memory limit as written (`512m`); `null`: the default.
  */

@@ -25,6 +25,7 @@ function confinement(s: McpServerEntry): string {
   const net = s.network.length ? `reaches only ${s.network.join(", ")}` : "no network";
   const parts = [net, s.packages ? "packages read-only" : "no packages folder", s.workspace ? "sees the conversation's files" : "no workspace"];
   if (s.memory) parts.push(`${s.memory} memory`);
+  if (s.image) parts.push(`image ${s.image}`);
   return parts.join(" · ");
 }
 
@@ -87,6 +88,7 @@ export function mcpSection(api: Api): HTMLElement {
       packages: packages.value.trim() || null,
       workspace: workspace.checked,
       network: network.value.split(/[\s,]+/).filter((x) => x !== ""),
+      image: null,
       enabled: true,
       memory: null,
     };

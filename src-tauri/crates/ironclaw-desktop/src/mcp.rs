@@ -26,6 +26,9 @@ pub struct McpServerEntry {
     pub workspace: bool,
     /// Hosts it may reach through the egress proxy; empty: no network.
     pub network: Vec<String>,
+    /// An image of its own (already on this machine); `null`: the sandbox image.
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
+    pub image: Option<String>,
     pub enabled: bool,
     /// Memory limit as written (`512m`); `null`: the default.
     #[cfg_attr(feature = "ts", ts(optional = nullable))]
@@ -64,6 +67,7 @@ fn entry(name: &str, raw: &RawServer) -> McpServerEntry {
         packages: raw.packages.clone(),
         workspace: raw.workspace,
         network: raw.network.clone(),
+        image: raw.image.clone(),
         enabled: raw.enabled,
         memory: raw.memory.clone(),
     }
@@ -108,6 +112,7 @@ impl Desktop {
             packages: None,
             workspace: false,
             network: Vec::new(),
+            image: None,
             memory: None,
             cpus: None,
             pids: None,
@@ -132,6 +137,12 @@ impl Desktop {
             }
         }
         raw.workspace = server.workspace;
+        raw.image = server
+            .image
+            .as_deref()
+            .map(str::trim)
+            .filter(|i| !i.is_empty())
+            .map(str::to_string);
         raw.network = server
             .network
             .iter()

@@ -9,6 +9,7 @@
 //!     env: {LOCAL_TIMEZONE: UTC}
 //!     workspace: false            # whether it sees the conversation's files
 //!     network: [api.example.com]  # hosts it may reach through the proxy; none by default
+//!     image: node:22-slim         # an image of its own (never pulled); the sandbox image by default
 //!     memory: 512m
 //!     timeout: 60s
 //! ```
@@ -38,6 +39,8 @@ pub struct ServerConfig {
     pub workspace: bool,
     /// Hosts it may reach through the egress proxy; empty: no network at all.
     pub network: Vec<String>,
+    /// An image of its own instead of the sandbox image (never pulled by IronClaw).
+    pub image: Option<String>,
     pub memory_bytes: u64,
     pub cpus: f64,
     pub pids: i64,
@@ -58,6 +61,7 @@ impl ServerConfig {
             cpus: self.cpus,
             pids: self.pids,
             network: self.network.clone(),
+            image: self.image.clone(),
         }
     }
 }
@@ -93,6 +97,9 @@ pub struct RawServer {
     /// Hosts it may reach (`name`, `*.domain`, optionally `:port`); none: no network.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub network: Vec<String>,
+    /// An image already on this machine to run it in, instead of the sandbox image.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -225,6 +232,7 @@ impl McpConfig {
                 packages,
                 workspace: s.workspace,
                 network: s.network,
+                image: s.image.filter(|i| !i.trim().is_empty()),
                 memory_bytes,
                 cpus,
                 pids,

@@ -78,6 +78,7 @@ mod tests {
             packages: Some("~/mcp/time".into()),
             workspace: false,
             network: Vec::new(),
+            image: None,
             memory: None,
             cpus: None,
             pids: None,

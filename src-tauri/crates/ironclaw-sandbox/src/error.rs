@@ -41,6 +41,9 @@ pub enum Error {
     #[error("the sandbox image {tag} is missing. Build it: `ironclaw image build` (or `ironclaw image import FILE` on an offline machine)")]
     ImageMissing { tag: String },
 
+    #[error("the image {image} named for an MCP server is not on this machine. IronClaw does not pull a server's image itself: get it with `docker pull {image}` (or build it), then start the conversation again")]
+    ToolImageMissing { image: String },
+
     #[error("building the sandbox image failed: {message}")]
     ImageBuild { message: String },
 
@@ -153,6 +156,7 @@ impl Error {
             | Error::DockerContext { .. }
             | Error::Docker { .. }
             | Error::ImageMissing { .. }
+            | Error::ToolImageMissing { .. }
             | Error::ImageBuild { .. }
             | Error::ImageArchive { .. }
             | Error::BaseImage { .. }

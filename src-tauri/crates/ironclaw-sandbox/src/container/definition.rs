@@ -301,7 +301,8 @@ pub fn tool_server_body(spec: &super::ToolServerSpec<'_>) -> ContainerCreateBody
             typ: Some("none".to_string()),
             config: None,
         }),
-        init: Some(false),
+        // The sandbox image's entrypoint is tini; an image of the server's own gets Docker's.
+        init: Some(spec.image_hash == "own"),
         // Gone when it exits: a server is started afresh for each conversation that uses it.
         auto_remove: Some(true),
         ..Default::default()

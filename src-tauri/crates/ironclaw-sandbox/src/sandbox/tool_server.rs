@@ -39,6 +39,8 @@ pub struct ToolServerConfig {
     /// Hosts it may reach through the egress proxy (`name`, `*.domain`, optionally `:port`);
     /// empty: no network at all. Only these: the shared allowlist does not apply to it.
     pub network: Vec<String>,
+    /// An image of its own (already on this machine) instead of the sandbox image.
+    pub image: Option<String>,
 }
 
 /// A running tool server: its stdout to read, its stdin to write.
@@ -131,8 +133,12 @@ impl Sandbox {
             server: &config.name,
             owner: owner.as_str(),
             instance: self.instance(),
-            image_tag: &self.image().tag,
-            image_hash: &self.image().hash,
+            image_tag: config.image.as_deref().unwrap_or(&self.image().tag),
+            image_hash: if config.image.is_some() {
+                "own"
+            } else {
+                &self.image().hash
+            },
             command: &config.command,
             env: &config.env,
             packages: config.packages.as_deref(),
@@ -158,9 +164,17 @@ impl Sandbox {
         let id = match created {
             Ok(r) => r.id,
             Err(e) if is_not_found(&e) => {
-                return Err(Error::ImageMissing {
-                    tag: spec.image_tag.to_string(),
-                })
+                if let Some(a) = &egress_key {
+                    let _ = self.network().forget(a.as_str()).await;
+                }
+                return Err(match &config.image {
+                    Some(image) => Error::ToolImageMissing {
+                        image: image.clone(),
+                    },
+                    None => Error::ImageMissing {
+                        tag: spec.image_tag.to_string(),
+                    },
+                });
             }
             Err(e) => {
                 return Err(Error::docker(
