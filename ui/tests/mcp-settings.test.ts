@@ -52,5 +52,13 @@ describe("Settings → MCP servers", () => {
     await settle();
     expect(api.mcp).toHaveLength(0);
     expect(all("mcp-server")).toHaveLength(0);
+
+    // An address instead of a command: a remote server.
+    q<HTMLInputElement>("mcp-name").value = "docs";
+    q<HTMLInputElement>("mcp-command").value = "https://mcp.example.com/mcp";
+    q<HTMLButtonElement>("mcp-add").click();
+    await settle();
+    expect(api.mcp[0]).toMatchObject({ name: "docs", command: [], url: "https://mcp.example.com/mcp" });
+    expect(all("mcp-server")[0]!.textContent).toContain("remote: reached from this computer under the network policy");
   });
 });

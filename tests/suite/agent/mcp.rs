@@ -352,3 +352,102 @@ async fn a_server_with_an_image_of_its_own_keeps_the_confinement_and_a_missing_o
     assert_eq!(hc.cap_drop, Some(vec!["ALL".to_string()]));
     servers.stop().await;
 }
+
+/// The reference "everything" server (npm) on loopback, as a remote streamable-HTTP server.
+struct Everything {
+    child: tokio::process::Child,
+    port: u16,
+}
+
+impl Everything {
+    async fn start() -> Self {
+        let dir = mcp_test_server(
+            "everything",
+            "node_modules/@modelcontextprotocol/server-everything",
+        );
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let child = tokio::process::Command::new("node")
+            .arg(dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js"))
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start the everything server (node)");
+        for _ in 0..300 {
+            if tokio::net::TcpStream::connect(("127.0.0.1", port))
+                .await
+                .is_ok()
+            {
+                return Self { child, port };
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        panic!("the everything server did not listen on {port}");
+    }
+}
+
+impl Drop for Everything {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_server_is_reached_under_the_egress_policy_and_its_tools_are_called() {
+    let env = TestEnv::new().await;
+    let sandbox = std::sync::Arc::new(env.second_client().await);
+    let everything = Everything::start().await;
+    let owner = ironclaw_sandbox::session::SessionName::new("mcp-remote-test").expect("name");
+    let parse = |text: String| {
+        ironclaw_mcp::McpConfig::parse(&text, std::path::Path::new("/test/mcp.yaml"))
+            .expect("mcp.yaml")
+    };
+
+    // Listed by its address: reached, its tools listed and called.
+    let by_address = parse(format!(
+        "servers:\n  every:\n    url: http://127.0.0.1:{}/mcp\n",
+        everything.port
+    ));
+    let servers =
+        ironclaw_mcp::Servers::start(&sandbox, &owner, &Default::default(), &by_address).await;
+    assert!(servers.failed.is_empty(), "{:?}", servers.failed);
+    let echo = servers
+        .tool("every", "echo")
+        .expect("the echo tool")
+        .clone();
+    let serde_json::Value::Object(arguments) = json!({"message": "through the policy"}) else {
+        unreachable!()
+    };
+    let answer = servers
+        .call(&ironclaw_mcp::call::Call {
+            server: echo.server.clone(),
+            tool: echo.tool.clone(),
+            definition: echo.definition.clone(),
+            arguments,
+        })
+        .await
+        .expect("echo answered");
+    assert!(
+        answer.text.contains("through the policy"),
+        "{}",
+        answer.text
+    );
+    servers.stop().await;
+
+    // The same server by a name that resolves to a loopback address nobody listed: refused
+    // before any connection, as the proxy refuses a rebinding name.
+    let by_name = parse(format!(
+        "servers:\n  every:\n    url: http://localhost:{}/mcp\n",
+        everything.port
+    ));
+    let servers =
+        ironclaw_mcp::Servers::start(&sandbox, &owner, &Default::default(), &by_name).await;
+    assert!(servers.tools().is_empty());
+    let (_, why) = servers.failed.first().expect("refused");
+    assert!(why.contains("non-public address 127.0.0.1"), "{why}");
+}

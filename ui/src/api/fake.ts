@@ -587,7 +587,7 @@ export class FakeBackend implements Api {
   async saveMcpServer(server: McpServerEntry): Promise<McpOverview> {
     this.log("saveMcpServer", server);
     if (!/^[a-z0-9-]{1,24}$/.test(server.name)) throw fail("invalid_input", `server name "${server.name}": use 1 to 24 lower-case letters, digits or -`);
-    if (server.command.length === 0) throw fail("invalid_input", "give the program and its arguments");
+    if (server.command.length === 0 && !server.url) throw fail("invalid_input", "give the program and its arguments, or a remote server's address");
     this.mcp = [...this.mcp.filter((s) => s.name !== server.name), structuredClone(server)].sort((a, b) => a.name.localeCompare(b.name));
     return this.mcpServers();
   }

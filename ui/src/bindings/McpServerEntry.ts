@@ -5,9 +5,14 @@
  */
 export type McpServerEntry = { name: string, 
 /**
- * The program and its arguments, run inside the server's container.
+ * The program and its arguments, run inside the server's container (empty for a remote
+ * server).
  */
 command: Array<string>, 
+/**
+ * A remote server's address (streamable HTTP), reached under the network policy.
+ */
+url?: string | null, 
 /**
  * A host folder with the server's code, mounted read-only at /opt/tools.
  */

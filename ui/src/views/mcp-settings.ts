@@ -22,6 +22,7 @@ function quoted(arg: string): string {
 }
 
 function confinement(s: McpServerEntry): string {
+  if (s.url) return `remote: reached from this computer under the network policy${s.network.length ? `, also ${s.network.join(", ")}` : ""}`;
   const net = s.network.length ? `reaches only ${s.network.join(", ")}` : "no network";
   const parts = [net, s.packages ? "packages read-only" : "no packages folder", s.workspace ? "sees the conversation's files" : "no workspace"];
   if (s.memory) parts.push(`${s.memory} memory`);
@@ -56,7 +57,7 @@ export function mcpSection(api: Api): HTMLElement {
           { testid: "mcp-server", className: "rule mcp-server", "data-name": s.name },
           h("label", { className: "check-line" }, on, h("strong", {}, ` ${s.name}`)),
           h("div", { className: "rule-body" },
-            h("code", { className: "mcp-command" }, s.command.map(quoted).join(" ")),
+            h("code", { className: "mcp-command" }, s.url ?? s.command.map(quoted).join(" ")),
             h("p", { className: "field-hint" }, confinement(s)),
             probe ? h("p", { testid: "mcp-probe", className: `field-hint ${probe.ok ? "" : "error"}` }, probe.message) : null),
           remove,
@@ -82,9 +83,11 @@ export function mcpSection(api: Api): HTMLElement {
   const workspace = h("input", { testid: "mcp-workspace", type: "checkbox" });
   const add = h("button", { testid: "mcp-add", className: "btn", type: "button" }, "Add server");
   add.addEventListener("click", () => {
+    const remote = /^https?:\/\//i.test(command.value.trim());
     const server: McpServerEntry = {
       name: name.value.trim(),
-      command: splitCommand(command.value),
+      command: remote ? [] : splitCommand(command.value),
+      url: remote ? command.value.trim() : null,
       packages: packages.value.trim() || null,
       workspace: workspace.checked,
       network: network.value.split(/[\s,]+/).filter((x) => x !== ""),
@@ -130,7 +133,7 @@ export function mcpSection(api: Api): HTMLElement {
     h("div", { className: "row-end" }, check),
     h("h3", {}, "Add a server"),
     field("Name", name, "Lower-case letters, digits or -"),
-    field("Command", command, "The program and its arguments, run inside the server's container"),
+    field("Command or address", command, "The program and its arguments, run inside the server's container — or the https:// address of a remote server"),
     field("Packages folder", packages, "A folder on this computer with the server's code, e.g. made by pip install --target FOLDER PACKAGE"),
     field("Network", network, "Hosts it may reach through IronClaw's proxy, and no others (not even the sandbox allowlist); empty: no network"),
     h("label", { className: "check-line" }, workspace, " Sees the conversation's files (read and write)"),

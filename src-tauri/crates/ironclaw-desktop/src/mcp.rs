@@ -17,8 +17,12 @@ use crate::error::{DesktopError, Result};
 #[serde(rename_all = "camelCase")]
 pub struct McpServerEntry {
     pub name: String,
-    /// The program and its arguments, run inside the server's container.
+    /// The program and its arguments, run inside the server's container (empty for a remote
+    /// server).
     pub command: Vec<String>,
+    /// A remote server's address (streamable HTTP), reached under the network policy.
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
+    pub url: Option<String>,
     /// A host folder with the server's code, mounted read-only at /opt/tools.
     #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub packages: Option<String>,
@@ -64,6 +68,7 @@ fn entry(name: &str, raw: &RawServer) -> McpServerEntry {
     McpServerEntry {
         name: name.to_string(),
         command: raw.command.clone(),
+        url: raw.url.clone(),
         packages: raw.packages.clone(),
         workspace: raw.workspace,
         network: raw.network.clone(),
@@ -108,6 +113,8 @@ impl Desktop {
             .collect();
         let mut raw = existing.get(&server.name).cloned().unwrap_or(RawServer {
             command: Vec::new(),
+            url: None,
+            bearer_token_env: None,
             env: BTreeMap::new(),
             packages: None,
             workspace: false,
@@ -120,6 +127,12 @@ impl Desktop {
             enabled: true,
         });
         raw.command = command;
+        raw.url = server
+            .url
+            .as_deref()
+            .map(str::trim)
+            .filter(|u| !u.is_empty())
+            .map(str::to_string);
         raw.packages = server
             .packages
             .as_deref()

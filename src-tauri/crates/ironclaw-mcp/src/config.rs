@@ -33,7 +33,13 @@ const MAX_NAME: usize = 24;
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerConfig {
     pub name: String,
+    /// What runs in its container (empty for a remote server).
     pub command: Vec<String>,
+    /// A remote server's address (`https://…/mcp`), reached from the host under the egress
+    /// policy; `None`: a stdio server in a container.
+    pub url: Option<String>,
+    /// The host environment variable whose value is sent as a remote server's bearer token.
+    pub bearer_token_env: Option<String>,
     pub env: Vec<(String, String)>,
     pub packages: Option<PathBuf>,
     pub workspace: bool,
@@ -87,7 +93,14 @@ pub(crate) struct RawFile {
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawServer {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub command: Vec<String>,
+    /// A remote server (streamable HTTP) instead of a command.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// The environment variable holding a remote server's bearer token (never the token).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bearer_token_env: Option<String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -170,9 +183,31 @@ impl McpConfig {
                     "server name {name:?}: use 1 to {MAX_NAME} lower-case letters, digits or -"
                 )));
             }
-            if s.command.is_empty() || s.command[0].trim().is_empty() {
+            match (&s.url, s.command.is_empty()) {
+                (Some(_), false) => {
+                    return Err(bad(format!(
+                        "servers.{name}: give either command (a server run in a sandbox container) or url (a remote server), not both"
+                    )))
+                }
+                (Some(url), true) => {
+                    let ok = (url.starts_with("https://") || url.starts_with("http://"))
+                        && !url.contains('@');
+                    if !ok {
+                        return Err(bad(format!(
+                            "servers.{name}.url: {url:?} is not an http(s) address without a user name (put a token in bearer_token_env)"
+                        )));
+                    }
+                }
+                (None, _) if s.command.is_empty() || s.command[0].trim().is_empty() => {
+                    return Err(bad(format!(
+                        "servers.{name}.command: give the program and its arguments, e.g. [python3, -m, mcp_server_time] (or url: for a remote server)"
+                    )));
+                }
+                (None, _) => {}
+            }
+            if s.bearer_token_env.is_some() && s.url.is_none() {
                 return Err(bad(format!(
-                    "servers.{name}.command: give the program and its arguments, e.g. [python3, -m, mcp_server_time]"
+                    "servers.{name}.bearer_token_env: only a remote server (url:) takes a token; give a command's server its token in env:"
                 )));
             }
             let memory_bytes = match &s.memory {
@@ -228,6 +263,8 @@ impl McpConfig {
             servers.push(ServerConfig {
                 name,
                 command: s.command,
+                url: s.url,
+                bearer_token_env: s.bearer_token_env,
                 env: s.env.into_iter().collect(),
                 packages,
                 workspace: s.workspace,

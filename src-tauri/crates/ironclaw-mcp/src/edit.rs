@@ -74,6 +74,8 @@ mod tests {
     fn server(command: &[&str]) -> RawServer {
         RawServer {
             command: command.iter().map(|s| s.to_string()).collect(),
+            url: None,
+            bearer_token_env: None,
             env: BTreeMap::new(),
             packages: Some("~/mcp/time".into()),
             workspace: false,

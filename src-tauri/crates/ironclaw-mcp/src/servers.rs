@@ -44,7 +44,10 @@ pub struct ToolInfo {
 struct Running {
     config: ServerConfig,
     client: RunningService<RoleClient, ()>,
-    handle: ToolServerHandle,
+    /// A stdio server's container; `None` for a remote server.
+    handle: Option<ToolServerHandle>,
+    /// A remote server's list on the egress policy.
+    remote_key: Option<String>,
     stderr: Arc<Mutex<String>>,
 }
 
@@ -120,7 +123,11 @@ impl Servers {
             .iter()
             .map(|r| Started {
                 server: r.config.name.clone(),
-                container_id: r.handle.container_id().to_string(),
+                container_id: r
+                    .handle
+                    .as_ref()
+                    .map(|h| h.container_id().to_string())
+                    .unwrap_or_default(),
                 tools: self
                     .tools
                     .iter()
@@ -175,75 +182,61 @@ impl Servers {
     /// Stops every server (their containers are removed, and their networks).
     pub async fn stop(&self) {
         for r in &self.running {
-            match &self.sandbox {
-                Some(sandbox) => sandbox.stop_tool_server(&r.handle).await,
-                None => r.handle.stop().await,
+            r.client.cancellation_token().cancel();
+            match (&self.sandbox, &r.handle) {
+                (Some(sandbox), Some(handle)) => sandbox.stop_tool_server(handle).await,
+                (None, Some(handle)) => handle.stop().await,
+                (_, None) => {}
+            }
+            if let (Some(sandbox), Some(key)) = (&self.sandbox, &r.remote_key) {
+                sandbox.network().forget_remote(key);
             }
         }
     }
 }
 
 async fn start_one(
-    sandbox: &Sandbox,
+    sandbox: &Arc<Sandbox>,
     owner: &SessionName,
     options: &SessionOptions,
     server: &ServerConfig,
 ) -> Result<(Running, Vec<ToolInfo>)> {
-    if let Some(p) = &server.packages {
-        if !p.is_dir() {
-            return Err(Error::Config {
-                file: p.clone(),
-                message: format!(
-                    "server {}'s packages folder does not exist; install the server there (for a Python one: `pip install --target {} PACKAGE`)",
-                    server.name,
-                    p.display()
-                ),
-            });
+    let (client, handle, remote_key, stderr) = match &server.url {
+        Some(url) => {
+            let key = remote_key(&server.name, owner);
+            match connect_remote(sandbox, &key, server, url).await {
+                Ok(client) => (client, None, Some(key), Arc::default()),
+                Err(e) => {
+                    sandbox.network().forget_remote(&key);
+                    return Err(e);
+                }
+            }
         }
-    }
-    let process = sandbox
-        .start_tool_server(owner, options, &server.sandbox())
-        .await
-        .map_err(|source| Error::Sandbox {
-            server: server.name.clone(),
-            source,
-        })?;
-    let handle = process.handle.clone();
-    let stderr = process.stderr.clone();
-    let span = tracing::info_span!("mcp.handshake", server = %server.name);
-    let served = tokio::time::timeout(HANDSHAKE, ().serve((process.stdout, process.stdin)))
-        .instrument(span)
-        .await;
-    let client = match served {
-        Ok(Ok(c)) => c,
-        Ok(Err(e)) => {
-            sandbox.stop_tool_server(&handle).await;
-            return Err(Error::Handshake {
-                server: server.name.clone(),
-                reason: e.to_string(),
-                stderr: stderr_note(&stderr),
-            });
+        None => {
+            let (client, handle, stderr) = start_stdio(sandbox, owner, options, server).await?;
+            (client, Some(handle), None, stderr)
         }
-        Err(_) => {
-            sandbox.stop_tool_server(&handle).await;
-            return Err(Error::Handshake {
-                server: server.name.clone(),
-                reason: format!("no answer in {} s", HANDSHAKE.as_secs()),
-                stderr: stderr_note(&stderr),
-            });
+    };
+    let stop = || async {
+        client.cancellation_token().cancel();
+        if let Some(h) = &handle {
+            sandbox.stop_tool_server(h).await;
+        }
+        if let Some(k) = &remote_key {
+            sandbox.network().forget_remote(k);
         }
     };
     let listed = match tokio::time::timeout(HANDSHAKE, client.list_all_tools()).await {
         Ok(Ok(tools)) => tools,
         Ok(Err(e)) => {
-            sandbox.stop_tool_server(&handle).await;
+            stop().await;
             return Err(Error::ListTools {
                 server: server.name.clone(),
                 reason: e.to_string(),
             });
         }
         Err(_) => {
-            sandbox.stop_tool_server(&handle).await;
+            stop().await;
             return Err(Error::ListTools {
                 server: server.name.clone(),
                 reason: format!("no answer in {} s", HANDSHAKE.as_secs()),
@@ -275,10 +268,138 @@ async fn start_one(
             config: server.clone(),
             client,
             handle,
+            remote_key,
             stderr,
         },
         tools,
     ))
+}
+
+/// A stdio server: its container started, the handshake made over its attached stdio.
+async fn start_stdio(
+    sandbox: &Arc<Sandbox>,
+    owner: &SessionName,
+    options: &SessionOptions,
+    server: &ServerConfig,
+) -> Result<(
+    RunningService<RoleClient, ()>,
+    ToolServerHandle,
+    Arc<Mutex<String>>,
+)> {
+    if let Some(p) = &server.packages {
+        if !p.is_dir() {
+            return Err(Error::Config {
+                file: p.clone(),
+                message: format!(
+                    "server {}'s packages folder does not exist; install the server there (for a Python one: `pip install --target {} PACKAGE`)",
+                    server.name,
+                    p.display()
+                ),
+            });
+        }
+    }
+    let process = sandbox
+        .start_tool_server(owner, options, &server.sandbox())
+        .await
+        .map_err(|source| Error::Sandbox {
+            server: server.name.clone(),
+            source,
+        })?;
+    let handle = process.handle.clone();
+    let stderr = process.stderr.clone();
+    let span = tracing::info_span!("mcp.handshake", server = %server.name);
+    let served = tokio::time::timeout(HANDSHAKE, ().serve((process.stdout, process.stdin)))
+        .instrument(span)
+        .await;
+    match served {
+        Ok(Ok(c)) => Ok((c, handle, stderr)),
+        Ok(Err(e)) => {
+            sandbox.stop_tool_server(&handle).await;
+            Err(Error::Handshake {
+                server: server.name.clone(),
+                reason: e.to_string(),
+                stderr: stderr_note(&stderr),
+            })
+        }
+        Err(_) => {
+            sandbox.stop_tool_server(&handle).await;
+            Err(Error::Handshake {
+                server: server.name.clone(),
+                reason: format!("no answer in {} s", HANDSHAKE.as_secs()),
+                stderr: stderr_note(&stderr),
+            })
+        }
+    }
+}
+
+/// A remote server, reached from the host under the egress policy: its address vetted as the
+/// proxy vets a request (its own list, the private-address rule), the connection pinned to
+/// the vetted addresses, no redirect followed, no system proxy.
+async fn connect_remote(
+    sandbox: &Arc<Sandbox>,
+    key: &str,
+    server: &ServerConfig,
+    url: &str,
+) -> Result<RunningService<RoleClient, ()>> {
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    use rmcp::transport::StreamableHttpClientTransport;
+
+    let target = sandbox
+        .network()
+        .vet_remote(key, url, &server.network)
+        .await
+        .map_err(|source| Error::Sandbox {
+            server: server.name.clone(),
+            source,
+        })?;
+    // reqwest 0.13 is built without a crypto provider of its own: ring, as everywhere else.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut builder = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .connect_timeout(Duration::from_secs(10));
+    if let Some(name) = &target.name {
+        builder = builder.resolve_to_addrs(name, &target.addrs);
+    }
+    let http = builder.build().map_err(|e| Error::Handshake {
+        server: server.name.clone(),
+        reason: format!("cannot make an HTTP client: {e}"),
+        stderr: String::new(),
+    })?;
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
+    if let Some(var) = &server.bearer_token_env {
+        let token = std::env::var(var).map_err(|_| Error::Handshake {
+            server: server.name.clone(),
+            reason: format!("its token is read from the environment variable {var}, which is not set; set it before starting IronClaw"),
+            stderr: String::new(),
+        })?;
+        config = config.auth_header(token);
+    }
+    let transport = StreamableHttpClientTransport::with_client(http, config);
+    let span = tracing::info_span!("mcp.handshake", server = %server.name, url);
+    match tokio::time::timeout(HANDSHAKE, ().serve(transport))
+        .instrument(span)
+        .await
+    {
+        Ok(Ok(c)) => Ok(c),
+        Ok(Err(e)) => Err(Error::Handshake {
+            server: server.name.clone(),
+            reason: e.to_string(),
+            stderr: String::new(),
+        }),
+        Err(_) => Err(Error::Handshake {
+            server: server.name.clone(),
+            reason: format!("no answer in {} s", HANDSHAKE.as_secs()),
+            stderr: String::new(),
+        }),
+    }
+}
+
+/// A remote server's name on the egress policy (one per server and conversation).
+fn remote_key(server: &str, owner: &SessionName) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = hex::encode(&Sha256::digest(owner.as_str().as_bytes())[..6]);
+    format!("remote-{server}-{digest}")
 }
 
 fn stderr_note(stderr: &Mutex<String>) -> String {

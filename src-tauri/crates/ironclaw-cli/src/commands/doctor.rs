@@ -231,27 +231,31 @@ async fn mcp_checks(sandbox: &std::sync::Arc<ironclaw_sandbox::Sandbox>) -> Vec<
     }
     let servers = ironclaw_mcp::Servers::start(sandbox, &owner, &Default::default(), &trial).await;
     for started in servers.started() {
+        let Some(entry) = config.servers.iter().find(|s| s.name == started.server) else {
+            continue;
+        };
+        let how = match &entry.url {
+            Some(url) => format!("remote at {url}, reached under the network policy"),
+            None => format!(
+                "runs in its own sandbox container ({}, {})",
+                if entry.network.is_empty() {
+                    "no network".to_string()
+                } else {
+                    format!("reaches only {}", entry.network.join(", "))
+                },
+                if entry.workspace {
+                    "sees the conversation's workspace"
+                } else {
+                    "no workspace"
+                }
+            ),
+        };
         out.push(Check::ok(
             format!("mcp {}", started.server),
             format!(
-                "{} tool(s): {}; runs in its own sandbox container ({}{})",
+                "{} tool(s): {}; {how}",
                 started.tools.len(),
-                started.tools.join(", "),
-                match config.servers.iter().find(|s| s.name == started.server) {
-                    Some(s) if !s.network.is_empty() => {
-                        format!("reaches only {}", s.network.join(", "))
-                    }
-                    _ => "no network".to_string(),
-                },
-                if config
-                    .servers
-                    .iter()
-                    .any(|s| s.name == started.server && s.workspace)
-                {
-                    ", sees the conversation's workspace"
-                } else {
-                    ", no workspace"
-                }
+                started.tools.join(", ")
             ),
         ));
     }

@@ -98,6 +98,13 @@ struct Run {
 /// How long a freshly started relay may take to start listening.
 const RELAY_READY: std::time::Duration = std::time::Duration::from_secs(10);
 
+/// Where a remote tool server may be reached: the name to pin and its vetted addresses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteTarget {
+    pub name: Option<String>,
+    pub addrs: Vec<std::net::SocketAddr>,
+}
+
 pub struct Egress {
     docker: Docker,
     instance: String,
@@ -208,6 +215,64 @@ impl Egress {
     /// `session` (a tool server's) reaches exactly `rules`, never the shared list.
     pub(crate) fn own_list(&self, session: &str, rules: Vec<Rule>) {
         self.state.own_list(session, rules);
+    }
+
+    /// Vets a remote tool server's address as the proxy vets a request: `url`'s host and port
+    /// become `key`'s own list (with `extra`, the entry's `network:`), the name is resolved by
+    /// the policy's resolver, and a non-public address is refused unless listed itself. Returns
+    /// the addresses to connect to (nothing else is), or why not.
+    pub fn vet_remote(
+        &self,
+        key: &str,
+        url: &str,
+        extra: &[String],
+    ) -> impl std::future::Future<Output = Result<RemoteTarget>> + Send + '_ {
+        let key = key.to_string();
+        let url = url.to_string();
+        let extra = extra.to_vec();
+        async move {
+            let parsed = fetch::parse(&url).map_err(|e| Error::Network(e.to_string()))?;
+            let (host, port) =
+                fetch::target_of(&parsed).map_err(|e| Error::Network(e.to_string()))?;
+            let mut rules: Vec<Rule> =
+                vec![format!("{host}:{port}").parse().map_err(Error::Network)?];
+            for e in &extra {
+                rules.push(e.parse().map_err(Error::Network)?);
+            }
+            self.state.own_list(&key, rules);
+            let addrs = match &host {
+                Host::Ip(ip) => vec![*ip],
+                Host::Name(name) => match self.state.resolver().resolve(name, port).await {
+                    Ok(a) if !a.is_empty() => a,
+                    Ok(_) | Err(_) => {
+                        return Err(Error::Network(format!("cannot resolve {host}")));
+                    }
+                },
+            };
+            if let Some(bad) = self.state.forbidden_address(&key, &addrs, port) {
+                let reason = format!(
+                    "{host} resolves to the non-public address {bad}, which is not listed; list                      {bad}:{port} under the server's network: if it is really meant"
+                );
+                self.state.record(&key, &host, port, Some(reason.clone()));
+                return Err(Error::Network(reason));
+            }
+            self.state.record(&key, &host, port, None);
+            Ok(RemoteTarget {
+                name: match &host {
+                    Host::Name(n) => Some(n.clone()),
+                    Host::Ip(_) => None,
+                },
+                addrs: addrs
+                    .into_iter()
+                    .map(|ip| std::net::SocketAddr::new(ip, port))
+                    .collect(),
+            })
+        }
+    }
+
+    /// Forgets a remote tool server's list.
+    pub fn forget_remote(&self, key: &str) {
+        self.state.forget_session(key);
     }
 
     /// The user said no: later events for this host carry `user_denied` so nobody asks again.

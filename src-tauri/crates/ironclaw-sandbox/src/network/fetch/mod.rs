@@ -136,7 +136,7 @@ pub(crate) async fn fetch(
     )))
 }
 
-fn parse(text: &str) -> Result<Url, FetchError> {
+pub(crate) fn parse(text: &str) -> Result<Url, FetchError> {
     let url = Url::parse(text.trim())
         .map_err(|e| FetchError::BadUrl(format!("{text:?} is not a URL ({e})")))?;
     if !matches!(url.scheme(), "http" | "https") {
@@ -153,7 +153,7 @@ fn parse(text: &str) -> Result<Url, FetchError> {
     Ok(url)
 }
 
-fn target_of(url: &Url) -> Result<(Host, u16), FetchError> {
+pub(crate) fn target_of(url: &Url) -> Result<(Host, u16), FetchError> {
     let host = url
         .host_str()
         .ok_or_else(|| FetchError::BadUrl(format!("{url} names no host")))?;
