@@ -18,6 +18,12 @@ pub enum Error {
         #[source]
         source: ironclaw_sandbox::Error,
     },
+    #[error("MCP server {server} is not reached: {source}")]
+    Remote {
+        server: String,
+        #[source]
+        source: ironclaw_sandbox::Error,
+    },
     #[error("MCP server {server} did not complete the MCP handshake: {reason}{stderr}")]
     Handshake {
         server: String,

@@ -348,7 +348,7 @@ async fn connect_remote(
         .network()
         .vet_remote(key, url, &server.network)
         .await
-        .map_err(|source| Error::Sandbox {
+        .map_err(|source| Error::Remote {
             server: server.name.clone(),
             source,
         })?;
@@ -384,7 +384,7 @@ async fn connect_remote(
         Ok(Ok(c)) => Ok(c),
         Ok(Err(e)) => Err(Error::Handshake {
             server: server.name.clone(),
-            reason: e.to_string(),
+            reason: plain(&e.to_string()),
             stderr: String::new(),
         }),
         Err(_) => Err(Error::Handshake {
@@ -400,6 +400,33 @@ fn remote_key(server: &str, owner: &SessionName) -> String {
     use sha2::{Digest, Sha256};
     let digest = hex::encode(&Sha256::digest(owner.as_str().as_bytes())[..6]);
     format!("remote-{server}-{digest}")
+}
+
+/// rmcp's error text without the transport's type name (`Transport [rmcp::…<…>] error:`),
+/// which says nothing to a person.
+fn plain(text: &str) -> String {
+    let Some(start) = text.find(" [") else {
+        return text.to_string();
+    };
+    let mut depth = 0usize;
+    for (i, c) in text[start + 1..].char_indices() {
+        match c {
+            '[' => depth += 1,
+            ']' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    let rest = text[start + 1 + i + 1..].trim_start();
+                    let rest = rest.strip_prefix("error:").unwrap_or(rest).trim_start();
+                    let head = text[..start]
+                        .trim_end_matches(" Transport")
+                        .trim_end_matches(" error");
+                    return format!("{head}: {rest}");
+                }
+            }
+            _ => {}
+        }
+    }
+    text.to_string()
 }
 
 fn stderr_note(stderr: &Mutex<String>) -> String {
@@ -420,5 +447,18 @@ fn stderr_note(stderr: &Mutex<String>) -> String {
             .collect::<Vec<_>>()
             .join("\n");
         format!(". It wrote:\n{tail}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn transport_type_names_are_left_out_of_messages() {
+        let raw = "Send message error Transport [rmcp::transport::worker::WorkerTransport<rmcp::X<reqwest::Client>>] error: unexpected server response: HTTP 405 Method Not Allowed: , when send initialize request";
+        assert_eq!(
+            super::plain(raw),
+            "Send message: unexpected server response: HTTP 405 Method Not Allowed: , when send initialize request"
+        );
+        assert_eq!(super::plain("connection closed"), "connection closed");
     }
 }

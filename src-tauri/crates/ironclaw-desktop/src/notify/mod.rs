@@ -77,6 +77,19 @@ impl ApprovalNotice {
         actions
     }
 
+    /// `server/tool {"arg": …}` for an MCP call's text.
+    fn mcp_call(&self) -> Option<String> {
+        if self.language != Language::Mcp {
+            return None;
+        }
+        let (first, rest) = self.code.split_once('\n').unwrap_or((&self.code, ""));
+        let tool = first.strip_prefix("mcp ")?.split(" (definition ").next()?;
+        let args = serde_json::from_str::<serde_json::Value>(rest)
+            .map(|v| v.to_string())
+            .unwrap_or_else(|_| rest.split_whitespace().collect::<Vec<_>>().join(" "));
+        Some(format!("{tool} {args}"))
+    }
+
     pub fn summary(&self) -> String {
         let risk = match self.risk {
             RiskLevel::ReadOnly => "read-only",
@@ -95,15 +108,26 @@ impl ApprovalNotice {
     /// in the code, not only in the line shown.
     pub fn body(&self) -> String {
         use ironclaw_risk::visible::{describe_hidden, render_visible};
-        let first = self
-            .code
-            .lines()
-            .map(str::trim)
-            .find(|l| !l.is_empty())
-            .unwrap_or("");
+        // An MCP call: the tool and its arguments on one line (what the server would receive),
+        // not the line that names the tool's definition digest.
+        let call;
+        let (first, more) = match self.mcp_call() {
+            Some(one_line) => {
+                call = one_line;
+                (call.as_str(), false)
+            }
+            None => (
+                self.code
+                    .lines()
+                    .map(str::trim)
+                    .find(|l| !l.is_empty())
+                    .unwrap_or(""),
+                self.code.trim().lines().count() > 1,
+            ),
+        };
         let shown = render_visible(first);
         let mut line: String = shown.chars().take(100).collect();
-        if shown.chars().count() > 100 || self.code.trim().lines().count() > 1 {
+        if shown.chars().count() > 100 || more {
             line.push('…');
         }
         let mut body = format!("{line}\n— {}", render_visible(&self.conversation_title));
@@ -205,6 +229,23 @@ mod tests {
         let n = notice(true);
         assert_eq!(n.summary(), "IronClaw wants to run python (DESTRUCTIVE)");
         assert_eq!(n.body(), "import os…\n— Plots");
+    }
+
+    #[test]
+    fn an_mcp_call_shows_the_tool_and_its_arguments() {
+        let mut n = notice(false);
+        n.language = Language::Mcp;
+        n.code =
+            "mcp time/get_current_time (definition 0123)\n{\n  \"timezone\": \"Asia/Tokyo\"\n}"
+                .into();
+        assert_eq!(
+            n.summary(),
+            "IronClaw wants to call an MCP tool (normal risk)"
+        );
+        assert_eq!(
+            n.body(),
+            "time/get_current_time {\"timezone\":\"Asia/Tokyo\"}\n— Plots"
+        );
     }
 
     #[test]

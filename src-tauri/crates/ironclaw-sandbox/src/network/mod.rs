@@ -251,7 +251,7 @@ impl Egress {
             };
             if let Some(bad) = self.state.forbidden_address(&key, &addrs, port) {
                 let reason = format!(
-                    "{host} resolves to the non-public address {bad}, which is not listed; list                      {bad}:{port} under the server's network: if it is really meant"
+                    "{host} resolves to the non-public address {bad}, which is not listed; list {bad}:{port} under the server's network: if it is really meant"
                 );
                 self.state.record(&key, &host, port, Some(reason.clone()));
                 return Err(Error::Network(reason));
