@@ -75,7 +75,7 @@ export class ExecutionCell {
     private readonly actions: CellActions,
     private readonly memoryLimit: number | null = null,
   ) {
-    const codeEl = h("code", { "data-lang": language }, code);
+    const codeEl = h("code", { "data-lang": language === "mcp" ? "json" : language }, code);
     this.stdout = new BoundedView(new BoundedText(), "cell-stdout", () => this.painted());
     this.stderr = new BoundedView(new BoundedText(), "cell-stderr", () => this.painted());
     this.stderr.el.classList.add("stderr");
@@ -118,7 +118,7 @@ export class ExecutionCell {
         "header",
         { className: "cell-head" },
         this.numberLabel,
-        h("span", { className: "cell-lang" }, language),
+        h("span", { className: "cell-lang" }, language === "mcp" ? "MCP tool call" : language),
         this.status,
         this.exit,
         h("span", { className: "spacer" }),
@@ -126,7 +126,7 @@ export class ExecutionCell {
         this.duration,
         this.stopBtn,
       ),
-      h("pre", { testid: "cell-code", className: "cell-code", tabindex: 0, "aria-label": `${language} code that ran` }, codeEl),
+      h("pre", { testid: "cell-code", className: "cell-code", tabindex: 0, "aria-label": language === "mcp" ? "MCP tool call that was made" : `${language} code that ran` }, codeEl),
       this.outputBox,
       this.images,
       this.netLine,
