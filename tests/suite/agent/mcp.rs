@@ -451,3 +451,89 @@ async fn a_remote_server_is_reached_under_the_egress_policy_and_its_tools_are_ca
     let (_, why) = servers.failed.first().expect("refused");
     assert!(why.contains("non-public address 127.0.0.1"), "{why}");
 }
+
+/// The instance's tool-server containers, running or not.
+async fn instance_tool_servers(env: &TestEnv) -> usize {
+    let filters = HashMap::from([(
+        "label".to_string(),
+        vec![
+            LABEL_TOOL_SERVER.to_string(),
+            format!("{}={}", ironclaw_tests::LABEL_INSTANCE, env.instance),
+        ],
+    )]);
+    env.sandbox
+        .docker()
+        .list_containers(Some(
+            ListContainersOptionsBuilder::default()
+                .all(true)
+                .filters(&filters)
+                .build(),
+        ))
+        .await
+        .expect("list containers")
+        .len()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_ironclaw_leaves_no_mcp_server_behind() {
+    let env = TestEnv::new().await;
+    let packages = mcp_test_server("time", "mcp_server_time");
+    std::fs::write(
+        env.paths.config_dir.join("mcp.yaml"),
+        format!(
+            "servers:\n  time:\n    command: [python3, -m, mcp_server_time]\n    packages: {}\n",
+            packages.display()
+        ),
+    )
+    .expect("write mcp.yaml");
+    let (server, base) = ironclaw_llm::testing::ScriptedServer::start()
+        .await
+        .expect("scripted server");
+    // A slow answer: the chat is alive, its server started, while the text streams.
+    let chunks: Vec<String> = (0..200).map(|i| format!("w{i} ")).collect();
+    server.push(
+        ironclaw_llm::testing::Reply::text(chunks)
+            .with_delay(std::time::Duration::from_millis(100)),
+    );
+    let mut cmd = env.cli();
+    cmd.args([
+        "chat",
+        "--provider",
+        "openai",
+        "--base-url",
+        &format!("{base}/v1"),
+        "--model",
+        "gpt-4o",
+        "-m",
+        "talk",
+    ])
+    .stdin(std::process::Stdio::null())
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::null());
+    let mut child = tokio::process::Command::from(cmd)
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start ironclaw chat");
+    let mut up = 0;
+    for _ in 0..600 {
+        up = instance_tool_servers(&env).await;
+        if up > 0 && !server.chat_requests().is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(up, 1, "the chat started its MCP server");
+    let pid = nix::unistd::Pid::from_raw(child.id().expect("pid") as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL).expect("kill -9");
+    child.wait().await.expect("wait");
+    // Its input ends with the connection; the server exits; Docker removes the container.
+    let mut left = up;
+    for _ in 0..300 {
+        left = instance_tool_servers(&env).await;
+        if left == 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(left, 0, "the MCP server outlived the killed chat");
+}
