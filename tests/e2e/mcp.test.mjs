@@ -45,8 +45,19 @@ test("an MCP server added in Settings is checked, and its tool runs only as appr
   }, { timeoutMs: 90_000 });
   assert.match(probe, /get_current_time, convert_time/);
   await screenshot(s, "mcp-settings");
-  await (await s.byTestId("settings-close")).click();
-  await s.waitGone(testid("settings-screen"));
+
+  // The system check has a line per server too.
+  await (await s.byTestId("run-doctor")).click();
+  const line = await s.waitUntil("the doctor's MCP line", async () => {
+    const found = await s.findAll(testid("doctor-mcp-line", '[data-name="time"]'));
+    const text = found.length ? await textContent(s, found[0]) : "";
+    if (!/get_current_time/.test(text)) throw new RetryableError(`not yet: ${text}`);
+    return text;
+  }, { timeoutMs: 90_000 });
+  assert.match(line, /^time: 2 tool\(s\) in its own sandbox container/);
+  await screenshot(s, "mcp-doctor");
+  await (await s.byTestId("doctor-continue")).click();
+  await s.waitGone(testid("doctor-screen"));
 
   await sendMessage(s, "What time is it in Tokyo?");
   const dialog = await approvalDialog(s, { timeoutMs: 90_000 });

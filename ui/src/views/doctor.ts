@@ -134,6 +134,46 @@ export async function doctorScreen(api: Api, actions: DoctorActions, known?: Doc
     providerStatus.classList.toggle("error", !m.configured && models.length === 0);
   }
 
+  // MCP servers: a line per server of mcp.yaml, each started in its container and asked for
+  // its tools (shown only when there are servers; never holds up the rest of the check).
+  const mcpCard = h("div", { testid: "doctor-mcp", className: "check", hidden: true });
+  async function checkMcp(): Promise<void> {
+    const overview = await api.mcpServers().catch(() => null);
+    if (!overview || (overview.servers.length === 0 && !overview.problem)) {
+      mcpCard.hidden = true;
+      return;
+    }
+    mcpCard.hidden = false;
+    const mark = h("span", { className: "check-mark", "aria-hidden": "true" }, "…");
+    const lines = h("ul", { className: "check-detail mcp-lines" });
+    const line = (name: string, text: string, ok: boolean | null) =>
+      h("li", { testid: "doctor-mcp-line", "data-name": name, "data-ok": ok === null ? "" : String(ok), className: ok === false ? "error" : "" }, h("strong", {}, name), `: ${text}`);
+    mcpCard.replaceChildren(
+      mark,
+      h("div", { className: "check-body" }, h("h2", {}, "MCP servers"), overview.problem ? h("p", { className: "fix" }, overview.problem) : null, lines),
+    );
+    const enabled = overview.servers.filter((s) => s.enabled);
+    const ready = report.docker.state === "ok" && report.image.state === "ready";
+    lines.replaceChildren(...overview.servers.map((s) => line(s.name, !s.enabled ? "switched off in Settings" : ready ? "starting in its container…" : "checked once Docker and the sandbox image are ready", null)));
+    if (!ready || enabled.length === 0) return;
+    try {
+      const probes = await api.checkMcpServers();
+      lines.replaceChildren(
+        ...overview.servers.map((s) => {
+          const p = probes.find((x) => x.name === s.name);
+          return p ? line(s.name, p.message, p.ok) : line(s.name, "switched off in Settings", null);
+        }),
+      );
+      const bad = probes.some((p) => !p.ok);
+      mark.textContent = bad ? "!" : "✓";
+      mark.className = `check-mark ${bad ? "bad" : "ok"}`;
+    } catch (e) {
+      lines.replaceChildren(line("mcp.yaml", errorText(e), false));
+      mark.textContent = "!";
+      mark.className = "check-mark bad";
+    }
+  }
+
   let firstRender = true;
   function renderAll(): void {
     renderDocker();
@@ -150,6 +190,7 @@ export async function doctorScreen(api: Api, actions: DoctorActions, known?: Doc
     try {
       report = await api.doctor();
       renderAll();
+      void checkMcp();
     } finally {
       recheck.disabled = false;
     }
@@ -165,6 +206,7 @@ export async function doctorScreen(api: Api, actions: DoctorActions, known?: Doc
       progress.value = 1;
       report = await api.doctor();
       renderAll();
+      void checkMcp();
       // The image was the step in the way: on to the model.
       modelMark.scrollIntoView?.({ block: "start", behavior: "smooth" });
     } catch (e) {
@@ -214,10 +256,12 @@ export async function doctorScreen(api: Api, actions: DoctorActions, known?: Doc
         modelMark,
         h("div", { testid: "provider-form", className: "check-body" }, h("h2", {}, "Model"), ollamaNote, provider.el, h("div", { className: "row" }, saveProvider), providerStatus),
       ),
+      mcpCard,
       // Sticky, like Settings: the way on stays in view in a small window.
       h("footer", { className: "row-end doctor-foot" }, recheck, continueBtn),
     ),
   );
   renderAll();
+  void checkMcp();
   return root;
 }

@@ -141,7 +141,7 @@ export async function openSettings(api: Api, conversationId: string | null, acti
   const status = h("p", { className: "settings-status", role: "status" });
   const save = h("button", { testid: "settings-save", className: "btn btn-primary", type: "button" }, "Save");
   const close = h("button", { testid: "settings-close", className: "btn", type: "button" }, "Close");
-  const doctor = h("button", { className: "btn btn-quiet", type: "button" }, "Run system check…");
+  const doctor = h("button", { testid: "run-doctor", className: "btn btn-quiet", type: "button" }, "Run system check…");
   doctor.addEventListener("click", () => actions.runDoctor());
   close.addEventListener("click", () => actions.close());
   save.addEventListener("click", async () => {
