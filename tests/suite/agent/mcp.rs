@@ -15,6 +15,19 @@ use serde_json::json;
 
 const TOOL: &str = "mcp__time__get_current_time";
 
+/// `mcp.yaml` in `env`'s config folder with the real time server, as a person would write it.
+fn write_time_yaml(env: &TestEnv) {
+    let packages = mcp_test_server("time", "mcp_server_time");
+    std::fs::write(
+        env.paths.config_dir.join("mcp.yaml"),
+        format!(
+            "servers:\n  time:\n    command: [python3, -m, mcp_server_time]\n    packages: {}\n",
+            packages.display()
+        ),
+    )
+    .expect("write mcp.yaml");
+}
+
 async fn tool_servers(agent: &Agent) -> Vec<bollard::models::ContainerSummary> {
     let filters = HashMap::from([(
         "label".to_string(),
@@ -252,15 +265,7 @@ async fn always_allow_is_per_tool_and_never_for_a_changed_or_another_tool() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ironclaw_chat_starts_the_servers_of_mcp_yaml_and_gates_their_calls() {
     let env = TestEnv::new().await;
-    let packages = mcp_test_server("time", "mcp_server_time");
-    std::fs::write(
-        env.paths.config_dir.join("mcp.yaml"),
-        format!(
-            "servers:\n  time:\n    command: [python3, -m, mcp_server_time]\n    packages: {}\n",
-            packages.display()
-        ),
-    )
-    .expect("write mcp.yaml");
+    write_time_yaml(&env);
     let (server, base) = ironclaw_llm::testing::ScriptedServer::start()
         .await
         .expect("scripted server");
@@ -477,15 +482,7 @@ async fn instance_tool_servers(env: &TestEnv) -> usize {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_ironclaw_leaves_no_mcp_server_behind() {
     let env = TestEnv::new().await;
-    let packages = mcp_test_server("time", "mcp_server_time");
-    std::fs::write(
-        env.paths.config_dir.join("mcp.yaml"),
-        format!(
-            "servers:\n  time:\n    command: [python3, -m, mcp_server_time]\n    packages: {}\n",
-            packages.display()
-        ),
-    )
-    .expect("write mcp.yaml");
+    write_time_yaml(&env);
     let (server, base) = ironclaw_llm::testing::ScriptedServer::start()
         .await
         .expect("scripted server");

@@ -2,8 +2,6 @@
 //! that starts each in its container (as a conversation would) and lists its tools. Open
 //! conversations keep the servers they started with; new ones start what the file says.
 
-use std::collections::BTreeMap;
-
 use ironclaw_mcp::config::{RawServer, FILE_NAME};
 use ironclaw_sandbox::session::SessionName;
 use serde::{Deserialize, Serialize};
@@ -111,21 +109,7 @@ impl Desktop {
             .map(|s| s.trim().to_string())
             .filter(|s| !s.is_empty())
             .collect();
-        let mut raw = existing.get(&server.name).cloned().unwrap_or(RawServer {
-            command: Vec::new(),
-            url: None,
-            bearer_token_env: None,
-            env: BTreeMap::new(),
-            packages: None,
-            workspace: false,
-            network: Vec::new(),
-            image: None,
-            memory: None,
-            cpus: None,
-            pids: None,
-            timeout: None,
-            enabled: true,
-        });
+        let mut raw = existing.get(&server.name).cloned().unwrap_or_default();
         raw.command = command;
         raw.url = server
             .url

@@ -125,6 +125,27 @@ pub struct RawServer {
     pub enabled: bool,
 }
 
+impl Default for RawServer {
+    /// Nothing to run yet, switched on, every limit the default.
+    fn default() -> Self {
+        Self {
+            command: Vec::new(),
+            url: None,
+            bearer_token_env: None,
+            env: BTreeMap::new(),
+            packages: None,
+            workspace: false,
+            network: Vec::new(),
+            image: None,
+            memory: None,
+            cpus: None,
+            pids: None,
+            timeout: None,
+            enabled: true,
+        }
+    }
+}
+
 fn yes() -> bool {
     true
 }

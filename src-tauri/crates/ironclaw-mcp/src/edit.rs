@@ -74,18 +74,8 @@ mod tests {
     fn server(command: &[&str]) -> RawServer {
         RawServer {
             command: command.iter().map(|s| s.to_string()).collect(),
-            url: None,
-            bearer_token_env: None,
-            env: BTreeMap::new(),
             packages: Some("~/mcp/time".into()),
-            workspace: false,
-            network: Vec::new(),
-            image: None,
-            memory: None,
-            cpus: None,
-            pids: None,
-            timeout: None,
-            enabled: true,
+            ..RawServer::default()
         }
     }
 

@@ -120,30 +120,7 @@ pub(super) async fn execute(
     ticket: Ticket,
     cancel: &CancellationToken,
 ) -> Result<(String, bool), StepError> {
-    let unaudited = inner.unaudited.lock().ok().and_then(|u| u.clone());
-    if let Some(why) = unaudited {
-        return Err(StepError::Failed(format!(
-            "{why}. The approved call was not made: it is made only when its approval is in \
-             the audit log"
-        )));
-    }
-    let execution = inner
-        .deps
-        .history
-        .start_execution(*approval_id, None)
-        .map_err(|e| StepError::Failed(format!("could not record the call: {e}")))?;
-    if execution.code != ticket.code {
-        return Err(StepError::Failed(
-            "the approved call and the call to make differ; nothing was called".into(),
-        ));
-    }
-    inner.emit(AgentEvent::ExecutionStarted {
-        execution_id: execution.id,
-        number: execution.number,
-        approval_id: *approval_id,
-        language: Language::Mcp,
-        code: ticket.code.clone(),
-    });
+    let execution = super::run_code::begin(inner, approval_id, &ticket)?;
     let started = std::time::Instant::now();
     let answered = match (call::parse(&ticket.code), inner.mcp.get()) {
         (Err(e), _) => Err(e.to_string()),

@@ -281,33 +281,8 @@ async fn execute(
     checkpointed: Option<String>,
     cancel: &CancellationToken,
 ) -> Result<(String, bool), StepError> {
-    // What led here must be in the audit log before anything runs.
-    let unaudited = inner.unaudited.lock().ok().and_then(|u| u.clone());
-    if let Some(why) = unaudited {
-        return Err(StepError::Failed(format!(
-            "{why}. The approved code was not run: it runs only when its approval is in the \
-             audit log"
-        )));
-    }
-    // The history hands back the approved code; it must be the ticket's, byte for byte.
-    let execution = inner
-        .deps
-        .history
-        .start_execution(*approval_id, None)
-        .map_err(|e| StepError::Failed(format!("could not record the execution: {e}")))?;
-    if execution.code != ticket.code {
-        return Err(StepError::Failed(
-            "the approved code and the code to run differ; nothing was run".into(),
-        ));
-    }
+    let execution = begin(inner, approval_id, &ticket)?;
     let language = ticket.language;
-    inner.emit(AgentEvent::ExecutionStarted {
-        execution_id: execution.id,
-        number: execution.number,
-        approval_id: *approval_id,
-        language,
-        code: ticket.code.clone(),
-    });
     let mut live_budget = inner.config.live_output_cap;
     let events = inner.events.clone();
     let execution_id = execution.id;
@@ -477,6 +452,40 @@ async fn execute(
         return Err(StepError::Cancelled);
     }
     Ok((text, is_error))
+}
+
+/// Starts the approved execution's record and announces it; nothing runs unless what led to it
+/// is in the audit log and the history hands back the ticket's code, byte for byte. Shared by
+/// `run_code` and MCP calls.
+pub(super) fn begin(
+    inner: &Inner,
+    approval_id: &ironclaw_protocol::ApprovalId,
+    ticket: &Ticket,
+) -> Result<ironclaw_store::Execution, StepError> {
+    let unaudited = inner.unaudited.lock().ok().and_then(|u| u.clone());
+    if let Some(why) = unaudited {
+        return Err(StepError::Failed(format!(
+            "{why}. Nothing approved was run: it runs only when its approval is in the audit log"
+        )));
+    }
+    let execution = inner
+        .deps
+        .history
+        .start_execution(*approval_id, None)
+        .map_err(|e| StepError::Failed(format!("could not record the execution: {e}")))?;
+    if execution.code != ticket.code {
+        return Err(StepError::Failed(
+            "what was approved and what was to run differ; nothing was run".into(),
+        ));
+    }
+    inner.emit(AgentEvent::ExecutionStarted {
+        execution_id: execution.id,
+        number: execution.number,
+        approval_id: *approval_id,
+        language: ticket.language,
+        code: ticket.code.clone(),
+    });
+    Ok(execution)
 }
 
 fn outcome_of(r: &ExecResult) -> ExecutionOutcome {

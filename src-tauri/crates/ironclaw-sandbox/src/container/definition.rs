@@ -63,6 +63,92 @@ fn tmpfs_opts(bytes: u64, user: UserMapping, mode: &str) -> String {
     )
 }
 
+/// A bind mount of `source` at `target`, private propagation.
+fn bind_mount(source: &std::path::Path, target: &str, read_only: bool) -> Mount {
+    Mount {
+        target: Some(target.to_string()),
+        source: Some(source.to_string_lossy().into_owned()),
+        typ: Some(MountType::BIND),
+        read_only: Some(read_only),
+        bind_options: Some(MountBindOptions {
+            propagation: Some(MountBindOptionsPropagationEnum::RPRIVATE),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+/// What every container of ours is confined by, a session's sandbox or a tool server: read-only
+/// root, no capabilities, no-new-privileges and our seccomp profile, no privileged mode, private
+/// IPC and cgroup namespaces, masked and read-only /proc paths, memory equal to memory+swap (no
+/// swap, so the limit is real), no Docker log (output travels over attach). Its network: none,
+/// or `egress`'s network with IPv6 off and a resolver that answers nothing, so names resolve
+/// only through the proxy and a lookup fails in about a second instead of hanging.
+struct Limits {
+    memory_bytes: u64,
+    cpus: f64,
+    pids: i64,
+    shm_bytes: i64,
+    nofile: u64,
+    fsize_bytes: u64,
+}
+
+fn confined(
+    mounts: Vec<Mount>,
+    tmpfs: HashMap<String, String>,
+    egress: Option<&crate::network::Attachment>,
+    limits: Limits,
+) -> HostConfig {
+    let (network_mode, dns, dns_options, sysctls) = match egress {
+        None => ("none".to_string(), None, None, None),
+        Some(egress) => (
+            egress.network.clone(),
+            Some(vec!["0.0.0.0".to_string()]),
+            Some(vec!["timeout:1".to_string(), "attempts:1".to_string()]),
+            Some(crate::network::engine::no_ipv6_sysctls()),
+        ),
+    };
+    let ulimit = |name: &str, value: u64| ResourcesUlimits {
+        name: Some(name.to_string()),
+        soft: Some(i64::try_from(value).unwrap_or(i64::MAX)),
+        hard: Some(i64::try_from(value).unwrap_or(i64::MAX)),
+    };
+    let memory = i64::try_from(limits.memory_bytes).unwrap_or(i64::MAX);
+    HostConfig {
+        mounts: Some(mounts),
+        readonly_rootfs: Some(true),
+        tmpfs: Some(tmpfs),
+        cap_drop: Some(vec!["ALL".to_string()]),
+        security_opt: Some(security_opt()),
+        privileged: Some(false),
+        network_mode: Some(network_mode),
+        dns,
+        dns_options,
+        sysctls,
+        ipc_mode: Some("private".to_string()),
+        masked_paths: Some(super::masks::masked_paths()),
+        readonly_paths: Some(super::masks::readonly_paths()),
+        // Its own cgroup namespace: /proc/self/cgroup shows `/`, not `/docker/<container id>`
+        // (cgroup v1 engines default to the host's), and limits still read from inside.
+        cgroupns_mode: Some(HostConfigCgroupnsModeEnum::PRIVATE),
+        shm_size: Some(limits.shm_bytes),
+        memory: Some(memory),
+        memory_swap: Some(memory),
+        nano_cpus: Some((limits.cpus * 1e9) as i64),
+        pids_limit: Some(limits.pids),
+        ulimits: Some(vec![
+            ulimit("nofile", limits.nofile),
+            ulimit("fsize", limits.fsize_bytes),
+        ]),
+        log_config: Some(HostConfigLogConfig {
+            typ: Some("none".to_string()),
+            config: None,
+        }),
+        auto_remove: Some(false),
+        ..Default::default()
+    }
+}
+
 /// The container definition. The hardening here does not depend on the profile: read-only root,
 /// no capabilities, no-new-privileges, Docker's default seccomp profile (we never pass
 /// `seccomp=unconfined`), an init process (tini, the image's entrypoint), no privileged mode, no
@@ -100,70 +186,22 @@ pub fn create_body(spec: &ContainerSpec<'_>) -> ContainerCreateBody {
         // passwd/group for the runtime UID and the shell's cell file; small on purpose.
         (RUN_DIR.to_string(), tmpfs_opts(16 << 20, spec.user, "0755")),
     ]);
-    // Allowlist mode: the egress network (internal, no host address, see `network::engine`),
-    // IPv6 off, and a resolver that answers nothing, so names resolve only through the proxy
-    // and a lookup fails in about a second instead of hanging.
-    let (network_mode, dns, dns_options, sysctls) = match spec.egress {
-        None => ("none".to_string(), None, None, None),
-        Some(egress) => (
-            egress.network.clone(),
-            Some(vec!["0.0.0.0".to_string()]),
-            Some(vec!["timeout:1".to_string(), "attempts:1".to_string()]),
-            Some(crate::network::engine::no_ipv6_sysctls()),
-        ),
-    };
-    let ulimit = |name: &str, value: u64| ResourcesUlimits {
-        name: Some(name.to_string()),
-        soft: Some(i64::try_from(value).unwrap_or(i64::MAX)),
-        hard: Some(i64::try_from(value).unwrap_or(i64::MAX)),
-    };
-    let memory = i64::try_from(p.memory_bytes).unwrap_or(i64::MAX);
     let host_config = HostConfig {
-        mounts: Some(vec![Mount {
-            target: Some(WORKSPACE.to_string()),
-            source: Some(spec.workspace.to_string_lossy().into_owned()),
-            typ: Some(MountType::BIND),
-            read_only: Some(false),
-            bind_options: Some(MountBindOptions {
-                propagation: Some(MountBindOptionsPropagationEnum::RPRIVATE),
-                ..Default::default()
-            }),
-            ..Default::default()
-        }]),
-        readonly_rootfs: Some(true),
-        tmpfs: Some(tmpfs),
-        cap_drop: Some(vec!["ALL".to_string()]),
-        security_opt: Some(security_opt()),
-        privileged: Some(false),
-        network_mode: Some(network_mode),
-        dns,
-        dns_options,
-        sysctls,
-        ipc_mode: Some("private".to_string()),
-        masked_paths: Some(super::masks::masked_paths()),
-        readonly_paths: Some(super::masks::readonly_paths()),
-        // Its own cgroup namespace: /proc/self/cgroup shows `/`, not `/docker/<container id>`
-        // (cgroup v1 engines default to the host's), and limits still read from inside.
-        cgroupns_mode: Some(HostConfigCgroupnsModeEnum::PRIVATE),
-        shm_size: Some(64 << 20),
-        memory: Some(memory),
-        // Equal to memory: no swap, so the memory limit is a real limit.
-        memory_swap: Some(memory),
-        nano_cpus: Some((p.cpus * 1e9) as i64),
-        pids_limit: Some(p.pids),
-        ulimits: Some(vec![
-            ulimit("nofile", p.nofile),
-            ulimit("fsize", p.fsize_bytes),
-        ]),
         runtime: Some(p.runtime.as_docker_name().to_string()),
-        // Output travels over attach; Docker must not also keep it in an ever-growing log file.
-        log_config: Some(HostConfigLogConfig {
-            typ: Some("none".to_string()),
-            config: None,
-        }),
         init: Some(false), // tini is already the image's entrypoint
-        auto_remove: Some(false),
-        ..Default::default()
+        ..confined(
+            vec![bind_mount(spec.workspace, WORKSPACE, false)],
+            tmpfs,
+            spec.egress,
+            Limits {
+                memory_bytes: p.memory_bytes,
+                cpus: p.cpus,
+                pids: p.pids,
+                shm_bytes: 64 << 20,
+                nofile: p.nofile,
+                fsize_bytes: p.fsize_bytes,
+            },
+        )
     };
     let mut env = vec![
         format!("HOME={HOME}"),
@@ -233,79 +271,39 @@ pub fn tool_server_body(spec: &super::ToolServerSpec<'_>) -> ContainerCreateBody
             .to_string(),
         ),
     ]);
-    // Its own list: the egress network, IPv6 off, names only through the proxy (as for a
-    // session in allowlist mode, see `create_body`).
-    let (network_mode, dns, dns_options, sysctls) = match spec.egress {
-        None => ("none".to_string(), None, None, None),
-        Some(egress) => (
-            egress.network.clone(),
-            Some(vec!["0.0.0.0".to_string()]),
-            Some(vec!["timeout:1".to_string(), "attempts:1".to_string()]),
-            Some(crate::network::engine::no_ipv6_sysctls()),
-        ),
-    };
     labels.insert(
         LABEL_CONFINEMENT.to_string(),
         confinement_hash().to_string(),
     );
-    let bind = |source: &std::path::Path, target: &str, read_only: bool| Mount {
-        target: Some(target.to_string()),
-        source: Some(source.to_string_lossy().into_owned()),
-        typ: Some(MountType::BIND),
-        read_only: Some(read_only),
-        bind_options: Some(MountBindOptions {
-            propagation: Some(MountBindOptionsPropagationEnum::RPRIVATE),
-            ..Default::default()
-        }),
-        ..Default::default()
-    };
     let mut mounts = Vec::new();
     if let Some(packages) = spec.packages {
-        mounts.push(bind(packages, super::TOOL_PACKAGES, true));
+        mounts.push(bind_mount(packages, super::TOOL_PACKAGES, true));
     }
     if let Some(workspace) = spec.workspace {
-        mounts.push(bind(workspace, WORKSPACE, false));
+        mounts.push(bind_mount(workspace, WORKSPACE, false));
     }
     let tmpfs = HashMap::from([
         ("/tmp".to_string(), tmpfs_opts(64 << 20, user, "1777")),
         (HOME.to_string(), tmpfs_opts(64 << 20, user, "0700")),
     ]);
-    let memory = i64::try_from(spec.memory_bytes).unwrap_or(i64::MAX);
-    let ulimit = |name: &str, value: i64| ResourcesUlimits {
-        name: Some(name.to_string()),
-        soft: Some(value),
-        hard: Some(value),
-    };
     let host_config = HostConfig {
-        mounts: Some(mounts),
-        readonly_rootfs: Some(true),
-        tmpfs: Some(tmpfs),
-        cap_drop: Some(vec!["ALL".to_string()]),
-        security_opt: Some(security_opt()),
-        privileged: Some(false),
-        network_mode: Some(network_mode),
-        dns,
-        dns_options,
-        sysctls,
-        ipc_mode: Some("private".to_string()),
-        masked_paths: Some(super::masks::masked_paths()),
-        readonly_paths: Some(super::masks::readonly_paths()),
-        cgroupns_mode: Some(HostConfigCgroupnsModeEnum::PRIVATE),
-        shm_size: Some(16 << 20),
-        memory: Some(memory),
-        memory_swap: Some(memory),
-        nano_cpus: Some((spec.cpus * 1e9) as i64),
-        pids_limit: Some(spec.pids),
-        ulimits: Some(vec![ulimit("nofile", 1024), ulimit("fsize", 256 << 20)]),
-        log_config: Some(HostConfigLogConfig {
-            typ: Some("none".to_string()),
-            config: None,
-        }),
         // The sandbox image's entrypoint is tini; an image of the server's own gets Docker's.
         init: Some(spec.image_hash == "own"),
         // Gone when it exits: a server is started afresh for each conversation that uses it.
         auto_remove: Some(true),
-        ..Default::default()
+        ..confined(
+            mounts,
+            tmpfs,
+            spec.egress,
+            Limits {
+                memory_bytes: spec.memory_bytes,
+                cpus: spec.cpus,
+                pids: spec.pids,
+                shm_bytes: 16 << 20,
+                nofile: 1024,
+                fsize_bytes: 256 << 20,
+            },
+        )
     };
     let mut path = "/usr/local/bin:/usr/bin:/bin".to_string();
     let mut env = vec![format!("HOME={HOME}")];
@@ -439,6 +437,64 @@ mod tests {
                 confinement_hash()
             );
         }
+    }
+
+    #[test]
+    fn a_tool_server_is_confined_like_a_sandbox_and_mounts_only_what_it_was_given() {
+        let session = spec_body("standard").host_config.unwrap();
+        let command = vec![
+            "python3".to_string(),
+            "-m".to_string(),
+            "server".to_string(),
+        ];
+        let spec = super::super::ToolServerSpec {
+            server: "time",
+            owner: "s1",
+            instance: "abc",
+            image_tag: "ironclaw-sandbox:x",
+            image_hash: "x",
+            command: &command,
+            env: &[],
+            packages: Some(Path::new("/home/u/mcp/time")),
+            workspace: None,
+            user: UserMapping {
+                uid: 1000,
+                gid: 1000,
+                substituted_for_root: false,
+            },
+            memory_bytes: 256 << 20,
+            cpus: 1.0,
+            pids: 64,
+            egress: None,
+        };
+        let body = tool_server_body(&spec);
+        let hc = body.host_config.clone().unwrap();
+        assert_eq!(hc.readonly_rootfs, session.readonly_rootfs);
+        assert_eq!(hc.cap_drop, session.cap_drop);
+        assert_eq!(hc.security_opt, session.security_opt);
+        assert_eq!(hc.privileged, Some(false));
+        assert_eq!(hc.masked_paths, session.masked_paths);
+        assert_eq!(hc.readonly_paths, session.readonly_paths);
+        assert_eq!(hc.cgroupns_mode, session.cgroupns_mode);
+        assert_eq!(hc.ipc_mode, session.ipc_mode);
+        assert_eq!(hc.network_mode.as_deref(), Some("none"));
+        assert_eq!(hc.memory, hc.memory_swap);
+        assert_eq!(hc.auto_remove, Some(true));
+        let mounts = hc.mounts.unwrap();
+        assert_eq!(mounts.len(), 1);
+        assert_eq!(
+            mounts[0].target.as_deref(),
+            Some(super::super::TOOL_PACKAGES)
+        );
+        assert_eq!(mounts[0].read_only, Some(true));
+        assert_eq!(body.user.as_deref(), Some("1000:1000"));
+        assert_eq!(body.network_disabled, Some(true));
+        assert_eq!(
+            body.healthcheck.unwrap().test,
+            Some(vec!["NONE".to_string()]),
+            "nothing of ours runs in a server's container"
+        );
+        assert_eq!(body.labels.unwrap()[LABEL_CONFINEMENT], confinement_hash());
     }
 
     #[test]
