@@ -28,18 +28,13 @@ fn write_time_yaml(env: &TestEnv) {
     .expect("write mcp.yaml");
 }
 
-async fn tool_servers(agent: &Agent) -> Vec<bollard::models::ContainerSummary> {
-    let filters = HashMap::from([(
-        "label".to_string(),
-        vec![
-            LABEL_TOOL_SERVER.to_string(),
-            format!("{LABEL_TOOL_OWNER}={}", agent.session_name()),
-        ],
-    )]);
-    agent
-        .env
-        .sandbox
-        .docker()
+/// The containers carrying every one of `labels` (`key` or `key=value`), running or not.
+async fn labelled(
+    docker: &bollard::Docker,
+    labels: Vec<String>,
+) -> Vec<bollard::models::ContainerSummary> {
+    let filters = HashMap::from([("label".to_string(), labels)]);
+    docker
         .list_containers(Some(
             ListContainersOptionsBuilder::default()
                 .all(true)
@@ -48,6 +43,18 @@ async fn tool_servers(agent: &Agent) -> Vec<bollard::models::ContainerSummary> {
         ))
         .await
         .expect("list containers")
+}
+
+/// The tool-server containers of `agent`'s conversation.
+async fn tool_servers(agent: &Agent) -> Vec<bollard::models::ContainerSummary> {
+    labelled(
+        agent.env.sandbox.docker(),
+        vec![
+            LABEL_TOOL_SERVER.to_string(),
+            format!("{LABEL_TOOL_OWNER}={}", agent.session_name()),
+        ],
+    )
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -173,23 +180,12 @@ async fn a_real_mcp_server_runs_confined_and_its_tool_runs_only_as_approved() {
         .await;
     let mut left = usize::MAX;
     for _ in 0..100 {
-        let filters = HashMap::from([(
-            "label".to_string(),
+        left = labelled(
+            agent.env.sandbox.docker(),
             vec![format!("{LABEL_TOOL_OWNER}={session_name}")],
-        )]);
-        left = agent
-            .env
-            .sandbox
-            .docker()
-            .list_containers(Some(
-                ListContainersOptionsBuilder::default()
-                    .all(true)
-                    .filters(&filters)
-                    .build(),
-            ))
-            .await
-            .expect("list")
-            .len();
+        )
+        .await
+        .len();
         if left == 0 {
             break;
         }
@@ -459,24 +455,15 @@ async fn a_remote_server_is_reached_under_the_egress_policy_and_its_tools_are_ca
 
 /// The instance's tool-server containers, running or not.
 async fn instance_tool_servers(env: &TestEnv) -> usize {
-    let filters = HashMap::from([(
-        "label".to_string(),
+    labelled(
+        env.sandbox.docker(),
         vec![
             LABEL_TOOL_SERVER.to_string(),
             format!("{}={}", ironclaw_tests::LABEL_INSTANCE, env.instance),
         ],
-    )]);
-    env.sandbox
-        .docker()
-        .list_containers(Some(
-            ListContainersOptionsBuilder::default()
-                .all(true)
-                .filters(&filters)
-                .build(),
-        ))
-        .await
-        .expect("list containers")
-        .len()
+    )
+    .await
+    .len()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
