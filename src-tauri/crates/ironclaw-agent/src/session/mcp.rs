@@ -10,7 +10,7 @@ use std::sync::Arc;
 use ironclaw_llm::{ToolCall, ToolSpec};
 use ironclaw_mcp::{call, Servers};
 use ironclaw_protocol::{
-    AgentEvent, ApprovalId, AuditRecord, ExecResultRecord, Language, OutputStream,
+    AgentEvent, ApprovalId, AuditRecord, ExecResultRecord, Language, OutputStream, TurnId,
 };
 use ironclaw_store::{ExecutionOutcome, OutputExcerpt};
 use tokio_util::sync::CancellationToken;
@@ -22,7 +22,11 @@ use crate::risk::ToolHints;
 use crate::tools::{self, RunCode};
 
 /// The conversation's servers, started on first use (none configured: none started).
-pub(super) async fn servers(inner: &Arc<Inner>, rt: &Runtime) -> Option<Arc<Servers>> {
+pub(super) async fn servers(
+    inner: &Arc<Inner>,
+    rt: &Runtime,
+    turn: TurnId,
+) -> Option<Arc<Servers>> {
     if rt.mcp.problem.is_none() && rt.mcp.enabled().next().is_none() {
         return None;
     }
@@ -30,9 +34,7 @@ pub(super) async fn servers(inner: &Arc<Inner>, rt: &Runtime) -> Option<Arc<Serv
         .mcp
         .get_or_init(|| async {
             if let Some(problem) = &rt.mcp.problem {
-                inner.emit(AgentEvent::Note {
-                    text: problem.clone(),
-                });
+                note(inner, turn, problem);
             }
             let servers = Servers::start(
                 &rt.sandbox,
@@ -116,6 +118,7 @@ pub(super) fn decode(inner: &Inner, call: &ToolCall) -> Result<RunCode, String> 
 /// Calls the approved tool: what the ticket says, read back from its text.
 pub(super) async fn execute(
     inner: &Arc<Inner>,
+    turn: TurnId,
     approval_id: &ApprovalId,
     ticket: Ticket,
     cancel: &CancellationToken,
@@ -153,14 +156,12 @@ pub(super) async fn execute(
             }
             let warnings = crate::untrusted::scan(&answer.text);
             if !warnings.is_empty() {
-                inner.emit(AgentEvent::Note {
-                    text: format!(
+                note(inner, turn, &format!(
                         "The answer of the MCP tool {}/{} contains passages that read like instructions to an AI; the model was told not to follow them:\n{}",
                         c.server,
                         c.tool,
                         warnings.iter().map(|w| format!("> {w}")).collect::<Vec<_>>().join("\n")
-                    ),
-                });
+                    ));
             }
             let source = format!("the MCP server {}", c.server);
             let fenced = crate::untrusted::fence(&source, &header, &answer.text, warnings.len());
@@ -263,4 +264,12 @@ pub(super) async fn execute(
         return Err(StepError::Cancelled);
     }
     Ok((for_model, is_error))
+}
+
+/// Tells the person (and keeps it in the history as a note): a server that did not start, an
+/// answer with passages addressed to an AI. A note that cannot be saved is still shown.
+fn note(inner: &Inner, turn: TurnId, text: &str) {
+    if let Err(e) = super::turn::tell(inner, turn, text) {
+        tracing::warn!(error = ?e, "an MCP note could not be kept in the history");
+    }
 }

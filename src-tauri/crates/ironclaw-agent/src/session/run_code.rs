@@ -24,7 +24,7 @@ use crate::tools;
 /// Returns the tool result for the model and whether it is an error.
 pub(super) async fn handle(
     inner: &Arc<Inner>,
-    _turn: TurnId,
+    turn: TurnId,
     tool_call_id: ToolCallId,
     call: &ToolCall,
     cancel: &CancellationToken,
@@ -109,7 +109,7 @@ pub(super) async fn handle(
         }
     }
     if ticket.language == Language::Mcp {
-        return super::mcp::execute(inner, &approval.id, ticket, cancel).await;
+        return super::mcp::execute(inner, turn, &approval.id, ticket, cancel).await;
     }
     execute(inner, &approval.id, ticket, checkpointed, cancel).await
 }

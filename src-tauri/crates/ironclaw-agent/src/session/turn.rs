@@ -156,7 +156,7 @@ async fn steps(
             request
         } else {
             let mut tools = tools::specs_for(rt.images);
-            if let Some(servers) = mcp::servers(inner, rt).await {
+            if let Some(servers) = mcp::servers(inner, rt, turn_id).await {
                 tools.extend(mcp::specs(&servers));
             }
             context::prepare(inner, rt, turn_id, &system, tools, effort, cancel).await?
@@ -417,7 +417,11 @@ async fn say_images_unread(
     )
 }
 
-fn tell(inner: &Inner, turn_id: ironclaw_protocol::TurnId, text: &str) -> Result<(), StepError> {
+pub(super) fn tell(
+    inner: &Inner,
+    turn_id: ironclaw_protocol::TurnId,
+    text: &str,
+) -> Result<(), StepError> {
     inner.emit(AgentEvent::Note {
         text: text.to_string(),
     });
