@@ -108,6 +108,11 @@ impl Servers {
         &self.tools
     }
 
+    /// Takes a tool out of this conversation: it is neither offered nor callable.
+    pub fn leave_out(&mut self, model_name: &str) {
+        self.tools.retain(|t| t.model_name != model_name);
+    }
+
     pub fn tool_by_model_name(&self, name: &str) -> Option<&ToolInfo> {
         self.tools.iter().find(|t| t.model_name == name)
     }
