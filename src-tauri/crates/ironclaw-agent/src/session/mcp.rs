@@ -67,11 +67,13 @@ pub(super) async fn servers(
                 )
             }));
             for (server, why) in &servers.failed {
-                inner.emit(AgentEvent::Note {
-                    text: format!(
+                note(
+                    inner,
+                    turn,
+                    &format!(
                         "The MCP server {server} is not available in this conversation: {why}"
                     ),
-                });
+                );
             }
             Arc::new(servers)
         })
