@@ -24,6 +24,7 @@ pub struct Started(pub Instant);
 
 fn main() {
     let started = Instant::now();
+    rendering::prepare();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("IRONCLAW_LOG")

@@ -42,6 +42,28 @@ pub fn choose(setting: Option<&str>, dri: &Path) -> Compositing {
     }
 }
 
+/// Before any webview exists: without compositing WebKit still sets up its DMABuf renderer,
+/// which only composited frames use; turning it off saves about 9 MiB at idle (measured side by
+/// side, README footnote 8). Only when the webview will not composite, and never over a value
+/// the person set. Called first thing in `main`, before any other thread runs.
+#[cfg(target_os = "linux")]
+pub fn prepare() {
+    if std::env::var_os("WEBKIT_DISABLE_DMABUF_RENDERER").is_some() {
+        return;
+    }
+    let composites = std::env::var_os("WEBKIT_DISABLE_COMPOSITING_MODE").is_none()
+        && choose(
+            std::env::var("IRONCLAW_GPU").ok().as_deref(),
+            Path::new("/dev/dri"),
+        ) == Compositing::Gpu;
+    if !composites {
+        std::env::set_var("WEBKIT_DISABLE_DMABUF_RENDERER", "1");
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn prepare() {}
+
 #[cfg(target_os = "linux")]
 pub fn fit<R: tauri::Runtime>(window: &tauri::WebviewWindow<R>) {
     if std::env::var_os("WEBKIT_DISABLE_COMPOSITING_MODE").is_some() {
