@@ -153,34 +153,34 @@ impl Sandbox {
         let name = spec.name();
         let body = container::tool_server_body(&spec);
         let options = CreateContainerOptionsBuilder::default().name(&name).build();
-        let created = match docker.create_container(Some(options), body.clone()).await {
-            Err(e) if is_conflict(&e) => {
-                container::remove(&docker, &name).await?;
-                let options = CreateContainerOptionsBuilder::default().name(&name).build();
-                docker.create_container(Some(options), body).await
+        let mut created = docker.create_container(Some(options), body.clone()).await;
+        if matches!(&created, Err(e) if is_conflict(e)) {
+            // A container an earlier run left for this server and conversation holds the name.
+            if let Err(e) = container::remove(&docker, &name).await {
+                tracing::warn!(error = %e, "could not remove a tool server's old container");
             }
-            other => other,
-        };
+            let options = CreateContainerOptionsBuilder::default().name(&name).build();
+            created = docker.create_container(Some(options), body).await;
+        }
         let id = match created {
             Ok(r) => r.id,
-            Err(e) if is_not_found(&e) => {
-                if let Some(a) = &egress_key {
-                    let _ = self.network().forget(a.as_str()).await;
+            Err(e) => {
+                // No container: its network list goes too.
+                if let Some(key) = &egress_key {
+                    let _ = self.network().forget(key.as_str()).await;
                 }
-                return Err(match &config.image {
-                    Some(image) => Error::ToolImageMissing {
+                return Err(match (&config.image, is_not_found(&e)) {
+                    (Some(image), true) => Error::ToolImageMissing {
                         image: image.clone(),
                     },
-                    None => Error::ImageMissing {
+                    (None, true) => Error::ImageMissing {
                         tag: spec.image_tag.to_string(),
                     },
+                    _ => Error::docker(
+                        format!("creating the container of tool server {}", config.name),
+                        e,
+                    ),
                 });
-            }
-            Err(e) => {
-                return Err(Error::docker(
-                    format!("creating the container of tool server {}", config.name),
-                    e,
-                ))
             }
         };
         let handle = ToolServerHandle {
