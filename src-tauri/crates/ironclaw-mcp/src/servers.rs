@@ -208,7 +208,13 @@ async fn start_one(
 ) -> Result<(Running, Vec<ToolInfo>)> {
     let (client, handle, remote_key, stderr) = match &server.url {
         Some(url) => {
-            let key = remote_key(&server.name, owner);
+            let key =
+                ironclaw_sandbox::sandbox::tool_server::egress_key("remote", &server.name, owner)
+                    .map_err(|source| Error::Remote {
+                        server: server.name.clone(),
+                        source,
+                    })?
+                    .to_string();
             match connect_remote(sandbox, &key, server, url).await {
                 Ok(client) => (client, None, Some(key), Arc::default()),
                 Err(e) => {
@@ -398,13 +404,6 @@ async fn connect_remote(
             stderr: String::new(),
         }),
     }
-}
-
-/// A remote server's name on the egress policy (one per server and conversation).
-fn remote_key(server: &str, owner: &SessionName) -> String {
-    use sha2::{Digest, Sha256};
-    let digest = hex::encode(&Sha256::digest(owner.as_str().as_bytes())[..6]);
-    format!("remote-{server}-{digest}")
 }
 
 /// rmcp's error text without the transport's type name (`Transport [rmcp::…<…>] error:`),

@@ -119,7 +119,7 @@ impl Sandbox {
         let egress_key = if rules.is_empty() {
             None
         } else {
-            Some(egress_key(&config.name, owner)?)
+            Some(egress_key("tool", &config.name, owner)?)
         };
         let attachment = match &egress_key {
             None => None,
@@ -299,10 +299,11 @@ impl Drop for ToolServerHandle {
     }
 }
 
-/// The egress key of `server` serving `owner`: a session name of its own (what the proxy knows
-/// its address by, and what its network is named after), short enough for one.
-fn egress_key(server: &str, owner: &SessionName) -> Result<SessionName> {
+/// The egress key of `server` serving `owner` (`kind`: `tool` for a server in a container,
+/// `remote` for one reached from the host): a session name of its own (what the proxy knows it
+/// by, and what its network is named after), short enough for one.
+pub fn egress_key(kind: &str, server: &str, owner: &SessionName) -> Result<SessionName> {
     use sha2::{Digest, Sha256};
     let digest = hex::encode(&Sha256::digest(owner.as_str().as_bytes())[..6]);
-    SessionName::new(format!("tool-{server}-{digest}"))
+    SessionName::new(format!("{kind}-{server}-{digest}"))
 }
