@@ -27,11 +27,14 @@ pip_into() {
   "$PY" -m pip install --quiet --disable-pip-version-check --no-warn-script-location \
     --root-user-action=ignore --target "$1" "$2"
 }
+# $2 is a list of packages.
 npm_into() {
-  npm install --silent --no-audit --no-fund --prefix "$1" "$2"
+  # shellcheck disable=SC2086
+  npm install --silent --no-audit --no-fund --prefix "$1" $2
 }
 
 # Bump a version to move to a newer server.
 install time mcp-server-time==2026.10.19 pip_into
 install fetch mcp-server-fetch==2026.10.24 pip_into
-install everything @modelcontextprotocol/server-everything@2026.8.31 npm_into
+# Its SDK takes @hono/node-server 1.x or 2.x; 2.x needs Node 20, and Debian bookworm has 18.
+install everything "@modelcontextprotocol/server-everything@2026.8.31 @hono/node-server@1.19.19" npm_into

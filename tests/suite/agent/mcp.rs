@@ -571,3 +571,33 @@ async fn a_tool_answer_addressed_to_the_model_is_fenced_and_shown_to_the_person(
                 .contains("read like instructions to an AI")
     }));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_floods_its_output_is_given_up_and_stopped() {
+    let env = TestEnv::new().await;
+    let sandbox = std::sync::Arc::new(env.second_client().await);
+    // A "server" that answers the handshake with one 64 MiB line and then waits: rmcp drops
+    // a line past 16 MiB unread, so the handshake never completes; IronClaw gives up at its
+    // time limit and stops the container, instead of waiting or holding the line.
+    let yaml = "servers:\n  flood:\n    command: [python3, -c, \"import sys, time; sys.stdout.write('x' * (64 << 20)); sys.stdout.flush(); print('FLOODED', file=sys.stderr, flush=True); time.sleep(60)\"]\n";
+    let config = ironclaw_mcp::McpConfig::parse(yaml, std::path::Path::new("/test/mcp.yaml"))
+        .expect("mcp.yaml");
+    let owner = ironclaw_sandbox::session::SessionName::new("mcp-flood-test").expect("name");
+    let servers =
+        ironclaw_mcp::Servers::start(&sandbox, &owner, &Default::default(), &config).await;
+    assert!(servers.tools().is_empty());
+    let (_, why) = servers.failed.first().expect("the flood was refused");
+    // The flood was written (the server got past it) before the refusal.
+    assert!(why.contains("FLOODED"), "{why}");
+    assert!(why.contains("handshake"), "{why}");
+    let left = labelled(
+        sandbox.docker(),
+        vec![format!("{LABEL_TOOL_OWNER}=mcp-flood-test")],
+    )
+    .await;
+    assert!(
+        left.iter()
+            .all(|c| c.state != Some(bollard::models::ContainerSummaryStateEnum::RUNNING)),
+        "the flooding server was stopped"
+    );
+}
