@@ -53,6 +53,8 @@ fn run(started: Instant) -> Result<(), Box<dyn std::error::Error>> {
             // `Desktop` in place once the person has chosen (see `commands::recovery`).
             match Desktop::start(options, sink)? {
                 Startup::Ready(desktop) => {
+                    let warming = desktop.clone();
+                    tauri::async_runtime::spawn(async move { warming.prepare_sandbox().await });
                     app.manage(desktop);
                 }
                 Startup::HistoryDamaged(recovery) => {

@@ -11,7 +11,7 @@ import * as path from "node:path";
 import { execFileSync } from "node:child_process";
 
 import { dragFilesOntoApp } from "./lib/drag.mjs";
-import { prepare, runCodeReplies } from "./lib/harness.mjs";
+import { prepare, runCodeReplies, visible } from "./lib/harness.mjs";
 import { testid, RetryableError, sleep } from "./lib/webdriver.mjs";
 import { SCREENSHOT_DIR, approvalDialog, finishedCell, screenshot, sendMessage, textContent, waitForAssistant } from "./lib/ui.mjs";
 
@@ -58,7 +58,7 @@ test("files dragged onto the window arrive in the workspace and the model is tol
   // The copies are in the workspace, owned like the rest of it; the link out is not.
   // A fresh installation: the one conversation's is the only workspace.
   const workspaces = path.join(app.dataDir, "workspaces");
-  const [only, ...more] = fs.readdirSync(workspaces);
+  const [only, ...more] = visible(fs.readdirSync(workspaces));
   assert.deepEqual(more, []);
   const ws = path.join(workspaces, only);
   assert.equal(fs.readFileSync(path.join(ws, "sales.csv"), "utf8"), "region,total\nnorth,42\n");
@@ -114,7 +114,7 @@ test("Attach → Files… opens the system's file dialog and copies what the per
   });
   assert.equal(chip, "budget.txt · 10 bytes");
   const workspaces = path.join(app.dataDir, "workspaces");
-  const [only] = fs.readdirSync(workspaces);
+  const [only] = visible(fs.readdirSync(workspaces));
   assert.equal(fs.readFileSync(path.join(workspaces, only, "budget.txt"), "utf8"), "rent 1200\n");
 });
 

@@ -19,16 +19,30 @@ import { sleep, testid } from "./lib/webdriver.mjs";
 
 const run = promisify(execFile);
 
-/** The running containers of this data folder, as `{ id, session }` (the relay has no session). */
-async function running(instance) {
+/** The containers of this data folder, as `{ id, session, spare }` (the relay has no session;
+ *  `spare` is set on warm spares, adopted or not). Running ones unless `all`. */
+async function containers(instance, { all = false } = {}) {
   const { stdout } = await run("docker", [
-    "ps", "--filter", `label=ironclaw.instance=${instance}`, "--filter", "status=running",
-    "--format", '{{.ID}} {{.Label "ironclaw.session"}}',
+    "ps", ...(all ? ["-a"] : ["--filter", "status=running"]),
+    "--filter", `label=ironclaw.instance=${instance}`,
+    "--format", '{{.ID}} {{.Label "ironclaw.session"}} {{.Label "ironclaw.spare"}}',
   ]);
   return stdout.split("\n").filter(Boolean).map((line) => {
-    const [id, session = ""] = line.split(" ");
-    return { id, session };
+    const [id, session = "", spare = ""] = line.split(" ");
+    return { id, session, spare };
   });
+}
+
+const running = (instance) => containers(instance);
+
+/** The container label of the one conversation's session: its name, or the label of the warm
+ *  spare it adopted (labels cannot change, so the session's record names it). */
+function sessionLabel(app) {
+  const dir = path.join(app.dataDir, "sessions");
+  const files = fs.readdirSync(dir).filter((f) => f.endsWith(".json"));
+  assert.equal(files.length, 1, `one session record: ${files}`);
+  const record = JSON.parse(fs.readFileSync(path.join(dir, files[0]), "utf8"));
+  return record.container ?? record.name;
 }
 
 /** The pids of the app's processes in the driver's process group. */
@@ -64,9 +78,20 @@ async function runSomething(app) {
   await (await dialog.find(testid("approve-button"))).click();
   const cell = await finishedCell(s);
   assert.equal(cell.state, "ok");
+  const label = sessionLabel(app);
   const before = await running(app.instance);
-  const sandboxes = before.filter((c) => c.session);
+  const sandboxes = before.filter((c) => c.session === label);
   assert.equal(sandboxes.length, 1, `one sandbox runs for the conversation: ${JSON.stringify(before)}`);
+  console.log(`# the first run ${label.startsWith("spare-") ? "adopted the warm spare" : "made its own container (no spare was ready yet)"}`);
+  // The app keeps a warm spare for the next conversation (made at start, or after adoption).
+  const deadline = Date.now() + 30_000;
+  let spares = [];
+  while (Date.now() < deadline) {
+    spares = (await running(app.instance)).filter((c) => c.spare && c.session !== label);
+    if (spares.length) break;
+    await sleep(200);
+  }
+  assert.equal(spares.length, 1, `one warm spare runs beside the conversation's sandbox: ${JSON.stringify(await running(app.instance))}`);
 
   await (await s.byTestId("open-settings")).click();
   const line = await s.waitForTestId("settings-sandboxes-running");
@@ -92,6 +117,8 @@ test("quitting from the tray stops the conversation's sandbox", { timeout: 240_0
 
   const left = await running(app.instance);
   assert.deepEqual(left, [], `nothing of this data folder runs after quitting (sandbox was ${sandbox.session})`);
+  const spares = (await containers(app.instance, { all: true })).filter((c) => c.spare && c.id !== sandbox.id);
+  assert.deepEqual(spares, [], "the warm spare was removed, not just stopped");
   const { stdout } = await run("docker", ["inspect", "-f", "{{.State.Status}}", sandbox.id]);
   assert.equal(stdout.trim(), "exited", "the sandbox is stopped, not removed: its workspace and container come back");
 });

@@ -25,5 +25,6 @@ mod security_doc;
 mod sessions;
 mod setuid;
 mod sockets;
+mod spare;
 mod state;
 mod undo;

@@ -65,9 +65,13 @@ impl TestEnv {
         std::fs::create_dir_all(&data).expect("data dir");
         std::fs::create_dir_all(&config).expect("config dir");
         let paths = Paths::at(&data, &config);
-        if let Some(yaml) = yaml {
-            std::fs::write(paths.user_policy_file(), yaml).expect("write sandbox.yaml");
-        }
+        // The CLI keeps a warm spare by default, made by a detached process after a run; a
+        // test that is not about spares keeps them off, so no process outlives its cleanup.
+        let yaml = match yaml {
+            Some(yaml) if yaml.contains("warm_spare:") => yaml.to_string(),
+            other => format!("warm_spare: false\n{}", other.unwrap_or_default()),
+        };
+        std::fs::write(paths.user_policy_file(), yaml).expect("write sandbox.yaml");
         let instance = paths.instance_id();
         let docker = docker().await;
         ensure_image(&docker).await;
@@ -112,7 +116,8 @@ impl TestEnv {
 
     /// The session's container id, if it has one.
     pub async fn container_id(&self, session: &str) -> Option<String> {
-        ironclaw_sandbox::container::find(self.docker(), &self.instance, session)
+        self.sandbox
+            .container_of(&name(session))
             .await
             .expect("find container")
             .map(|c| c.id)
@@ -237,6 +242,8 @@ async fn sweep_stale_containers(docker: &Docker) {
         let Ok(info) = docker.inspect_container(&c.id, None).await else {
             continue;
         };
+        // The test's temp root, not the mount's source: an adopted warm spare's source folder
+        // was renamed to its session's while the container lives on.
         let stale = info.mounts.unwrap_or_default().iter().any(|m| {
             m.destination.as_deref() == Some("/workspace")
                 && m.source.as_deref().is_some_and(|s| {
@@ -245,9 +252,10 @@ async fn sweep_stale_containers(docker: &Docker) {
                         && s.components()
                             .nth(tmp.components().count())
                             .is_some_and(|c| {
-                                c.as_os_str().to_string_lossy().starts_with("ironclaw-e2e-")
+                                let root = c.as_os_str();
+                                root.to_string_lossy().starts_with("ironclaw-e2e-")
+                                    && !tmp.join(root).exists()
                             })
-                        && !s.exists()
                 })
         });
         if stale {

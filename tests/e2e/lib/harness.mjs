@@ -118,6 +118,11 @@ function installFailingLaunchers(root, openedFile) {
   return bin;
 }
 
+/** Folder names without the hidden ones (the warm spare's `.spare-…` sits among workspaces). */
+export function visible(names) {
+  return names.filter((name) => !name.startsWith("."));
+}
+
 /** Force-removes every container labelled `ironclaw.instance=<instance>`. Never throws. */
 export async function removeContainers(instance) {
   try {
@@ -271,10 +276,11 @@ export class App {
     await waitForNoApp(this.driver.pid);
   }
 
-  /** The workspace folder of a conversation as the app lays it out (for host-side checks). */
+  /** The workspace folders of conversations as the app lays them out (for host-side checks);
+   *  not the warm spare's hidden `.spare-…` folder. */
   workspaces() {
     const dir = path.join(this.dataDir, "workspaces");
-    return fs.existsSync(dir) ? fs.readdirSync(dir).map((name) => path.join(dir, name)) : [];
+    return fs.existsSync(dir) ? visible(fs.readdirSync(dir)).map((name) => path.join(dir, name)) : [];
   }
 
   /** The folders "Open folder" asked the system file manager to open, in order. */

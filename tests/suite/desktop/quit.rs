@@ -286,3 +286,55 @@ async fn quitting_mid_run_stops_the_busy_sandbox_too() {
         "{after:?}"
     );
 }
+
+/// The app's warm spare: made at start, adopted by the first conversation's first run (which
+/// then counts as the app's sandbox), replaced for the next one, and removed — not stopped —
+/// when the app quits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_app_keeps_a_warm_spare_that_a_conversation_adopts_and_quit_removes() {
+    let env = TestEnv::with_policy("warm_spare: true\n").await;
+    let mut app = App::start_in(env, std::sync::Arc::new(ironclaw_desktop::notify::Silent)).await;
+    app.desktop.prepare_sandbox().await;
+    let spare = usable_spare(&app.env, None).await;
+
+    let first = app.conversation;
+    let out = run_approved(&mut app, first, "print('in the spare')").await;
+    assert_eq!(out.trim(), "in the spare");
+    let session = ironclaw_tests::name(&first.to_string());
+    let adopted = app.env.sandbox.container_of(&session).await.expect("find");
+    assert_eq!(
+        adopted.map(|c| c.id),
+        Some(spare.clone()),
+        "the first run adopted the spare"
+    );
+    assert_eq!(app.desktop.running_sandboxes().await.expect("count"), 1);
+    let next = usable_spare(&app.env, Some(&spare)).await;
+
+    let report = app.desktop.shutdown().await;
+    assert_eq!(report.stopped, vec![first.to_string()], "{report:?}");
+    assert_eq!(report.spares_removed, 1, "{report:?}");
+    assert!(app.env.sandbox.spares().await.expect("spares").is_empty());
+    let gone = app.env.docker().inspect_container(&next, None).await;
+    assert!(gone.is_err(), "the spare was removed, not stopped");
+    let kept = app.env.sandbox.container_of(&session).await.expect("find");
+    assert_eq!(kept.map(|c| (c.id, c.state)), Some((spare, State::Stopped)));
+}
+
+/// Waits for a usable spare other than `not`; returns its id.
+async fn usable_spare(env: &TestEnv, not: Option<&str>) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let spares = env.sandbox.spares().await.expect("spares");
+        if let Some((c, _)) = spares
+            .iter()
+            .find(|(c, usable)| *usable && Some(c.id.as_str()) != not)
+        {
+            return c.id.clone();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no warm spare came: {spares:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}

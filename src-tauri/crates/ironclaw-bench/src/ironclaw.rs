@@ -6,6 +6,7 @@ use anyhow::{bail, Context};
 use ironclaw_protocol::Language;
 use ironclaw_sandbox::exec::{ExecEvent, ExecRequest};
 use ironclaw_sandbox::policy::Policy;
+use ironclaw_sandbox::sandbox::spare::SpareStatus;
 use ironclaw_sandbox::session::SessionName;
 use ironclaw_sandbox::{container, Paths, Sandbox, SessionOptions};
 use tokio_util::sync::CancellationToken;
@@ -155,6 +156,89 @@ pub async fn cold_once(template: &Sandbox, session: &SessionName) -> anyhow::Res
     })
 }
 
+/// A client on `template`'s data folder (same instance, sessions, containers) whose policy
+/// keeps a warm spare: the shipped defaults, from a config folder of its own beside the
+/// bench's (which turns spares off).
+pub fn with_spares(template: &Sandbox) -> anyhow::Result<Sandbox> {
+    let config = spare_config_dir(template);
+    std::fs::create_dir_all(&config)
+        .with_context(|| format!("cannot create {}", config.display()))?;
+    let paths = Paths::at(template.paths().data_dir.clone(), config);
+    let policy = Policy::load(&paths)?;
+    Ok(Sandbox::new(template.docker().clone(), paths, policy))
+}
+
+pub fn spare_config_dir(template: &Sandbox) -> std::path::PathBuf {
+    template.paths().config_dir.with_file_name("config-spare")
+}
+
+/// Waits until a usable spare exists (one a detached `ironclaw sandbox spare` is making), or
+/// makes one; then a moment more, so the maker's last steps do not overlap the timed run.
+/// Returns the spare's container id.
+pub async fn spare_ready(spares: &Sandbox) -> anyhow::Result<String> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if spares.spares().await?.iter().any(|(_, usable)| *usable) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    if let SpareStatus::Off { reason } = spares.ensure_spare().await? {
+        bail!("no warm spare on this machine: {reason}");
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    spares
+        .spares()
+        .await?
+        .into_iter()
+        .find(|(_, usable)| *usable)
+        .map(|(c, _)| c.id)
+        .context("the warm spare vanished before the run")
+}
+
+/// A new session's first run when a warm spare is ready: first output of `print(1)` in a
+/// session that never existed, from a fresh client (a newly started app or CLI). Checks that
+/// the run did adopt the spare; removes the session afterwards.
+pub async fn spare_once(spares: &Sandbox, session: &SessionName) -> anyhow::Result<Cold> {
+    let spare = spare_ready(spares).await?;
+    let sandbox = fresh(spares);
+    let request = ExecRequest::new(Language::Python, "print(1)");
+    let mut first: Option<Instant> = None;
+    let mut on_event = |event: ExecEvent| {
+        if let ExecEvent::Stdout(_) = event {
+            first.get_or_insert_with(Instant::now);
+        }
+    };
+    let t = Instant::now();
+    let result = sandbox
+        .exec(
+            session,
+            &SessionOptions::default(),
+            &request,
+            &mut on_event,
+            &CancellationToken::new(),
+        )
+        .await?;
+    let total = t.elapsed();
+    let adopted = sandbox.container_of(session).await?.map(|c| c.id);
+    sandbox.remove(session, true).await?;
+    if result.exit_code != 0 || result.stdout != "1\n" {
+        bail!(
+            "print(1) in a new session gave exit code {}, output {:?}",
+            result.exit_code,
+            result.stdout
+        );
+    }
+    if adopted.as_deref() != Some(spare.as_str()) {
+        bail!("the new session did not adopt the warm spare");
+    }
+    let first = first.context("no output arrived")?;
+    Ok(Cold {
+        first_output: first.duration_since(t),
+        total,
+    })
+}
+
 fn fresh(template: &Sandbox) -> Sandbox {
     let paths: Paths = template.paths().clone();
     let policy: Policy = template.policy().clone();
@@ -166,8 +250,7 @@ pub async fn remove_session_container(
     sandbox: &Sandbox,
     session: &SessionName,
 ) -> anyhow::Result<()> {
-    if let Some(c) = container::find(sandbox.docker(), sandbox.instance(), session.as_str()).await?
-    {
+    if let Some(c) = sandbox.container_of(session).await? {
         container::remove(sandbox.docker(), &c.id).await?;
     }
     Ok(())

@@ -94,6 +94,10 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         // Before Sandbox::new: the instance id is derived from the canonical data dir.
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
+    // No warm spare but in the rows that measure it (their own config folder, see
+    // `ironclaw::with_spares`): a spare would make every new session's run a warm one.
+    std::fs::write(paths.user_policy_file(), "warm_spare: false\n")
+        .context("cannot write the bench's sandbox.yaml")?;
     let policy = Policy::load(&paths)?;
     let (profile_name, profile) = {
         let (name, p) = policy.profile(None)?;

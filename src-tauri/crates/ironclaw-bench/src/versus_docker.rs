@@ -204,6 +204,8 @@ pub async fn cold_start(
     ));
     let mut ic_first = Series::ok();
     let mut ic_total = Series::ok();
+    let mut spare_first = Series::ok();
+    let spares = ironclaw::with_spares(sandbox)?;
     let mut api_run = Series::ok();
     let mut api_none = Series::ok();
     let mut cli_run = Series::for_cli(cli, cli_skip);
@@ -217,6 +219,11 @@ pub async fn cold_start(
                         .context("IronClaw cold start")?;
                     ic_first.record(timed, Ok(cold.first_output));
                     ic_total.record(timed, Ok(cold.total));
+                    if spare_first.active() {
+                        let fresh = SessionName::new(format!("bench-spare-{round}"))?;
+                        let r = ironclaw::spare_once(&spares, &fresh).await;
+                        spare_first.record(timed, r.map(|c| c.first_output));
+                    }
                 }
                 1 => {
                     if api_run.active() {
@@ -256,6 +263,11 @@ pub async fn cold_start(
                 ic_total.done(),
             ),
             Row::time(
+                "ironclaw_first_output_spare",
+                "**IronClaw** a new session → first output of `print(1)`, the warm spare ready (adopted: attach, run)",
+                spare_first.done(),
+            ),
+            Row::time(
                 "docker_run_api",
                 "`docker run --rm IMAGE true`, Docker API (bollard: create, start, wait, remove)",
                 api_run.done(),
@@ -273,6 +285,7 @@ pub async fn cold_start(
         ],
     };
     judge_cold(&mut cold);
+    spares.remove_spares().await?;
 
     Ok(cold)
 }

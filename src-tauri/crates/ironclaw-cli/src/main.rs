@@ -169,8 +169,10 @@ enum SandboxCommand {
         #[arg(long)]
         purge: bool,
     },
-    /// Remove containers whose session no longer exists.
+    /// Remove containers whose session no longer exists, and the warm spare.
     Prune,
+    /// Make sure a warm spare is ready for the next new session (or say why none is kept).
+    Spare,
 }
 
 fn main() -> ExitCode {
@@ -216,6 +218,7 @@ fn main() -> ExitCode {
                 SandboxCommand::Stop { name } => commands::sandbox::stop(&name).await,
                 SandboxCommand::Rm { name, purge } => commands::sandbox::rm(&name, purge).await,
                 SandboxCommand::Prune => commands::sandbox::prune().await,
+                SandboxCommand::Spare => commands::sandbox::spare().await,
             },
             Command::Workspace { name } => commands::sandbox::workspace(&name),
             Command::Chat(args) => commands::chat::run(args).await,

@@ -73,6 +73,11 @@ pub(crate) struct Core {
     /// Conversations whose session this process started: their sandboxes are the app's to
     /// stop on quit (see [`crate::sandboxes`]).
     pub started: Mutex<HashSet<ConversationId>>,
+    /// Whether this app keeps a warm spare (the app shell asks; the tests' desktops do not).
+    pub keep_spare: AtomicBool,
+    /// Stops the warm spare's keeper (see [`crate::sandboxes`]); quit cancels it first.
+    pub spare_keeper: tokio_util::sync::CancellationToken,
+    pub spare_keeper_task: Mutex<Option<tokio::task::JoinHandle<()>>>,
     /// The runtime sessions run on, for work started from the UI thread (focus changes).
     pub runtime: std::sync::OnceLock<tokio::runtime::Handle>,
     focused: AtomicBool,
@@ -143,6 +148,9 @@ impl Desktop {
                 attachments: Default::default(),
                 busy: Mutex::default(),
                 started: Mutex::default(),
+                keep_spare: AtomicBool::new(false),
+                spare_keeper: tokio_util::sync::CancellationToken::new(),
+                spare_keeper_task: Mutex::default(),
                 runtime: std::sync::OnceLock::new(),
                 // Until the window says otherwise; it reports focus changes as they happen.
                 focused: AtomicBool::new(true),

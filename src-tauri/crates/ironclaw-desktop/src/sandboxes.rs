@@ -11,11 +11,14 @@
 //! session names, or a conversation this process never opened) is not ours to stop.
 
 use std::collections::HashSet;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Duration;
 
 use ironclaw_protocol::ConversationId;
 use ironclaw_sandbox::container::{self, State};
 use ironclaw_sandbox::session::SessionName;
+use ironclaw_sandbox::Sandbox;
 use serde::Serialize;
 use tracing::Instrument;
 
@@ -36,9 +39,26 @@ pub struct ShutdownReport {
     pub failed: Vec<String>,
     /// The egress relay was removed because no sandbox of this data folder runs any more.
     pub relay_removed: bool,
+    /// Warm spares removed (see `ironclaw_sandbox::sandbox::spare`).
+    pub spares_removed: usize,
 }
 
 impl Core {
+    /// Starts the warm spare's keeper once, if this app keeps one and is not quitting.
+    pub(crate) fn start_spare_keeper(&self, sandbox: &Arc<Sandbox>) {
+        if !self.keep_spare.load(Ordering::SeqCst) || self.spare_keeper.is_cancelled() {
+            return;
+        }
+        let Ok(mut slot) = self.spare_keeper_task.lock() else {
+            return;
+        };
+        if slot.is_none() {
+            *slot = Some(tokio::spawn(
+                sandbox.clone().keep_spare(self.spare_keeper.clone()),
+            ));
+        }
+    }
+
     /// Remembers that this process started `id`'s session (so its sandbox is the app's).
     pub(crate) fn started_session(&self, id: ConversationId) {
         if let Ok(mut s) = self.started.lock() {
@@ -63,7 +83,8 @@ impl Core {
         let Some(sandbox) = self.sandbox.lock().await.clone() else {
             return Ok(Vec::new());
         };
-        Ok(container::list(sandbox.docker(), sandbox.instance())
+        Ok(sandbox
+            .containers()
             .await?
             .into_iter()
             .filter(|c| c.state == State::Running && ours.contains(&c.session))
@@ -126,6 +147,21 @@ impl Core {
         // stop to finish (or the idle timeout to do it).
         stops.abort_all();
         report.failed.extend(pending);
+        // The keeper first, or it would make a new spare for the one removed; one it is
+        // making now is finished, then removed with the rest.
+        self.spare_keeper.cancel();
+        let keeper = self
+            .spare_keeper_task
+            .lock()
+            .ok()
+            .and_then(|mut t| t.take());
+        if let Some(keeper) = keeper {
+            let _ = tokio::time::timeout_at(deadline, keeper).await;
+        }
+        match sandbox.remove_spares().await {
+            Ok(removed) => report.spares_removed = removed.len(),
+            Err(e) => tracing::warn!(error = %e, "could not remove the warm spare on quit"),
+        }
         report.stopped.sort();
         report.failed.sort();
         report.relay_removed = match sandbox.network().stop_relay_if_unused().await {
@@ -147,6 +183,17 @@ impl Core {
 }
 
 impl crate::Desktop {
+    /// Keeps a warm spare from now on: connects the sandbox (now, in the background, so the
+    /// first conversation's first run does not wait for a container), which starts the
+    /// spare's keeper. Without an engine the keeper starts whenever the sandbox is connected.
+    pub async fn prepare_sandbox(&self) {
+        self.core.keep_spare.store(true, Ordering::SeqCst);
+        match self.core.sandbox().await {
+            Ok(sandbox) => self.core.start_spare_keeper(&sandbox),
+            Err(e) => tracing::debug!(error = %e, "no sandbox at start; no warm spare yet"),
+        }
+    }
+
     /// How many of the app's sandboxes run now (Settings: "stopped when you quit").
     pub async fn running_sandboxes(&self) -> Result<u32> {
         Ok(self.core.running_sandboxes().await?.len() as u32)

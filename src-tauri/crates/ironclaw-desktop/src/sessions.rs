@@ -69,6 +69,7 @@ impl Core {
         let defaults = self.settings.defaults()?;
         sandbox.use_undo_caps(defaults.undo_keep_bytes, defaults.undo_keep_total_bytes);
         *slot = Some(sandbox.clone());
+        self.start_spare_keeper(&sandbox);
         Ok(sandbox)
     }
 

@@ -29,7 +29,11 @@ pub mod checkpoints;
 pub mod fork;
 mod leftovers;
 mod network_switch;
+pub mod spare;
 pub mod tool_server;
+
+/// How long what was listed of an adopted spare is used instead of a new lookup.
+const ADOPTED_INFO_FRESH: Duration = Duration::from_secs(2);
 
 /// How long a freshly started supervisor may take to answer its first ping.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
@@ -82,6 +86,11 @@ pub struct Sandbox {
     /// Undo history caps (per conversation, all together): the policy's, unless Settings set
     /// others.
     undo_caps: std::sync::Mutex<(u64, u64)>,
+    /// Woken when a session adopts the warm spare, so a keeper makes the next one.
+    spare_taken: tokio::sync::Notify,
+    took_spare: std::sync::atomic::AtomicBool,
+    /// Sessions that adopted a spare in this process and have not run in it yet.
+    adopted_fresh: std::sync::Mutex<HashMap<SessionName, (std::time::Instant, ContainerInfo)>>,
 }
 
 impl Sandbox {
@@ -114,6 +123,9 @@ impl Sandbox {
             quota_watch: std::sync::atomic::AtomicBool::new(true),
             workspace_watch: std::sync::atomic::AtomicBool::new(true),
             checkpoint_stores: std::sync::Mutex::default(),
+            spare_taken: tokio::sync::Notify::new(),
+            took_spare: std::sync::atomic::AtomicBool::new(false),
+            adopted_fresh: std::sync::Mutex::default(),
         }
     }
 
@@ -190,7 +202,7 @@ impl Sandbox {
         // One execution at a time per session in this process; the supervisor enforces the
         // same across processes.
         let mut warm = slot.lock().await;
-        let mut record = self.record(name, options)?;
+        let mut record = self.record_or_adopt(name, options).await?;
         if let Some(mode) = self.egress.chosen(name.as_str()) {
             // Chosen before the session existed: now it has a record to keep it in.
             if record.network != Some(mode) {
@@ -208,7 +220,11 @@ impl Sandbox {
         } else {
             None
         };
-        let (container_id, conn, started, mode) = self.warm_up(&record, &mut warm).await?;
+        // An adopted spare's interpreters are as fresh as a started container's.
+        let (fresh, adopted) = self.take_adopted(name);
+        let (container_id, conn, started, mode) =
+            self.warm_up(&mut record, &mut warm, adopted).await?;
+        let started = started || fresh;
         let mut monitor = prepared.map(|(base, budget)| {
             quota::Monitor::start(
                 quota::monitor::Target {
@@ -285,6 +301,38 @@ impl Sandbox {
         result
     }
 
+    /// [`Sandbox::record`], except that a new session takes the warm spare when there is one
+    /// (see `spare.rs`). The caller holds the session's slot.
+    async fn record_or_adopt(
+        &self,
+        name: &SessionName,
+        options: &SessionOptions,
+    ) -> Result<SessionRecord> {
+        if self.policy.warm_spare && self.registry.get(name)?.is_none() {
+            if let Some(spare) = self.adopt_spare(name, options).await {
+                if let Ok(mut fresh) = self.adopted_fresh.lock() {
+                    fresh.insert(name.clone(), (std::time::Instant::now(), spare));
+                }
+            }
+        }
+        self.record(name, options)
+    }
+
+    /// At the first run in a spare this process adopted for the session: whether there was
+    /// one, and what was listed of it if that was a moment ago (later, it is looked up again:
+    /// a run approved after a long wait may find it stopped).
+    fn take_adopted(&self, name: &SessionName) -> (bool, Option<ContainerInfo>) {
+        let taken = self
+            .adopted_fresh
+            .lock()
+            .ok()
+            .and_then(|mut fresh| fresh.remove(name));
+        match taken {
+            Some((when, spare)) => (true, (when.elapsed() < ADOPTED_INFO_FRESH).then_some(spare)),
+            None => (false, None),
+        }
+    }
+
     /// The session's record, created (its folder too, never a container) when it is new.
     fn record(&self, name: &SessionName, options: &SessionOptions) -> Result<SessionRecord> {
         self.registry.get_or_create(
@@ -324,8 +372,9 @@ impl Sandbox {
     /// container had to be started (its interpreters are fresh).
     async fn warm_up(
         &self,
-        record: &SessionRecord,
+        record: &mut SessionRecord,
         warm: &mut Warm,
+        adopted: Option<ContainerInfo>,
     ) -> Result<(String, Arc<Connection>, bool, NetworkMode)> {
         let (profile_name, profile) = self.policy.profile(record.profile.as_deref())?;
         let session = record.name.as_str();
@@ -347,8 +396,19 @@ impl Sandbox {
             }
             NetworkMode::Allowlist => Some(self.egress.acquire(session).await?),
         };
-        let found = container::find(&self.docker, &self.instance, session).await?;
+        // A spare adopted a moment ago was listed then: no second lookup.
+        let found = match adopted {
+            Some(spare) => Some(spare),
+            None => container::find(&self.docker, &self.instance, record.label()).await?,
+        };
         let found = match found {
+            Some(c) if record.container.is_some() && c.state != State::Running => {
+                // An adopted spare's mount names the spare's old folder, which Docker would
+                // bind again on a start: the session gets a container of its own.
+                tracing::info!(session = %record.name, "replacing a stopped adopted spare");
+                container::remove(&self.docker, &c.id).await?;
+                None
+            }
             Some(c)
                 if c.image_hash != self.image.hash
                     || c.profile != profile_name
@@ -377,6 +437,10 @@ impl Sandbox {
         let (id, needs_start) = match found {
             Some(c) => (c.id, c.state != State::Running),
             None => {
+                if record.container.take().is_some() {
+                    // From now on the session's container carries its own name.
+                    self.registry.save(record)?;
+                }
                 let spec = ContainerSpec {
                     session: record.name.as_str(),
                     instance: &self.instance,
@@ -388,6 +452,7 @@ impl Sandbox {
                     user: record.user(self.user),
                     idle_timeout: self.policy.idle_timeout,
                     egress: egress.as_ref(),
+                    spare: None,
                 };
                 (container::create(&self.docker, &spec).await?, true)
             }
@@ -446,7 +511,7 @@ impl Sandbox {
                 Err(_) => record.profile.clone().unwrap_or_default(),
             };
             out.push(SessionStatus {
-                container: by_session.remove(record.name.as_str()),
+                container: by_session.remove(record.label()),
                 name: record.name.to_string(),
                 workspace: record.workspace,
                 profile,
@@ -464,10 +529,40 @@ impl Sandbox {
             })
     }
 
+    /// The session's container, found by the label its record names (see `spare.rs`).
+    pub async fn container_of(&self, name: &SessionName) -> Result<Option<ContainerInfo>> {
+        let record = self.registry.get(name)?;
+        let label = record.as_ref().map_or(name.as_str(), SessionRecord::label);
+        container::find(&self.docker, &self.instance, label).await
+    }
+
+    /// The session containers of this instance, each under its session's name (an adopted
+    /// spare's label is replaced by the session's); spares no session adopted are left out.
+    pub async fn containers(&self) -> Result<Vec<ContainerInfo>> {
+        let names: HashMap<String, String> = self
+            .registry
+            .list()?
+            .into_iter()
+            .filter_map(|r| r.container.clone().map(|label| (label, r.name.to_string())))
+            .collect();
+        Ok(container::list(&self.docker, &self.instance)
+            .await?
+            .into_iter()
+            .filter_map(|mut c| match names.get(&c.session) {
+                Some(name) => {
+                    c.session = name.clone();
+                    Some(c)
+                }
+                None if !c.spare.is_empty() => None,
+                None => Some(c),
+            })
+            .collect())
+    }
+
     /// Stops the session's container (state in its interpreters is lost; the workspace stays).
     pub async fn stop(&self, name: &SessionName) -> Result<()> {
         self.forget_warm(name).await;
-        match container::find(&self.docker, &self.instance, name.as_str()).await? {
+        match self.container_of(name).await? {
             Some(c) => container::stop(&self.docker, &c.id).await,
             None if self.registry.get(name)?.is_some() => Ok(()),
             None => Err(Error::SessionNotFound {
@@ -480,7 +575,8 @@ impl Sandbox {
     pub async fn remove(&self, name: &SessionName, purge_workspace: bool) -> Result<()> {
         self.forget_warm(name).await;
         let record = self.registry.get(name)?;
-        let found = container::find(&self.docker, &self.instance, name.as_str()).await?;
+        let label = record.as_ref().map_or(name.as_str(), SessionRecord::label);
+        let found = container::find(&self.docker, &self.instance, label).await?;
         if record.is_none() && found.is_none() {
             return Err(Error::SessionNotFound {
                 name: name.to_string(),
@@ -503,19 +599,33 @@ impl Sandbox {
     }
 
     /// Removes containers of this instance whose session no longer exists (and the egress relay
-    /// and networks once no container is left). Returns the containers' names.
+    /// and networks once no container is left). Returns the containers' names. A usable warm
+    /// spare is no orphan; a stale one is ([`Sandbox::remove_spares`] removes all).
     pub async fn cleanup_orphans(&self) -> Result<Vec<String>> {
-        let known: std::collections::HashSet<String> = self
-            .registry
-            .list()?
-            .into_iter()
-            .map(|r| r.name.to_string())
-            .collect();
+        let records = self.registry.list()?;
+        let labels: std::collections::HashSet<String> =
+            records.iter().map(|r| r.label().to_string()).collect();
+        let known: std::collections::HashSet<String> =
+            records.iter().map(|r| r.name.to_string()).collect();
         let mut removed = Vec::new();
         let mut kept = 0;
+        let usable_spares: std::collections::HashSet<String> = self
+            .spares()
+            .await?
+            .into_iter()
+            .filter(|(_, usable)| *usable)
+            .map(|(c, _)| c.id)
+            .collect();
         for c in container::list(&self.docker, &self.instance).await? {
-            if !known.contains(&c.session) {
-                container::remove(&self.docker, &c.id).await?;
+            if usable_spares.contains(&c.id) {
+                continue;
+            }
+            if !labels.contains(&c.session) {
+                if c.spare.is_empty() {
+                    container::remove(&self.docker, &c.id).await?;
+                } else {
+                    self.retire(&c, true).await?;
+                }
                 removed.push(c.name);
             } else {
                 kept += 1;

@@ -83,6 +83,11 @@ pub struct SessionRecord {
     /// folder and what the code writes in it stay that person's (nothing is chowned).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_as: Option<FolderOwner>,
+    /// The session label of the warm spare this session adopted as its container (labels
+    /// cannot change after create); `None`: its container carries the session's own name.
+    /// Cleared when the session gets a container of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container: Option<String>,
 }
 
 /// The owner of a person's workspace folder, taken when the session is created.
@@ -103,6 +108,11 @@ impl SessionRecord {
             },
             None => usual,
         }
+    }
+
+    /// The [`crate::container::LABEL_SESSION`] value its container carries.
+    pub fn label(&self) -> &str {
+        self.container.as_deref().unwrap_or(self.name.as_str())
     }
 }
 
@@ -163,6 +173,7 @@ impl Registry {
                         Some(dir) => person_folder_owner(dir, user)?,
                         None => None,
                     },
+                    container: None,
                 },
                 true,
             ),

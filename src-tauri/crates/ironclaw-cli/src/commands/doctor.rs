@@ -122,6 +122,7 @@ pub async fn run(json: bool) -> anyhow::Result<ExitCode> {
                             paths.clone(),
                             p.clone(),
                         ));
+                        checks.push(spare_check(&sandbox).await);
                         checks.extend(mcp_checks(&sandbox).await);
                     }
                 }
@@ -205,6 +206,22 @@ pub async fn run(json: bool) -> anyhow::Result<ExitCode> {
 
 /// A line per MCP server of `mcp.yaml`: started in its container as a conversation would,
 /// asked for its tools, stopped. A server that fails is a warning: code still runs without it.
+/// The warm spare: informational, it never makes the check fail.
+async fn spare_check(sandbox: &ironclaw_sandbox::Sandbox) -> Check {
+    let detail = match sandbox.spare_off_reason() {
+        Some(reason) => format!("off: {reason}"),
+        None => match sandbox.spares().await {
+            Ok(spares) => match spares.iter().find(|(_, usable)| *usable) {
+                Some((c, _)) => format!("ready ({}): the next new session starts in it", c.session),
+                None => "none now; made after the next run that needs a container (or by the app)"
+                    .to_string(),
+            },
+            Err(e) => format!("cannot list: {e}"),
+        },
+    };
+    Check::ok("warm spare", detail)
+}
+
 async fn mcp_checks(sandbox: &std::sync::Arc<ironclaw_sandbox::Sandbox>) -> Vec<Check> {
     let config = ironclaw_mcp::McpConfig::load_or_report(&sandbox.paths().config_dir);
     let file = sandbox

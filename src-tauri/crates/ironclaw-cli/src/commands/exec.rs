@@ -127,6 +127,9 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     }
     on_ctrl_c.abort();
     let result = result?;
+    if result.container_started && sandbox.policy().warm_spare {
+        super::sandbox::replenish_spare_in_background();
+    }
     if json {
         // A closed pipe (`| head`) is the reader's choice, not an error worth a panic.
         let mut line = serde_json::to_vec(&result)?;

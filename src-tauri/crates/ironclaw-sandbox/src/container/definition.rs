@@ -9,7 +9,8 @@ use bollard::models::{
 
 use super::{
     seccomp, ContainerSpec, UserMapping, HOME, LABEL_CONFINEMENT, LABEL_EGRESS, LABEL_IMAGE_HASH,
-    LABEL_INSTANCE, LABEL_NETWORK, LABEL_PROFILE, LABEL_SESSION, LABEL_VERSION, RUN_DIR, WORKSPACE,
+    LABEL_INSTANCE, LABEL_NETWORK, LABEL_PROFILE, LABEL_SESSION, LABEL_SPARE, LABEL_VERSION,
+    RUN_DIR, WORKSPACE,
 };
 
 /// Docker's health check, in exec form: an absolute path to a root-owned program nobody in the
@@ -173,6 +174,9 @@ pub fn create_body(spec: &ContainerSpec<'_>) -> ContainerCreateBody {
     );
     if let Some(egress) = spec.egress {
         labels.insert(LABEL_EGRESS.to_string(), egress.network_id.clone());
+    }
+    if let Some(digest) = spec.spare {
+        labels.insert(LABEL_SPARE.to_string(), digest.to_string());
     }
     let tmpfs = HashMap::from([
         (
@@ -381,6 +385,7 @@ mod tests {
             },
             idle_timeout: Duration::from_secs(60),
             egress,
+            spare: None,
         };
         create_body(&spec)
     }

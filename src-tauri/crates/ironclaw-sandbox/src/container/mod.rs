@@ -41,6 +41,11 @@ pub const LABEL_EGRESS: &str = "ironclaw.egress";
 /// [`confinement_hash`].
 pub const LABEL_CONFINEMENT: &str = "ironclaw.confinement";
 
+/// On a warm spare (see `sandbox/spare.rs`): the digest of everything it was made with
+/// (image, confinement, profile, identity), so a spare made under another policy is never
+/// adopted.
+pub const LABEL_SPARE: &str = "ironclaw.spare";
+
 /// The server a tool-server container runs (an MCP server's name in `mcp.yaml`).
 pub const LABEL_TOOL_SERVER: &str = "ironclaw.tool-server";
 /// The conversation (session name) a tool-server container serves.
@@ -77,6 +82,8 @@ pub struct ContainerSpec<'a> {
     pub idle_timeout: Duration,
     /// `Some` for allowlist mode: the egress network and proxy settings.
     pub egress: Option<&'a Attachment>,
+    /// `Some` for a warm spare: its [`LABEL_SPARE`] digest.
+    pub spare: Option<&'a str>,
 }
 
 /// Everything needed to create one tool server's container.
@@ -153,6 +160,12 @@ pub struct ContainerInfo {
     pub network: String,
     /// [`LABEL_EGRESS`]: the egress network id an allowlist container was made for.
     pub egress: String,
+    /// [`LABEL_SPARE`]: empty unless the container was made as a warm spare.
+    #[serde(skip)]
+    pub spare: String,
+    /// When it was created (Unix seconds).
+    #[serde(skip)]
+    pub created_unix: i64,
 }
 
 /// All session containers of this IronClaw instance (one data directory), running or not. The
@@ -178,6 +191,18 @@ pub async fn find(docker: &Docker, instance: &str, session: &str) -> Result<Opti
     )
     .await?;
     Ok(found.into_iter().next())
+}
+
+/// This instance's warm spares (see `sandbox/spare.rs`), running or not.
+pub async fn list_spares(docker: &Docker, instance: &str) -> Result<Vec<ContainerInfo>> {
+    list_filtered(
+        docker,
+        vec![
+            format!("{LABEL_INSTANCE}={instance}"),
+            LABEL_SPARE.to_string(),
+        ],
+    )
+    .await
 }
 
 /// The tool-server containers of this instance (all of them, or one conversation's).
@@ -249,6 +274,8 @@ async fn list_filtered(docker: &Docker, labels: Vec<String>) -> Result<Vec<Conta
                     n => n,
                 },
                 egress: label(LABEL_EGRESS),
+                spare: label(LABEL_SPARE),
+                created_unix: c.created.unwrap_or(0),
             }
         })
         .collect())

@@ -482,7 +482,8 @@ impl Egress {
         let running = crate::container::list(&self.docker, &self.instance)
             .await?
             .into_iter()
-            .any(|c| c.state == crate::container::State::Running);
+            // A warm spare, adopted or not, never has a network.
+            .any(|c| c.state == crate::container::State::Running && c.spare.is_empty());
         if running || relay::find(&self.docker, &self.instance).await?.is_none() {
             return Ok(false);
         }

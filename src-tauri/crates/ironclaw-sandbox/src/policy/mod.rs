@@ -47,6 +47,9 @@ pub struct Policy {
     pub default_profile: String,
     /// A sandbox container idle this long stops itself.
     pub idle_timeout: Duration,
+    /// Whether a started, idle sandbox of the default profile is kept ready for the next new
+    /// session (see `sandbox/spare.rs`).
+    pub warm_spare: bool,
     /// Bytes of stdout+stderr one execution keeps in memory (head and tail).
     pub capture_bytes: u64,
     /// Most bytes of file copies one conversation's undo history keeps; the oldest runs stop
@@ -222,6 +225,7 @@ impl Policy {
 const TOP_FIELDS: &[&str] = &[
     "default_profile",
     "idle_timeout",
+    "warm_spare",
     "output",
     "undo",
     "network",
@@ -253,11 +257,13 @@ const MIN_WORKSPACE_BYTES: u64 = 1 << 20;
 #[derive(Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a mapping of default_profile, idle_timeout, output, undo, network and profiles"
+    expecting = "a mapping of default_profile, idle_timeout, warm_spare, output, undo, network and profiles"
 )]
 struct RawPolicy {
     default_profile: String,
     idle_timeout: Dur<1>,
+    #[serde(default = "default_warm_spare")]
+    warm_spare: bool,
     output: RawOutput,
     #[serde(default)]
     undo: RawUndo,
@@ -285,6 +291,10 @@ struct RawUndo {
     keep: Size<1>,
     #[serde(default = "default_keep_total")]
     keep_total: Size<1>,
+}
+
+fn default_warm_spare() -> bool {
+    true
 }
 
 fn default_keep() -> Size<1> {
@@ -391,6 +401,7 @@ impl RawPolicy {
         Ok(Policy {
             default_profile: self.default_profile,
             idle_timeout: self.idle_timeout.0,
+            warm_spare: self.warm_spare,
             capture_bytes: self.output.capture.0,
             undo_keep_bytes: self.undo.keep.0,
             undo_keep_total_bytes: self.undo.keep_total.0,

@@ -106,6 +106,7 @@ fn shipped_defaults_parse_into_the_three_documented_profiles() {
     let expected = Policy {
         default_profile: "standard".into(),
         idle_timeout: Duration::from_secs(30 * 60),
+        warm_spare: true,
         capture_bytes: MIB,
         undo_keep_bytes: 2 * GIB,
         undo_keep_total_bytes: 10 * GIB,

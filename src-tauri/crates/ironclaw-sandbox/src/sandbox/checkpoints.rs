@@ -68,7 +68,7 @@ impl Sandbox {
     ) -> Result<String> {
         let slot = self.slot(name).await;
         let _running = slot.lock().await;
-        let record = self.record(name, options)?;
+        let record = self.record_or_adopt(name, options).await?;
         self.checkpoint_before(name, &record.workspace)
             .await
             .map_err(Error::Checkpoint)

@@ -24,8 +24,7 @@ impl Sandbox {
     pub async fn leftovers(&self, name: &SessionName) -> Result<Leftovers> {
         let span = tracing::info_span!("sandbox.leftovers", session = %name);
         async {
-            let Some(found) = container::find(&self.docker, &self.instance, name.as_str()).await?
-            else {
+            let Some(found) = self.container_of(name).await? else {
                 return Ok(Leftovers::new());
             };
             if found.state != State::Running

@@ -27,7 +27,7 @@ impl Sandbox {
             let mut warm = slot.lock().await;
             self.remember_network(name, mode)?;
             self.egress.set_mode(name.as_str(), mode);
-            let found = container::find(&self.docker, &self.instance, name.as_str()).await?;
+            let found = self.container_of(name).await?;
             let Some(c) = found.filter(|c| c.state == State::Running) else {
                 if mode == NetworkMode::None {
                     self.egress.release(name.as_str()).await?;
