@@ -113,6 +113,8 @@ pub struct Cold {
     pub first_output: Duration,
     /// Until `exec` returned.
     pub total: Duration,
+    /// A warm spare's memory while it waited (only for [`spare_once`]).
+    pub idle_bytes: Option<u64>,
 }
 
 /// No container → first output of `print(1)`. Removes the session's container first (the
@@ -153,6 +155,7 @@ pub async fn cold_once(template: &Sandbox, session: &SessionName) -> anyhow::Res
     Ok(Cold {
         first_output: first.duration_since(t),
         total,
+        idle_bytes: None,
     })
 }
 
@@ -196,11 +199,30 @@ pub async fn spare_ready(spares: &Sandbox) -> anyhow::Result<String> {
         .context("the warm spare vanished before the run")
 }
 
+/// What an idle container holds in memory, as `docker stats` counts it (without page cache).
+pub async fn memory_in_use(sandbox: &Sandbox, id: &str) -> anyhow::Result<u64> {
+    use futures_util::StreamExt;
+    let options = bollard::query_parameters::StatsOptionsBuilder::default()
+        .stream(false)
+        .one_shot(true)
+        .build();
+    let stats = sandbox
+        .docker()
+        .stats(id, Some(options))
+        .next()
+        .await
+        .context("no stats for the container")??;
+    ironclaw_sandbox::exec::stats::sample_from(&stats)
+        .map(|s| s.memory_bytes)
+        .context("the container's stats have no memory figure")
+}
+
 /// A new session's first run when a warm spare is ready: first output of `print(1)` in a
 /// session that never existed, from a fresh client (a newly started app or CLI). Checks that
 /// the run did adopt the spare; removes the session afterwards.
 pub async fn spare_once(spares: &Sandbox, session: &SessionName) -> anyhow::Result<Cold> {
     let spare = spare_ready(spares).await?;
+    let idle_bytes = memory_in_use(spares, &spare).await?;
     let sandbox = fresh(spares);
     let request = ExecRequest::new(Language::Python, "print(1)");
     let mut first: Option<Instant> = None;
@@ -236,6 +258,7 @@ pub async fn spare_once(spares: &Sandbox, session: &SessionName) -> anyhow::Resu
     Ok(Cold {
         first_output: first.duration_since(t),
         total,
+        idle_bytes: Some(idle_bytes),
     })
 }
 

@@ -105,6 +105,14 @@ impl Row {
         row
     }
 
+    /// Sizes in MiB (the p50 and p90 of `values`).
+    pub fn mib(key: &'static str, label: impl Into<String>, values: Vec<f64>) -> Self {
+        let mut row = Self::values(key, label, values);
+        row.unit = Unit::Mib;
+        row.durations_ms = None;
+        row
+    }
+
     /// Token counts (the p50 and p90 of `values`).
     pub fn tokens(key: &'static str, label: impl Into<String>, values: Vec<f64>) -> Self {
         let mut row = Self::values(key, label, values);

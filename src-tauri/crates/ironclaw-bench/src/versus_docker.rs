@@ -205,6 +205,7 @@ pub async fn cold_start(
     let mut ic_first = Series::ok();
     let mut ic_total = Series::ok();
     let mut spare_first = Series::ok();
+    let mut spare_memory = Vec::new();
     let spares = ironclaw::with_spares(sandbox)?;
     let mut api_run = Series::ok();
     let mut api_none = Series::ok();
@@ -222,6 +223,9 @@ pub async fn cold_start(
                     if spare_first.active() {
                         let fresh = SessionName::new(format!("bench-spare-{round}"))?;
                         let r = ironclaw::spare_once(&spares, &fresh).await;
+                        if let Ok(Some(bytes)) = r.as_ref().map(|c| c.idle_bytes) {
+                            spare_memory.push(bytes as f64 / f64::from(1u32 << 20));
+                        }
                         spare_first.record(timed, r.map(|c| c.first_output));
                     }
                 }
@@ -266,6 +270,11 @@ pub async fn cold_start(
                 "ironclaw_first_output_spare",
                 "**IronClaw** a new session → first output of `print(1)`, the warm spare ready (adopted: attach, run)",
                 spare_first.done(),
+            ),
+            Row::mib(
+                "ironclaw_spare_idle_memory",
+                "the warm spare's memory while it waits (cgroup, without page cache, as `docker stats`)",
+                spare_memory,
             ),
             Row::time(
                 "docker_run_api",
