@@ -3,7 +3,6 @@
 //! under another policy, and its own container once the adopted one stops.
 
 use std::collections::HashMap;
-use std::time::Duration;
 
 use bollard::models::ContainerInspectResponse;
 use ironclaw_sandbox::container;
@@ -275,18 +274,7 @@ async fn the_cli_leaves_a_spare_that_its_next_new_session_adopts() {
     };
     run("first");
     // A detached `ironclaw sandbox spare` makes the spare after the command exited.
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    let spare = loop {
-        let spares = env.sandbox.spares().await.expect("spares");
-        if let Some((c, true)) = spares.first() {
-            break c.clone();
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no spare appeared: {spares:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    };
+    let spare = env.usable_spare(None).await;
     let listed = env
         .cli()
         .args(["sandbox", "ls"])
@@ -302,14 +290,7 @@ async fn the_cli_leaves_a_spare_that_its_next_new_session_adopts() {
     assert_eq!(env.container_id("second").await, Some(spare.id.clone()));
 
     // Prune removes the next spare (when it has come) and leaves the sessions.
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while env.sandbox.spares().await.expect("spares").is_empty() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no second spare appeared"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    env.usable_spare(Some(&spare.id)).await;
     let pruned = env
         .cli()
         .args(["sandbox", "prune"])

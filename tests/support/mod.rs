@@ -123,6 +123,29 @@ impl TestEnv {
             .map(|c| c.id)
     }
 
+    /// Waits up to a minute for a usable warm spare other than `not` (one a detached
+    /// `ironclaw sandbox spare` or the app's keeper is making) and returns it.
+    pub async fn usable_spare(
+        &self,
+        not: Option<&str>,
+    ) -> ironclaw_sandbox::container::ContainerInfo {
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let spares = self.sandbox.spares().await.expect("spares");
+            let found = spares
+                .iter()
+                .find(|(c, usable)| *usable && Some(c.id.as_str()) != not);
+            if let Some((c, _)) = found {
+                return c.clone();
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no warm spare came: {spares:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
     /// Environment for running the CLI against this installation.
     pub fn cli(&self) -> Command {
         let mut cmd = Command::new(cli_bin());

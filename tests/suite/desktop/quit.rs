@@ -295,7 +295,7 @@ async fn the_app_keeps_a_warm_spare_that_a_conversation_adopts_and_quit_removes(
     let env = TestEnv::with_policy("warm_spare: true\n").await;
     let mut app = App::start_in(env, std::sync::Arc::new(ironclaw_desktop::notify::Silent)).await;
     app.desktop.prepare_sandbox().await;
-    let spare = usable_spare(&app.env, None).await;
+    let spare = app.env.usable_spare(None).await.id;
 
     let first = app.conversation;
     let out = run_approved(&mut app, first, "print('in the spare')").await;
@@ -308,7 +308,7 @@ async fn the_app_keeps_a_warm_spare_that_a_conversation_adopts_and_quit_removes(
         "the first run adopted the spare"
     );
     assert_eq!(app.desktop.running_sandboxes().await.expect("count"), 1);
-    let next = usable_spare(&app.env, Some(&spare)).await;
+    let next = app.env.usable_spare(Some(&spare)).await.id;
 
     let report = app.desktop.shutdown().await;
     assert_eq!(report.stopped, vec![first.to_string()], "{report:?}");
@@ -318,23 +318,4 @@ async fn the_app_keeps_a_warm_spare_that_a_conversation_adopts_and_quit_removes(
     assert!(gone.is_err(), "the spare was removed, not stopped");
     let kept = app.env.sandbox.container_of(&session).await.expect("find");
     assert_eq!(kept.map(|c| (c.id, c.state)), Some((spare, State::Stopped)));
-}
-
-/// Waits for a usable spare other than `not`; returns its id.
-async fn usable_spare(env: &TestEnv, not: Option<&str>) -> String {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    loop {
-        let spares = env.sandbox.spares().await.expect("spares");
-        if let Some((c, _)) = spares
-            .iter()
-            .find(|(c, usable)| *usable && Some(c.id.as_str()) != not)
-        {
-            return c.id.clone();
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no warm spare came: {spares:?}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    }
 }

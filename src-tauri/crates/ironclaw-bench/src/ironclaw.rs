@@ -123,6 +123,18 @@ pub struct Cold {
 pub async fn cold_once(template: &Sandbox, session: &SessionName) -> anyhow::Result<Cold> {
     remove_session_container(template, session).await?;
     let sandbox = fresh(template);
+    let (cold, result) = print_one(&sandbox, session).await?;
+    if !result.container_started {
+        bail!("a cold print(1) did not start its container");
+    }
+    Ok(cold)
+}
+
+/// `print(1)` in `session`, timed to its first output and to `exec`'s return; checks the answer.
+async fn print_one(
+    sandbox: &Sandbox,
+    session: &SessionName,
+) -> anyhow::Result<(Cold, ironclaw_sandbox::exec::ExecResult)> {
     let request = ExecRequest::new(Language::Python, "print(1)");
     let mut first: Option<Instant> = None;
     let mut stdout = Vec::with_capacity(16);
@@ -143,20 +155,20 @@ pub async fn cold_once(template: &Sandbox, session: &SessionName) -> anyhow::Res
         )
         .await?;
     let total = t.elapsed();
-    if result.exit_code != 0 || stdout != b"1\n" || !result.container_started {
+    if result.exit_code != 0 || stdout != b"1\n" {
         bail!(
-            "cold print(1) gave exit code {}, output {:?}, container_started {}",
+            "print(1) gave exit code {}, output {:?}",
             result.exit_code,
-            String::from_utf8_lossy(&stdout),
-            result.container_started
+            String::from_utf8_lossy(&stdout)
         );
     }
     let first = first.context("no output arrived")?;
-    Ok(Cold {
+    let cold = Cold {
         first_output: first.duration_since(t),
         total,
         idle_bytes: None,
-    })
+    };
+    Ok((cold, result))
 }
 
 /// A client on `template`'s data folder (same instance, sessions, containers) whose policy
@@ -224,41 +236,16 @@ pub async fn spare_once(spares: &Sandbox, session: &SessionName) -> anyhow::Resu
     let spare = spare_ready(spares).await?;
     let idle_bytes = memory_in_use(spares, &spare).await?;
     let sandbox = fresh(spares);
-    let request = ExecRequest::new(Language::Python, "print(1)");
-    let mut first: Option<Instant> = None;
-    let mut on_event = |event: ExecEvent| {
-        if let ExecEvent::Stdout(_) = event {
-            first.get_or_insert_with(Instant::now);
-        }
-    };
-    let t = Instant::now();
-    let result = sandbox
-        .exec(
-            session,
-            &SessionOptions::default(),
-            &request,
-            &mut on_event,
-            &CancellationToken::new(),
-        )
-        .await?;
-    let total = t.elapsed();
+    let ran = print_one(&sandbox, session).await;
     let adopted = sandbox.container_of(session).await?.map(|c| c.id);
     sandbox.remove(session, true).await?;
-    if result.exit_code != 0 || result.stdout != "1\n" {
-        bail!(
-            "print(1) in a new session gave exit code {}, output {:?}",
-            result.exit_code,
-            result.stdout
-        );
-    }
+    let (cold, _) = ran?;
     if adopted.as_deref() != Some(spare.as_str()) {
         bail!("the new session did not adopt the warm spare");
     }
-    let first = first.context("no output arrived")?;
     Ok(Cold {
-        first_output: first.duration_since(t),
-        total,
         idle_bytes: Some(idle_bytes),
+        ..cold
     })
 }
 

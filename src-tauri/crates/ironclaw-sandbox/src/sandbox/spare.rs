@@ -52,6 +52,10 @@ const RETIRED_SUFFIX: &str = ".retired";
 const STRAY_DIR_GRACE: Duration = Duration::from_secs(120);
 /// How often a keeper looks at its spare, at most.
 const KEEPER_TICK: Duration = Duration::from_secs(300);
+/// A keeper makes its first spare this long after it starts, and the next one this long after
+/// an adoption: a container's creation costs the engine some CPU, which the app's first paint
+/// and the adopting session's first run should not have to share.
+const KEEPER_PAUSE: Duration = Duration::from_millis(1500);
 
 /// What [`Sandbox::ensure_spare`] found or did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -165,12 +169,17 @@ impl Sandbox {
         self.took_spare.load(Ordering::Relaxed)
     }
 
-    /// Keeps a spare ready until `cancel`: at once, after each adoption, and every few minutes
+    /// Keeps a spare ready until `cancel`: shortly after it starts, shortly after each adoption
+    /// ([`KEEPER_PAUSE`]), and every few minutes
     /// (a spare near its idle timeout is replaced before it stops itself). A failure is logged
     /// and tried again at the next tick: without a spare, a first run only starts its sandbox
     /// the usual way.
     pub async fn keep_spare(self: Arc<Self>, cancel: CancellationToken) {
-        while !cancel.is_cancelled() {
+        loop {
+            tokio::select! {
+                () = cancel.cancelled() => break,
+                () = tokio::time::sleep(KEEPER_PAUSE) => {}
+            }
             match self.ensure_spare().await {
                 Ok(status) => tracing::debug!(?status, "warm spare"),
                 Err(e) => tracing::warn!(
