@@ -184,5 +184,8 @@ try {
   console.log(`| Approve → first output byte painted, p50 / p95 (${waits.n} runs of \`print(n)\`, warm sandbox)${gpuNote} | ${ms(waits.output.p50)} / ${ms(waits.output.p95)} ms (in the page's DOM: ${ms(waits.outputDom.p50)} / ${ms(waits.outputDom.p95)} ms) | IRONCLAW_GPU=on: ${ms(gpuWaits.output.p50)} / ${ms(gpuWaits.output.p95)} ms; target p50 ≤ 30 ms |`);
   console.log(`\nPSS by process (MiB): ${breakdown}`);
 } finally {
+  // The launches end by signal, so the warm spare each one's keeper made is still there.
+  const { instanceId, removeContainers } = await import(path.join(path.dirname(new URL(import.meta.url).pathname), "../tests/e2e/lib/harness.mjs"));
+  await removeContainers(instanceId(path.join(root, "data")));
   fs.rmSync(root, { recursive: true, force: true });
 }
