@@ -136,6 +136,14 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
     })
     .await?;
     let sandbox = Arc::new(sandbox);
+    // As in the app: a warm spare kept while the chat runs (its first run may adopt it).
+    if sandbox.policy().warm_spare {
+        tokio::spawn(
+            sandbox
+                .clone()
+                .keep_spare(tokio_util::sync::CancellationToken::new()),
+        );
+    }
     let base = ironclaw_agent::Runtime {
         sandbox: sandbox.clone(),
         provider: Arc::from(resolved.provider),
