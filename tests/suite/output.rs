@@ -3,6 +3,8 @@
 
 use ironclaw_tests::*;
 use pretty_assertions::assert_eq;
+use std::time::Duration;
+
 use tokio_util::sync::CancellationToken;
 
 const HUNDRED_MIB: u64 = 100 << 20;
@@ -175,4 +177,116 @@ async fn resource_samples_stream_during_long_executions() {
         "peak {}",
         r.peak_memory_bytes
     );
+}
+
+/// User + system CPU time a host process has used so far.
+fn cpu_time(pid: i32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("process stat");
+    // Fields after the command (which may hold spaces) start at state: utime and stime are
+    // the 12th and 13th from there.
+    let after = &stat[stat.rfind(')').expect("comm") + 2..];
+    let ticks: u64 = after
+        .split(' ')
+        .skip(11)
+        .take(2)
+        .map(|f| f.parse::<u64>().expect("tick count"))
+        .sum();
+    // In USER_HZ, which Linux fixes at 100 for user space.
+    Duration::from_millis(ticks * 10)
+}
+
+/// A client that reads slower than the code writes (a busy app, a slow terminal) keeps the
+/// sandbox's output pipes full all the way down. The supervisor must then wait for room, not
+/// spin: an earlier version waited for "source readable or destination writable" after a
+/// splice that would block, and the source was always readable, so it burnt CPU for as long as
+/// the host lagged (it made the 100 MiB stream figure swing between runs). Past the capture
+/// cap, where the zero-copy path runs.
+#[tokio::test]
+async fn a_host_that_reads_slowly_costs_the_supervisor_no_cpu() {
+    let env = TestEnv::new().await;
+    ok(&sh(&env, "s", "true").await);
+    let container = env.container_id("s").await.expect("container");
+    let supervisor = host_pid_of(
+        env.docker(),
+        &container,
+        "/usr/libexec/ironclaw/python3 -I /opt/ironclaw/supervisor.py",
+    )
+    .await
+    .expect("the supervisor's host pid");
+    // 8 MiB/s for 2 s: far slower than `head` writes.
+    const SLOW: Duration = Duration::from_secs(2);
+    const RATE: u64 = 8 << 20;
+
+    let mut slow_from: Option<(std::time::Instant, Duration)> = None;
+    let mut measured: Option<(Duration, Duration, bool)> = None;
+    let mut received = 0u64;
+    let total = 96u64 << 20;
+    let request = ExecRequest::new(Language::Shell, format!("head -c {total} /dev/zero"));
+    let (docker, id) = (env.docker().clone(), container.clone());
+    let mut on_event = |e: ExecEvent| {
+        let ExecEvent::Stdout(b) = e else { return };
+        received += b.len() as u64;
+        if measured.is_some() || received < 4 << 20 {
+            return;
+        }
+        let (since, cpu_before) =
+            *slow_from.get_or_insert_with(|| (std::time::Instant::now(), cpu_time(supervisor)));
+        if since.elapsed() < SLOW {
+            // A blocking sleep holds this test's only runtime thread: nothing drains the
+            // attach stream meanwhile either.
+            std::thread::sleep(Duration::from_micros(b.len() as u64 * 1_000_000 / RATE));
+            return;
+        }
+        let used = cpu_time(supervisor).saturating_sub(cpu_before);
+        // The attack ran: `head` still had output to give, so the pipes to us stayed full.
+        let writer_waiting = std::thread::scope(|s| {
+            s.spawn(|| {
+                tokio::runtime::Runtime::new()
+                    .expect("runtime")
+                    .block_on(host_pid_of(&docker, &id, "head -c"))
+                    .is_some()
+            })
+            .join()
+            .unwrap_or(false)
+        });
+        measured = Some((used, since.elapsed(), writer_waiting));
+    };
+    let r = exec_with(
+        &env,
+        "s",
+        &request,
+        &CancellationToken::new(),
+        &mut on_event,
+    )
+    .await
+    .expect("exec");
+    assert_eq!(r.exit_code, 0, "{}", r.stderr);
+    assert_eq!(received, total, "every byte arrives");
+    let (used, slow, writer_waiting) = measured.expect("the client read slowly mid-stream");
+    eprintln!("the supervisor used {used:?} of CPU in {slow:?} of slow reading");
+    assert!(
+        writer_waiting,
+        "`head` had finished before the slow reading ended: the pipes were never full"
+    );
+    // A spinning supervisor takes what a core (or a loaded machine) gives it; a waiting one
+    // wakes only when the host has taken some bytes.
+    assert!(
+        used < slow / 8,
+        "the supervisor used {used:?} of CPU while the host read at 8 MiB/s for {slow:?}"
+    );
+}
+
+/// The host PID of the container's process whose command line starts with `command` (tini's
+/// own line contains the supervisor's).
+async fn host_pid_of(docker: &bollard::Docker, container: &str, command: &str) -> Option<i32> {
+    let options = bollard::query_parameters::TopOptionsBuilder::new()
+        .ps_args("-eo pid,args")
+        .build();
+    let top = docker.top_processes(container, Some(options)).await.ok()?;
+    top.processes?.into_iter().find_map(|row| {
+        let (pid, args) = (row.first()?, row.get(1)?);
+        args.starts_with(command)
+            .then(|| pid.parse().ok())
+            .flatten()
+    })
 }

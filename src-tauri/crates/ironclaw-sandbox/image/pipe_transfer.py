@@ -56,7 +56,7 @@ def splice_all(src, dst, count):
         try:
             n = os.splice(src, dst, count)
         except BlockingIOError:
-            select.select([src], [dst], [], 1.0)
+            wait_for_room(src, dst)
             continue
         except OSError:
             copy_exact(src, dst, count)
@@ -65,6 +65,18 @@ def splice_all(src, dst, count):
             copy_exact(src, dst, count)
             return
         count -= n
+
+
+def wait_for_room(src, dst):
+    """Waits after a splice(2) that would block. The worker's pipe is non-blocking, which makes
+    splice non-blocking on both ends, so EAGAIN means either `src` is empty or `dst` is full.
+    Waiting for both at once would return at once while `src` still holds bytes: a busy loop
+    for as long as the host reads slower than the code writes (it cost more CPU than the rest
+    of the stream together). So wait only for the end that is not ready."""
+    if pipe_bytes(src) > 0:
+        select.select([], [dst], [], 1.0)
+    else:
+        select.select([src], [], [], 1.0)
 
 
 def drain_exact(src, count):
