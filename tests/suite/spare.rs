@@ -260,27 +260,13 @@ async fn turned_off_no_spare_is_kept_or_adopted_and_prune_removes_it() {
 async fn the_cli_leaves_a_spare_that_its_next_new_session_adopts() {
     let env = TestEnv::with_policy(SPARE_ON).await;
     let run = |session: &str| {
-        let out = env
-            .cli()
-            .args(["exec", "--session", session, "print(6 * 7)"])
-            .output()
-            .expect("ironclaw exec");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert_eq!(String::from_utf8_lossy(&out.stdout), "42\n");
+        let out = cli_ok(&env, &["exec", "--session", session, "print(6 * 7)"]);
+        assert_eq!(out, "42\n");
     };
     run("first");
     // A detached `ironclaw sandbox spare` makes the spare after the command exited.
     let spare = env.usable_spare(None).await;
-    let listed = env
-        .cli()
-        .args(["sandbox", "ls"])
-        .output()
-        .expect("sandbox ls");
-    let text = String::from_utf8_lossy(&listed.stdout);
+    let text = cli_ok(&env, &["sandbox", "ls"]);
     assert!(
         text.contains(&spare.session) && text.contains("warm spare"),
         "{text}"
@@ -291,14 +277,20 @@ async fn the_cli_leaves_a_spare_that_its_next_new_session_adopts() {
 
     // Prune removes the next spare (when it has come) and leaves the sessions.
     env.usable_spare(Some(&spare.id)).await;
-    let pruned = env
-        .cli()
-        .args(["sandbox", "prune"])
-        .output()
-        .expect("prune");
-    let text = String::from_utf8_lossy(&pruned.stdout);
+    let text = cli_ok(&env, &["sandbox", "prune"]);
     assert!(text.contains("(warm spare)"), "{text}");
     assert!(env.sandbox.spares().await.expect("spares").is_empty());
     assert_eq!(env.container_id("second").await, Some(spare.id));
     assert!(env.container_id("first").await.is_some());
+}
+
+/// Runs `ironclaw ARGS` in the environment; it must succeed. Its stdout.
+fn cli_ok(env: &TestEnv, args: &[&str]) -> String {
+    let out = env.cli().args(args).output().expect("run ironclaw");
+    assert!(
+        out.status.success(),
+        "ironclaw {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }

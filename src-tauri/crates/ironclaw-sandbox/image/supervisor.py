@@ -19,6 +19,7 @@ This file starts the process; the work is done by its sibling modules:
 
 import ctypes
 import errno
+import fcntl
 import os
 import sys
 
@@ -26,6 +27,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import confinement  # noqa: E402
 from frames import event  # noqa: E402
+from pipe_transfer import F_SETPIPE_SZ, PIPE_SIZE  # noqa: E402
 from run_control import RUN_DIR, Supervisor  # noqa: E402
 
 PR_SET_CHILD_SUBREAPER = 36
@@ -62,6 +64,13 @@ def main():
         libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     except (OSError, AttributeError):
         pass
+    # Our stdout is the engine's pipe to the host. At its default 64 KiB an output flood moves
+    # in 64 KiB steps, each one a wake-up of the engine's copier and of us; at 1 MiB (what an
+    # unprivileged process may set) one splice moves a whole chunk.
+    try:
+        fcntl.fcntl(1, F_SETPIPE_SZ, PIPE_SIZE)
+    except OSError:
+        pass  # not a pipe (a TTY, a file) or a lower limit: the default works too
     os.makedirs(RUN_DIR, exist_ok=True)
     try:
         write_identity()

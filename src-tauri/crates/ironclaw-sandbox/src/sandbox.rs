@@ -308,14 +308,24 @@ impl Sandbox {
         name: &SessionName,
         options: &SessionOptions,
     ) -> Result<SessionRecord> {
-        if self.policy.warm_spare && self.registry.get(name)?.is_none() {
+        let found = self.registry.get(name)?;
+        if self.policy.warm_spare && found.is_none() {
             if let Some(spare) = self.adopt_spare(name, options).await {
                 if let Ok(mut fresh) = self.adopted_fresh.lock() {
                     fresh.insert(name.clone(), (std::time::Instant::now(), spare));
                 }
             }
+            // Read again: the adoption wrote the record (it names the spare), or another
+            // process that adopted one for this session did.
+            return self.record(name, options);
         }
-        self.record(name, options)
+        self.registry.complete(
+            found,
+            name,
+            options.workspace.as_deref(),
+            options.profile.as_deref(),
+            self.user,
+        )
     }
 
     /// At the first run in a spare this process adopted for the session: whether there was

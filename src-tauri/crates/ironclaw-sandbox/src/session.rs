@@ -155,7 +155,21 @@ impl Registry {
         profile: Option<&str>,
         user: UserMapping,
     ) -> Result<SessionRecord> {
-        let (mut record, mut dirty) = match self.get(name)? {
+        let found = self.get(name)?;
+        self.complete(found, name, workspace, profile, user)
+    }
+
+    /// [`Self::get_or_create`] for a caller that has just read the record (`found`, `None`
+    /// when there was none): the warm path reads the file once.
+    pub fn complete(
+        &self,
+        found: Option<SessionRecord>,
+        name: &SessionName,
+        workspace: Option<&Path>,
+        profile: Option<&str>,
+        user: UserMapping,
+    ) -> Result<SessionRecord> {
+        let (mut record, mut dirty) = match found {
             Some(r) => (r, false),
             None => (
                 SessionRecord {
