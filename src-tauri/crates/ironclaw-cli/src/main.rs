@@ -178,11 +178,17 @@ enum SandboxCommand {
 fn main() -> ExitCode {
     init_tracing();
     let cli = Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    // `exec` is one request and its stream: one thread runs it without waking another for
+    // each frame, and spawns no worker threads first (both measurable in its few ms).
+    let mut builder = match cli.command {
+        Command::Exec { .. } => tokio::runtime::Builder::new_current_thread(),
+        _ => {
+            let mut b = tokio::runtime::Builder::new_multi_thread();
+            b.worker_threads(2);
+            b
+        }
+    };
+    let runtime = match builder.enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("ironclaw: cannot start the async runtime: {e}");

@@ -406,11 +406,28 @@ impl Sandbox {
             }
             NetworkMode::Allowlist => Some(self.egress.acquire(session).await?),
         };
-        // A spare adopted a moment ago was listed then: no second lookup.
-        let found = match adopted {
-            Some(spare) => Some(spare),
-            None => container::find(&self.docker, &self.instance, record.label()).await?,
+        // The first run of this process in the session. Its container is looked up by label
+        // and, at the same time, attached by the name it would have: on the warm path the
+        // attach is ready when the lookup returns (a round trip saved on every `ironclaw
+        // exec`). It is used only if the container the labels found has that name and is
+        // kept; otherwise it is dropped unused (nothing was sent on it).
+        let name = container::name_of(&self.instance, record.label());
+        let lookup = async {
+            match adopted {
+                // A spare adopted a moment ago was listed then: no second lookup.
+                Some(spare) => Ok(Some(spare)),
+                None => container::find(&self.docker, &self.instance, record.label()).await,
+            }
         };
+        let early = async {
+            match egress {
+                None => Connection::attach(&self.docker, &name).await.ok(),
+                // Joining the egress network comes first; no head start.
+                Some(_) => None,
+            }
+        };
+        let (found, early) = tokio::join!(lookup, early);
+        let found = found?;
         let found = match found {
             Some(c) if record.container.is_some() && c.state != State::Running => {
                 // An adopted spare's mount names the spare's old folder, which Docker would
@@ -444,6 +461,10 @@ impl Sandbox {
                 self.egress.detach(&c.id).await?;
             }
         }
+        let early = match &found {
+            Some(c) if c.name == name => early,
+            _ => None,
+        };
         let (id, needs_start) = match found {
             Some(c) => (c.id, c.state != State::Running),
             None => {
@@ -468,7 +489,10 @@ impl Sandbox {
             }
         };
         // Attach before starting so nothing the supervisor says at start-up is missed.
-        let conn = Connection::attach(&self.docker, &id).await?;
+        let conn = match early {
+            Some(conn) => conn,
+            None => Connection::attach(&self.docker, &id).await?,
+        };
         if needs_start {
             container::start(&self.docker, &id).await?;
         }

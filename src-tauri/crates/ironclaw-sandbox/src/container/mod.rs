@@ -1,5 +1,6 @@
 //! Sandbox containers: how one is made (every hardening flag lives in [`create_body`], in
-//! `definition.rs`) and how we find ours again — always by label, never by guessing names.
+//! `definition.rs`) and how we find ours again — always by label, never by guessing names (a
+//! name only lets an attach start early, see `Sandbox::warm_up`).
 
 mod definition;
 pub mod masks;
@@ -130,8 +131,14 @@ impl ContainerSpec<'_> {
 
 impl ContainerSpec<'_> {
     pub fn name(&self) -> String {
-        format!("ironclaw-{}-{}", self.instance, self.session)
+        name_of(self.instance, self.session)
     }
+}
+
+/// The name a container made for `label` (a session's name or a spare's) by `instance` has.
+/// Only a head start: what a container is, is decided by its labels.
+pub fn name_of(instance: &str, label: &str) -> String {
+    format!("ironclaw-{instance}-{label}")
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
