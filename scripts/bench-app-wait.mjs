@@ -62,8 +62,12 @@ function percentile(sorted, p) {
 
 /** Measures `rounds` turns (after `warmups` unmeasured ones) in one conversation of the app at
  *  `appBin`; returns `{ dialog, output, dialogDom, outputDom }` (each `{p50, p95}` in ms:
- *  until painted, and until in the page's DOM) and `n`. */
-export async function measureWaits(appBin, { rounds = 20, warmups = 2, env = {} } = {}) {
+ *  until painted, and until in the page's DOM) and `n`. With `newConversations`, every round
+ *  after the first is the first turn of a new conversation, started `settleMs` after it was
+ *  opened (time for the warm spare the last one adopted to be replaced); `adopted` then says
+ *  how many of the `conversations` (warm-ups too) ran in an adopted spare. `sandboxYaml` is the
+ *  user's sandbox.yaml. */
+export async function measureWaits(appBin, { rounds = 20, warmups = 2, env = {}, newConversations = false, settleMs = 3000, sandboxYaml = null } = {}) {
   // The harness reads these when it is loaded; the app inherits the driver's environment.
   process.env.IRONCLAW_APP_BIN = appBin;
   process.env.TAURI_WEBVIEW_AUTOMATION = "true";
@@ -72,6 +76,7 @@ export async function measureWaits(appBin, { rounds = 20, warmups = 2, env = {} 
   const { prepare, runCodeReplies } = await import(path.join(ROOT, "tests/e2e/lib/harness.mjs"));
   const { approvalDialog, sendMessage, waitForAssistant } = await import(path.join(ROOT, "tests/e2e/lib/ui.mjs"));
   const { testid } = await import(path.join(ROOT, "tests/e2e/lib/webdriver.mjs"));
+  const fs = await import("node:fs");
 
   const total = warmups + rounds;
   const replies = [];
@@ -84,11 +89,21 @@ export async function measureWaits(appBin, { rounds = 20, warmups = 2, env = {} 
   const output = [];
   const dialogDom = [];
   const outputDom = [];
+  let adopted = null;
   try {
-    const app = await prepare(t, { replies });
+    const app = await prepare(t, { replies, sandboxYaml });
     const s = await app.start();
     await s.execute(PROBE);
     for (let i = 0; i < total; i++) {
+      if (newConversations && i > 0) {
+        const active = `${testid("conversation-item")}.active`;
+        const before = await (await s.find(active)).attribute("data-id");
+        await (await s.byTestId("new-conversation")).click();
+        await s.waitUntil("the new conversation to open", async () =>
+          (await (await s.find(active)).attribute("data-id")) !== before);
+        await s.waitUntil("its empty chat", async () => (await s.allByTestId("execution-cell")).length === 0);
+        await new Promise((r) => setTimeout(r, settleMs));
+      }
       await sendMessage(s, `round ${i}`);
       const d = await approvalDialog(s, { timeoutMs: 60_000 });
       await (await d.find(testid("approve-button"))).click();
@@ -103,6 +118,13 @@ export async function measureWaits(appBin, { rounds = 20, warmups = 2, env = {} 
         dialogDom.push(w.dialogSeen - w.send);
         outputDom.push(w.outputSeen - w.approve);
       }
+    }
+    if (newConversations) {
+      // Which sessions run in an adopted spare: their record names the spare's container.
+      const dir = path.join(app.dataDir, "sessions");
+      const records = fs.readdirSync(dir).filter((f) => f.endsWith(".json"))
+        .map((f) => JSON.parse(fs.readFileSync(path.join(dir, f), "utf8")));
+      adopted = records.filter((r) => r.container).length;
     }
   } finally {
     for (const fn of cleanups.reverse()) await fn();
@@ -121,5 +143,7 @@ export async function measureWaits(appBin, { rounds = 20, warmups = 2, env = {} 
     dialogDom: summary(dialogDom),
     outputDom: summary(outputDom),
     n: rounds,
+    adopted,
+    conversations: total,
   };
 }

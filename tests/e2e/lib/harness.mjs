@@ -153,9 +153,10 @@ function safeName(name) {
  * - `env`: extra environment for the app.
  * - `provider`: write provider.yaml naming the scripted LLM (false: a first run, no model set up).
  */
-export async function prepare(t, { replies = [], env = {}, provider = true, failingLaunchers = false, screenshots = true } = {}) {
+export async function prepare(t, { replies = [], env = {}, provider = true, failingLaunchers = false, screenshots = true, sandboxYaml = null } = {}) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "ironclaw-app-e2e-"));
   const app = new App(t, root);
+  app.sandboxYaml = sandboxYaml;
   // Without compositing, WebKitWebDriver's screenshot command can hang (see scripts/e2e.sh).
   app.screenshots = screenshots;
   t.after(() => app.teardown());
@@ -184,6 +185,7 @@ export class App {
     }
     this.instance = instanceId(this.dataDir);
     this.llm = await startMockLlm(this.root, replies);
+    if (this.sandboxYaml !== null) fs.writeFileSync(path.join(this.configDir, "sandbox.yaml"), this.sandboxYaml);
     if (provider) {
       fs.writeFileSync(
         path.join(this.configDir, "provider.yaml"),
