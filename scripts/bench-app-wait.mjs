@@ -91,7 +91,8 @@ export async function measureWaits(appBin, { rounds = 20, warmups = 2, env = {},
   const outputDom = [];
   let adopted = null;
   try {
-    const app = await prepare(t, { replies, sandboxYaml });
+    // No closing screenshot: without compositing, WebKitWebDriver's can hang (scripts/e2e.sh).
+    const app = await prepare(t, { replies, sandboxYaml, screenshots: false });
     const s = await app.start();
     await s.execute(PROBE);
     for (let i = 0; i < total; i++) {
