@@ -66,8 +66,9 @@ function percentile(sorted, p) {
  *  after the first is the first turn of a new conversation, started `settleMs` after it was
  *  opened (time for the warm spare the last one adopted to be replaced); `adopted` then says
  *  how many of the `conversations` (warm-ups too) ran in an adopted spare. `sandboxYaml` is the
- *  user's sandbox.yaml. */
-export async function measureWaits(appBin, { rounds = 20, warmups = 2, env = {}, newConversations = false, settleMs = 3000, sandboxYaml = null } = {}) {
+ *  user's sandbox.yaml; `pageScript` runs in the page after the probe (experiments: a style
+ *  sheet injected to see what a paint costs). */
+export async function measureWaits(appBin, { rounds = 20, warmups = 2, env = {}, newConversations = false, settleMs = 3000, sandboxYaml = null, pageScript = null } = {}) {
   // The harness reads these when it is loaded; the app inherits the driver's environment.
   process.env.IRONCLAW_APP_BIN = appBin;
   process.env.TAURI_WEBVIEW_AUTOMATION = "true";
@@ -95,6 +96,7 @@ export async function measureWaits(appBin, { rounds = 20, warmups = 2, env = {},
     const app = await prepare(t, { replies, sandboxYaml, screenshots: false });
     const s = await app.start();
     await s.execute(PROBE);
+    if (pageScript) await s.execute(pageScript);
     for (let i = 0; i < total; i++) {
       if (newConversations && i > 0) {
         const active = `${testid("conversation-item")}.active`;
