@@ -101,6 +101,10 @@ pub struct PendingBadge {
 }
 
 impl PendingBadge {
+    fn take(&self) -> Option<u32> {
+        self.next.lock().ok().and_then(|mut n| n.take())
+    }
+
     pub fn set(self: &Arc<Self>, app: &AppHandle, count: u32) {
         let Ok(mut next) = self.next.lock() else {
             return;
@@ -112,14 +116,15 @@ impl PendingBadge {
         let (badge, app) = (self.clone(), app.clone());
         tauri::async_runtime::spawn(async move {
             tokio::time::sleep(BADGE_DELAY).await;
-            let handle = app.clone();
+            let (handle, drawing) = (app.clone(), badge.clone());
             let drawn = app.run_on_main_thread(move || {
-                let count = badge.next.lock().ok().and_then(|mut n| n.take());
-                if let Some(count) = count {
+                if let Some(count) = drawing.take() {
                     show_pending(&handle, count);
                 }
             });
             if let Err(e) = drawn {
+                // Not drawn; the next change schedules again.
+                badge.take();
                 tracing::warn!(error = %e, "could not show the pending count in the tray");
             }
         });
