@@ -10,6 +10,7 @@
 //   VARIANTS is a comma-separated list of the names below (default: all).
 
 import * as fs from "node:fs";
+import * as os from "node:os";
 
 import { measureWaits } from "./bench-app-wait.mjs";
 
@@ -49,17 +50,16 @@ if (unknown.length) {
   process.exit(2);
 }
 
+const ms = (x) => `${Math.round(x)}`;
 const results = Object.fromEntries(names.map((n) => [n, []]));
 for (let r = 0; r < reps; r++) {
   for (const name of names) {
     const w = await measureWaits(app, { rounds, pageScript: VARIANTS[name] });
     results[name].push(w);
-    console.error(`${name} (launch ${r + 1}/${reps}): approve → output ${w.output.p50} / ${w.output.p95} ms`);
+    console.error(`${name} (launch ${r + 1}/${reps}): approve → output ${ms(w.output.p50)} / ${ms(w.output.p95)} ms`);
   }
 }
 
-const ms = (x) => `${Math.round(x)}`;
-const os = await import("node:os");
 console.log(`\nApprove → first output painted and Send → dialog painted, p50 / p95 ms per launch (${rounds} turns each, load average ${os.loadavg()[0].toFixed(2)} at the end):\n`);
 console.log("| variant | Approve → output | Send → dialog |");
 console.log("|---|---|---|");
