@@ -106,7 +106,7 @@ fn mountinfo(text: &str) -> Vec<(String, String, String, String, String)> {
 }
 
 #[tokio::test]
-async fn the_only_host_folder_mounted_is_the_workspace() {
+async fn the_only_host_folders_mounted_are_the_workspace_and_the_read_only_output_sockets() {
     let env = TestEnv::new().await;
     let host = HostSnapshot::take(&env);
     let text = ok(&sh(&env, "s", "cat /proc/self/mountinfo").await);
@@ -119,7 +119,22 @@ async fn the_only_host_folder_mounted_is_the_workspace() {
         "/ is writable: {root:?}"
     );
     let mut workspace_seen = false;
+    let mut channel_seen = false;
+    let container = env
+        .sandbox
+        .container_of(&name("s"))
+        .await
+        .expect("lookup")
+        .expect("container")
+        .name;
     for (dev, src, target, opts, fstype) in &mounts {
+        if target == "/run/ironclaw-channel" {
+            // This container's own folder of host sockets, and read-only.
+            assert!(src.ends_with(&format!("/channels/{container}")), "{src}");
+            assert!(opts.split(',').any(|o| o == "ro"), "{opts}");
+            channel_seen = true;
+            continue;
+        }
         if target == "/workspace" {
             // `src` is relative to the root of the host filesystem holding the workspace.
             assert!(
@@ -144,7 +159,7 @@ async fn the_only_host_folder_mounted_is_the_workspace() {
             "host path {src} ({fstype}) mounted at {target} ({opts})"
         );
     }
-    assert!(workspace_seen, "{text}");
+    assert!(workspace_seen && channel_seen, "{text}");
     // No shared propagation, so nothing mounted later on the host appears inside.
     let ws_line = text
         .lines()

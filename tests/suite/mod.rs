@@ -17,6 +17,7 @@ mod limits;
 mod masks;
 mod network;
 mod output;
+mod output_channel;
 mod processes;
 mod quota;
 mod recovery;

@@ -40,6 +40,10 @@ async fn hundred_megabytes_stream_through_with_bounded_memory() {
     .expect("exec");
 
     assert_eq!(r.exit_code, 0, "{}", r.stderr);
+    assert!(
+        r.direct_output,
+        "over this process's socket, not the engine"
+    );
     assert_eq!(streamed, HUNDRED_MIB, "every byte reaches the event stream");
     // Progressively, not as one blob at the end (the chunk size is the supervisor's business).
     assert!(events >= 10, "streamed in chunks, got {events} events");

@@ -365,8 +365,18 @@ pub fn cis_runtime_checks(info: &ContainerInspectResponse) -> Vec<(&'static str,
                 .all(|m| !sensitive.contains(&m.source.as_deref().unwrap_or_default())),
         ),
         (
-            "5.5 the workspace is the only mount",
-            mounts.len() == 1 && mounts[0].destination.as_deref() == Some("/workspace"),
+            "5.5 the workspace is the only writable mount; the only other is the output \
+             sockets' folder, read-only, this container's own in IronClaw's data folder",
+            mounts.len() == 2
+                && mounts
+                    .iter()
+                    .any(|m| m.destination.as_deref() == Some("/workspace") && m.rw == Some(true))
+                && mounts.iter().any(|m| {
+                    let own = format!("/channels{}", info.name.as_deref().unwrap_or("?"));
+                    m.destination.as_deref() == Some("/run/ironclaw-channel")
+                        && m.rw == Some(false)
+                        && m.source.as_deref().is_some_and(|s| s.ends_with(&own))
+                }),
         ),
         (
             "5.5 no binds or volumes-from",

@@ -9,7 +9,8 @@ const WARM_P50_TARGET_MS: f64 = 2.0;
 const COLD_RATIO_TARGET: f64 = 1.5;
 /// Issue 17: a new conversation's first run, with the warm spare, in-process.
 const SPARE_FIRST_OUTPUT_TARGET_MS: f64 = 10.0;
-const STREAM_RATIO_TARGET: f64 = 0.8;
+/// Issue 17: at least the rate of the engine's own `docker exec`.
+const STREAM_RATIO_TARGET: f64 = 1.0;
 const STREAM_RSS_TARGET_MIB: f64 = 64.0;
 
 fn p50(section: &Section, key: &str) -> Option<f64> {
@@ -62,6 +63,7 @@ pub fn judge_cold(s: &mut Section) {
 
 pub fn judge_stream(s: &mut Section) {
     let ic = p50(s, "ironclaw");
+    let api = p50(s, "docker_exec_api");
     for row in &mut s.rows {
         match row.key {
             "docker_exec_api" | "docker_exec_cli" => {
@@ -71,6 +73,13 @@ pub fn judge_stream(s: &mut Section) {
                 };
                 let met = row.ratio.map(|r| r >= STREAM_RATIO_TARGET);
                 row.judge(format!("IronClaw ≥ {STREAM_RATIO_TARGET}× raw"), met);
+            }
+            "ironclaw_attach" => {
+                // What the output socket gains: this path's rate ÷ the raw API's (no target).
+                row.ratio = match (row.p50, api) {
+                    (Some(attach), Some(api)) if api > 0.0 => Some(attach / api),
+                    _ => None,
+                };
             }
             "ironclaw_peak_rss" => {
                 let met = row.peak_mib.map(|p| p.max < STREAM_RSS_TARGET_MIB);

@@ -22,6 +22,11 @@ pub fn rotation(round: usize) -> [usize; 3] {
     [r, (r + 1) % 3, (r + 2) % 3]
 }
 
+/// The same for `n` variants: each leads one round in turn.
+pub fn rotation_of(round: usize, n: usize) -> impl Iterator<Item = usize> {
+    (0..n).map(move |i| (round + i) % n)
+}
+
 /// Timed runs of one variant; a baseline that fails once is dropped with its reason.
 pub struct Series {
     samples: Vec<Duration>,
@@ -80,6 +85,12 @@ mod tests {
             let mut turn = rotation(r);
             turn.sort_unstable();
             assert_eq!(turn, [0, 1, 2]);
+        }
+        for r in 0..8 {
+            let mut turn: Vec<usize> = rotation_of(r, 4).collect();
+            assert_eq!(turn[0], r % 4);
+            turn.sort_unstable();
+            assert_eq!(turn, [0, 1, 2, 3]);
         }
     }
 }

@@ -12,7 +12,7 @@ use crate::baseline::{self, DockerCli};
 use crate::plan::Plan;
 use crate::report::{Row, Section};
 use crate::targets::{judge_cold, judge_stream, judge_warm};
-use crate::turns::{blocking, reason, rotation, Series};
+use crate::turns::{blocking, reason, rotation, rotation_of, Series};
 use crate::{ironclaw, progress, rss, SESSION};
 
 /// The warm round trip; also returns the id of the session's container, which the stream
@@ -117,9 +117,10 @@ pub async fn stream(
     let mut api_stream = Series::ok();
     let mut api_peaks = Vec::new();
     let mut cli_stream = Series::for_cli(cli, cli_skip);
+    let mut attach_stream = Series::ok();
     for round in 0..plan.stream_warmups + plan.stream_runs {
         let timed = round >= plan.stream_warmups;
-        for turn in rotation(round) {
+        for turn in rotation_of(round, 4) {
             match turn {
                 0 => {
                     let (dt, peak) = ironclaw::stream_once(sandbox, session, bytes, timed)
@@ -141,6 +142,14 @@ pub async fn stream(
                         cli_stream.record(timed, r);
                     }
                 }
+                3 => {
+                    // The path a container without the output socket takes: through the engine.
+                    sandbox.set_direct_output(false);
+                    let r = ironclaw::stream_once(sandbox, session, bytes, false).await;
+                    sandbox.set_direct_output(true);
+                    let (dt, _) = r.context("IronClaw stream over attach")?;
+                    attach_stream.record(timed, Ok(dt));
+                }
                 _ => {}
             }
         }
@@ -155,6 +164,12 @@ pub async fn stream(
                 format!("**IronClaw** shell `head -c {bytes} /dev/zero`, bytes counted from Stdout events"),
                 bytes,
                 ic_stream.done(),
+            ),
+            Row::rate(
+                "ironclaw_attach",
+                "IronClaw the same, its output through the engine's attach (a container without the output socket)".to_string(),
+                bytes,
+                attach_stream.done(),
             ),
             Row::rate(
                 "docker_exec_api",

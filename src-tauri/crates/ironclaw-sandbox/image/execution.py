@@ -13,7 +13,7 @@ from time import monotonic as now
 
 import cells
 from cgroup_memory import memory_usage, oom_kills
-from frames import STDERR, STDOUT, header, send
+from frames import STDERR, STDOUT, close_channel, header, host_gone, out_fd, send
 from pipe_transfer import (
     F_SETPIPE_SZ,
     PIPE_SIZE,
@@ -158,9 +158,25 @@ class Execution:
             # would block on bytes the failed splice already took).
             self.log_error = str(exc)
             drain_exact(self.scratch[0], pipe_bytes(self.scratch[0]))
-        os.write(1, header(kind, self.seq, count))
-        splice_all(fd, 1, count)
         self.bytes[kind] += count
+        out = out_fd(self.seq)
+        try:
+            write_all(out, header(kind, self.seq, count))
+        except OSError as exc:
+            if not host_gone(exc, out):
+                raise
+            close_channel(self.seq)
+            out = 1
+            os.write(1, header(kind, self.seq, count))
+        try:
+            splice_all(fd, out, count)
+        except OSError as exc:
+            if not host_gone(exc, out):
+                raise
+            # The host stopped waiting for this run mid-frame: the frame's rest is dropped
+            # (its header is out on the socket), and the run goes on without the channel.
+            close_channel(self.seq)
+            drain_exact(fd, getattr(exc, "remaining", 0))
         return True
 
     def sample(self):
@@ -168,3 +184,8 @@ class Execution:
         if t - self.sampled >= 0.02:
             self.sampled = t
             self.peak = max(self.peak, memory_usage())
+
+
+def write_all(fd, data):
+    while data:
+        data = data[os.write(fd, data):]

@@ -1,7 +1,7 @@
 """The supervisor's side of the host protocol: frames out, on the container's stdout.
 
-Wire protocol (the container's stdin/stdout, reached by `docker attach`; src/protocol.rs is the
-host's side):
+Wire protocol (the container's stdin/stdout, reached by `docker attach`, and the output channel
+below; src/protocol.rs is the host's side):
   host -> here: one JSON object per line, {"op": "exec"|"cancel"|"ping"|"status", "seq": N, ...}
   here -> host: frames  MAGIC(2) KIND(1) SEQ(u32 BE) LEN(u32 BE) CHECK(1) PAYLOAD(LEN)
       KIND 1 = stdout bytes, 2 = stderr bytes, 3 = event (UTF-8 JSON object with "type").
@@ -11,10 +11,23 @@ host's side):
 Code cannot write frames: the interpreters' stdout and stderr are pipes the supervisor reads
 and wraps into frames, and the supervisor (like tini) is non-dumpable, so its fd 1 cannot be
 opened through /proc.
+
+The output channel. A run's frames (all of them, its output and its events up to `ended`) may
+instead go over a Unix socket the host listens on, in a read-only folder of its own mounted at
+CHANNEL_DIR: the same frames without the engine's two copies (shim and dockerd) in between,
+which is what an output flood costs most. The exec request names the socket and carries a
+one-time token; the host accepts a connection only with a token it issued for a run in progress
+and only that run's frames on it. The token travels on our stdin and lives in our memory, which
+code cannot read (non-dumpable, see above), and the socket is not inherited by the interpreters.
+Where the folder or the socket is missing (an older container, an engine on another machine),
+the frames go on stdout as before.
 """
 
+import errno
 import json
 import os
+import re
+import socket
 import struct
 
 MAGIC = b"\xc1\xa7"
@@ -28,12 +41,73 @@ def header(kind, seq, length):
     return head + bytes([sum(head) & 0xFF])
 
 
+CHANNEL_DIR = "/run/ironclaw-channel"
+_CHANNEL_NAME = re.compile(r"[0-9a-f]{16}\Z")
+_CHANNEL_TOKEN = re.compile(r"[0-9a-f]{32}\Z")
+CHANNEL_CONNECT_TIMEOUT = 1.0
+_channels = {}  # seq -> the connected socket, while that run lasts
+# What a host that closed its end looks like to a writer.
+_HOST_GONE = (errno.EPIPE, errno.ECONNRESET, errno.ENOTCONN)
+
+
+def open_channel(seq, spec):
+    """Connects run `seq`'s frames to the host's socket named in the request; False (frames go
+    on stdout) when the request names none or the socket cannot be reached."""
+    if not isinstance(spec, dict):
+        return False
+    name, token = spec.get("name"), spec.get("token")
+    if not (isinstance(name, str) and _CHANNEL_NAME.match(name)):
+        return False
+    if not (isinstance(token, str) and _CHANNEL_TOKEN.match(token)):
+        return False
+    # Python's sockets are not inheritable: the interpreters we spawn never hold this one.
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.settimeout(CHANNEL_CONNECT_TIMEOUT)
+        s.connect(os.path.join(CHANNEL_DIR, name + ".sock"))
+        s.sendall((token + "\n").encode())
+        s.setblocking(True)
+    except OSError:
+        s.close()
+        return False
+    _channels[seq] = s
+    return True
+
+
+def close_channel(seq):
+    """After the run's last frame (the host reads to the end, then sees the socket close), or
+    when the host closed its end mid-run because it stopped waiting for this run: then the
+    rest goes on stdout, where nobody routes it, instead of ending the supervisor as a closed
+    stdout does."""
+    s = _channels.pop(seq, None)
+    if s is not None:
+        s.close()
+
+
+def out_fd(seq):
+    s = _channels.get(seq)
+    return 1 if s is None else s.fileno()
+
+
+def host_gone(exc, fd):
+    return fd != 1 and isinstance(exc, OSError) and exc.errno in _HOST_GONE
+
+
 def send(kind, seq, payload):
     data = [header(kind, seq, len(payload)), payload]
+    fd = out_fd(seq)
     while data:
         try:
-            n = os.writev(1, data)
+            n = os.writev(fd, data)
         except InterruptedError:
+            continue
+        except OSError as exc:
+            if not host_gone(exc, fd):
+                raise
+            close_channel(seq)
+            # Whatever part of this frame reached the socket is cut off there; the whole
+            # frame goes on stdout.
+            data, fd = [header(kind, seq, len(payload)), payload], 1
             continue
         # Drop what was written, keep the rest (writev may write partially).
         while data and n >= len(data[0]):

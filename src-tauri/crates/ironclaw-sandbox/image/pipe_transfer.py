@@ -51,7 +51,8 @@ def tee(src, dst, count):
 def splice_all(src, dst, count):
     """Moves exactly `count` bytes from the pipe `src` to `dst`, waiting when either side is
     momentarily full or empty. If splice stops working half-way, the rest is copied, because a
-    frame whose header is already out must get exactly the bytes it announced."""
+    frame whose header is already out must get exactly the bytes it announced. An error that
+    ends it carries `remaining`: the announced bytes still in `src`."""
     while count > 0:
         try:
             n = os.splice(src, dst, count)
@@ -97,5 +98,9 @@ def copy_exact(src, dst, count):
         if not data:
             raise OSError(errno.EIO, "pipe closed with %d bytes announced but not sent" % count)
         count -= len(data)
-        while data:
-            data = data[os.write(dst, data):]
+        try:
+            while data:
+                data = data[os.write(dst, data):]
+        except OSError as exc:
+            exc.remaining = count  # what was read here is gone; the rest is still in `src`
+            raise

@@ -17,7 +17,7 @@ import completions
 import integrity
 from cgroup_memory import memory_usage, oom_kills
 from execution import Execution
-from frames import STDERR, STDOUT, event, send
+from frames import STDERR, STDOUT, close_channel, event, open_channel, send
 from interpreters import Worker, collect_zombies, write_interrupt_target
 from pipe_transfer import READ_CHUNK
 from processes import EXIT_STATUS, kill_strays, reap, status_to_rc, wait_exit
@@ -118,7 +118,9 @@ class Supervisor:
         ex = Execution(req, worker, restarted)
         self.issued.append(ex.nonce)
         self.current = ex
-        event(seq, "started", lang=lang, pid=worker.pid, interpreter_restarted=restarted)
+        # From here to `ended`, this run's frames go to the host's socket if it offered one.
+        channel = open_channel(seq, req.get("channel"))
+        event(seq, "started", lang=lang, pid=worker.pid, interpreter_restarted=restarted, channel=channel)
         try:
             if lang == "python":
                 self.cells += 1
@@ -226,6 +228,7 @@ class Supervisor:
             altered_after=after,
             note=note,
         )
+        close_channel(ex.seq)
         self.current = None
         self.last_activity = now()
 

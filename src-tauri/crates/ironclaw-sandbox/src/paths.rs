@@ -56,6 +56,12 @@ impl Paths {
         self.data_dir.join("checkpoints")
     }
 
+    /// Each container's folder of output sockets (see `exec::channel`): in the data folder, so
+    /// only this user's IronClaw listens there.
+    pub fn channels_dir(&self) -> PathBuf {
+        self.data_dir.join("channels")
+    }
+
     pub fn sessions_dir(&self) -> PathBuf {
         self.data_dir.join("sessions")
     }

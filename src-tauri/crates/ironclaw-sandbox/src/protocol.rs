@@ -1,7 +1,8 @@
 //! The wire protocol between the host and the in-container supervisor (`image/supervisor.py`).
 //!
 //! Host → container: one JSON object per line on the container's stdin ([`Request`]).
-//! Container → host: binary frames on its stdout:
+//! Container → host: binary frames on its stdout, or a run's frames on this process's socket
+//! (`exec::channel`):
 //! `MAGIC(2) KIND(1) SEQ(u32 BE) LEN(u32 BE) CHECK(1) PAYLOAD(LEN)`, where CHECK is the sum of
 //! the first 11 bytes mod 256. Output is binary-safe (no base64 on the 100 MB path), and since a
 //! client may attach while a frame is half written, the decoder resynchronises on the magic and
@@ -52,6 +53,9 @@ pub enum Event {
         lang: String,
         #[serde(default)]
         interpreter_restarted: bool,
+        /// This run's frames come over the host's socket, not attach.
+        #[serde(default)]
+        channel: bool,
     },
     Ended(Ended),
     Rejected {
@@ -156,6 +160,9 @@ pub enum Request<'a> {
         /// Start the interpreter afresh before running (the person asked for it).
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         fresh: bool,
+        /// The host's socket for this run's frames (see `exec::channel`); absent: stdout.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        channel: Option<&'a crate::exec::channel::Offer>,
     },
     Cancel {
         seq: u32,
@@ -212,6 +219,12 @@ impl Decoder {
 
     pub fn feed(&mut self, data: &[u8]) {
         self.buf.extend_from_slice(data);
+    }
+
+    /// Where bytes go next, for a reader that can fill it in place (no copy through `feed`).
+    pub fn unfilled(&mut self, at_least: usize) -> &mut BytesMut {
+        self.buf.reserve(at_least);
+        &mut self.buf
     }
 
     /// Next complete frame, or `None` until more bytes arrive.
@@ -394,6 +407,7 @@ mod tests {
             capture_bytes: 10,
             log_name: "x",
             fresh: false,
+            channel: None,
         }
         .to_line();
         assert_eq!(line.iter().filter(|b| **b == b'\n').count(), 1);

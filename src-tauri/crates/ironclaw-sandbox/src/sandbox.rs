@@ -15,7 +15,7 @@ use tracing::Instrument;
 
 use crate::container::{self, ContainerInfo, ContainerSpec, State, UserMapping};
 use crate::error::{Error, Result};
-use crate::exec::{self, connection::Connection, ExecEvent, ExecRequest, ExecResult};
+use crate::exec::{self, channel, connection::Connection, ExecEvent, ExecRequest, ExecResult};
 use crate::image::{self, ImageSpec};
 use crate::network::Egress;
 use crate::paths::Paths;
@@ -81,6 +81,8 @@ pub struct Sandbox {
     quota_watch: std::sync::atomic::AtomicBool,
     /// Whether checkpoint records keep an inotify watch on workspaces between runs.
     workspace_watch: std::sync::atomic::AtomicBool,
+    /// Whether runs offer the supervisor this process's output socket (`exec::channel`).
+    direct_output: std::sync::atomic::AtomicBool,
     checkpoint_stores:
         std::sync::Mutex<HashMap<SessionName, Arc<ironclaw_workspace::checkpoint::Store>>>,
     /// Undo history caps (per conversation, all together): the policy's, unless Settings set
@@ -122,6 +124,7 @@ impl Sandbox {
             quota_bases: std::sync::Mutex::default(),
             quota_watch: std::sync::atomic::AtomicBool::new(true),
             workspace_watch: std::sync::atomic::AtomicBool::new(true),
+            direct_output: std::sync::atomic::AtomicBool::new(true),
             checkpoint_stores: std::sync::Mutex::default(),
             spare_taken: tokio::sync::Notify::new(),
             took_spare: std::sync::atomic::AtomicBool::new(false),
@@ -134,6 +137,15 @@ impl Sandbox {
     #[doc(hidden)]
     pub fn set_quota_watch_for_bench(&self, on: bool) {
         self.quota_watch
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Runs' output over the engine's attach instead of this process's socket: for the bench's
+    /// side by side, and for the tests of the path a container without the socket's folder
+    /// (made by an older IronClaw, or by an engine on another machine) takes.
+    #[doc(hidden)]
+    pub fn set_direct_output(&self, on: bool) {
+        self.direct_output
             .store(on, std::sync::atomic::Ordering::Relaxed);
     }
 
@@ -252,6 +264,9 @@ impl Sandbox {
             workspace: &record.workspace,
             quota: monitor.as_mut(),
             refusals: &mut refusals,
+            direct_output: self
+                .direct_output
+                .load(std::sync::atomic::Ordering::Relaxed),
         };
         let mut result = exec::run(ctx, request, on_event, cancel).await;
         if let Some(m) = monitor.as_mut() {
@@ -465,13 +480,15 @@ impl Sandbox {
             Some(c) if c.name == name => early,
             _ => None,
         };
-        let (id, needs_start) = match found {
-            Some(c) => (c.id, c.state != State::Running),
+        let (id, container_name, needs_start) = match found {
+            Some(c) => (c.id, c.name, c.state != State::Running),
             None => {
                 if record.container.take().is_some() {
                     // From now on the session's container carries its own name.
                     self.registry.save(record)?;
                 }
+                let channel =
+                    self.channel_dir(&container::name_of(&self.instance, record.name.as_str()));
                 let spec = ContainerSpec {
                     session: record.name.as_str(),
                     instance: &self.instance,
@@ -484,8 +501,13 @@ impl Sandbox {
                     idle_timeout: self.policy.idle_timeout,
                     egress: egress.as_ref(),
                     spare: None,
+                    channel: Some(&channel),
                 };
-                (container::create(&self.docker, &spec).await?, true)
+                (
+                    container::create(&self.docker, &spec).await?,
+                    spec.name(),
+                    true,
+                )
             }
         };
         // Attach before starting so nothing the supervisor says at start-up is missed.
@@ -493,6 +515,7 @@ impl Sandbox {
             Some(conn) => conn,
             None => Connection::attach(&self.docker, &id).await?,
         };
+        conn.open_channel(&self.channel_dir(&container_name));
         if needs_start {
             container::start(&self.docker, &id).await?;
         }
@@ -618,6 +641,7 @@ impl Sandbox {
         }
         if let Some(c) = found {
             container::remove(&self.docker, &c.id).await?;
+            channel::remove_dir(&self.channel_dir(&c.name));
         }
         if let Some(r) = record {
             if purge_workspace {
@@ -665,6 +689,7 @@ impl Sandbox {
                 kept += 1;
             }
         }
+        self.sweep_channel_dirs().await;
         if kept == 0 {
             // No sandbox left to serve: the egress relay and networks go too.
             self.egress.teardown().await?;
@@ -672,6 +697,30 @@ impl Sandbox {
             self.egress.prune(&known).await?;
         }
         Ok(removed)
+    }
+
+    /// The host folder of the output sockets of the container named `container`.
+    fn channel_dir(&self, container: &str) -> std::path::PathBuf {
+        channel::host_dir(&self.paths.channels_dir(), container)
+    }
+
+    /// Output folders of containers that no longer exist (removed from outside IronClaw, or
+    /// by a process that was killed before it could remove the folder).
+    async fn sweep_channel_dirs(&self) {
+        let Ok(entries) = std::fs::read_dir(self.paths.channels_dir()) else {
+            return;
+        };
+        let Ok(live) = container::list(&self.docker, &self.instance).await else {
+            return;
+        };
+        let live: std::collections::HashSet<String> = live.into_iter().map(|c| c.name).collect();
+        let mine = container::name_of(&self.instance, "");
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with(&mine) && !live.contains(&name) {
+                channel::remove_dir(&entry.path());
+            }
+        }
     }
 
     async fn forget_warm(&self, name: &SessionName) {

@@ -153,7 +153,8 @@ fn confined(
 /// The container definition. The hardening here does not depend on the profile: read-only root,
 /// no capabilities, no-new-privileges, Docker's default seccomp profile (we never pass
 /// `seccomp=unconfined`), an init process (tini, the image's entrypoint), no privileged mode, no
-/// host namespaces, no Docker socket, and no host path but the workspace.
+/// host namespaces, no Docker socket, and no host path but the workspace and, read-only, the
+/// folder of the host's output sockets.
 pub fn create_body(spec: &ContainerSpec<'_>) -> ContainerCreateBody {
     let p = spec.profile;
     let labels = HashMap::from([
@@ -190,11 +191,17 @@ pub fn create_body(spec: &ContainerSpec<'_>) -> ContainerCreateBody {
         // passwd/group for the runtime UID and the shell's cell file; small on purpose.
         (RUN_DIR.to_string(), tmpfs_opts(16 << 20, spec.user, "0755")),
     ]);
+    let mut mounts = vec![bind_mount(spec.workspace, WORKSPACE, false)];
+    if let Some(dir) = spec.channel {
+        // Read-only: the code may connect to the sockets in it (each demands a token), never
+        // put anything there.
+        mounts.push(bind_mount(dir, crate::exec::channel::CONTAINER_DIR, true));
+    }
     let host_config = HostConfig {
         runtime: Some(p.runtime.as_docker_name().to_string()),
         init: Some(false), // tini is already the image's entrypoint
         ..confined(
-            vec![bind_mount(spec.workspace, WORKSPACE, false)],
+            mounts,
             tmpfs,
             spec.egress,
             Limits {
@@ -386,6 +393,7 @@ mod tests {
             idle_timeout: Duration::from_secs(60),
             egress,
             spare: None,
+            channel: Some(Path::new("/data/channels/ironclaw-abc-s1")),
         };
         create_body(&spec)
     }
@@ -409,10 +417,17 @@ mod tests {
             assert_eq!(hc.network_mode.as_deref(), Some("none"), "{profile}");
             assert_eq!(hc.memory, hc.memory_swap, "{profile}: swap must be off");
             assert!(hc.pids_limit.unwrap() > 0, "{profile}");
-            assert!(hc.binds.is_none(), "{profile}: only the workspace mount");
+            assert!(hc.binds.is_none(), "{profile}: only our mounts");
             let mounts = hc.mounts.unwrap();
-            assert_eq!(mounts.len(), 1, "{profile}");
+            assert_eq!(mounts.len(), 2, "{profile}");
             assert_eq!(mounts[0].target.as_deref(), Some(WORKSPACE));
+            assert_eq!(mounts[0].read_only, Some(false));
+            // The output sockets' folder: nothing can be put there from inside.
+            assert_eq!(
+                mounts[1].target.as_deref(),
+                Some(crate::exec::channel::CONTAINER_DIR)
+            );
+            assert_eq!(mounts[1].read_only, Some(true), "{profile}");
             assert!(
                 hc.pid_mode.is_none() && hc.userns_mode.is_none(),
                 "{profile}"

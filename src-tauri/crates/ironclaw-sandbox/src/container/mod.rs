@@ -85,6 +85,9 @@ pub struct ContainerSpec<'a> {
     pub egress: Option<&'a Attachment>,
     /// `Some` for a warm spare: its [`LABEL_SPARE`] digest.
     pub spare: Option<&'a str>,
+    /// The host folder of this container's output sockets (see [`crate::exec::channel`]),
+    /// mounted read-only.
+    pub channel: Option<&'a Path>,
 }
 
 /// Everything needed to create one tool server's container.
@@ -290,6 +293,9 @@ async fn list_filtered(docker: &Docker, labels: Vec<String>) -> Result<Vec<Conta
 
 pub async fn create(docker: &Docker, spec: &ContainerSpec<'_>) -> Result<String> {
     let name = spec.name();
+    if let Some(dir) = spec.channel {
+        crate::exec::channel::prepare_dir(dir, spec.user)?;
+    }
     let span = tracing::info_span!("docker.create_container", session = spec.session, %name);
     async {
         let options = CreateContainerOptionsBuilder::default().name(&name).build();

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use bollard::container::LogOutput;
@@ -16,6 +16,7 @@ use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tracing::Instrument;
 
+use super::channel::{Channel, OfferGuard};
 use crate::error::{Error, Result};
 use crate::protocol::{Decoder, Event, Frame, Leftovers, Request};
 
@@ -26,6 +27,8 @@ pub struct Connection {
     routes: Routes,
     closed: Arc<AtomicBool>,
     reader: tokio::task::JoinHandle<()>,
+    /// This process's socket for runs' output, once the container's folder is known.
+    channel: OnceLock<Arc<Channel>>,
 }
 
 impl Drop for Connection {
@@ -71,7 +74,33 @@ impl Connection {
             routes,
             closed,
             reader,
+            channel: OnceLock::new(),
         }))
+    }
+
+    /// Lets runs send their output over a socket in the container's folder `dir` (see
+    /// [`super::channel`]). Without one (an older container, or the socket cannot be made)
+    /// everything stays on attach, so a failure here is logged, not returned.
+    pub fn open_channel(&self, dir: &std::path::Path) {
+        if self.channel.get().is_some() {
+            return;
+        }
+        match Channel::open(dir) {
+            Ok(Some(channel)) => {
+                let _ = self.channel.set(channel);
+            }
+            Ok(None) => {
+                tracing::debug!(dir = %dir.display(), "no output folder: output over attach")
+            }
+            Err(e) => tracing::warn!(error = %e, "output over attach"),
+        }
+    }
+
+    /// The channel's offer for `route`'s run, if this connection has a channel.
+    pub fn offer_channel(&self, route: &Route) -> Option<OfferGuard> {
+        let channel = self.channel.get()?;
+        let tx = self.routes.lock().ok()?.get(&route.seq).cloned()?;
+        Some(channel.offer(route.seq, &tx))
     }
 
     pub fn is_closed(&self) -> bool {

@@ -2,6 +2,7 @@
 //! as [`ExecEvent`]s while it runs, one [`ExecResult`] at the end.
 
 pub mod capture;
+pub mod channel;
 pub mod connection;
 mod frozen;
 pub mod stats;
@@ -133,6 +134,9 @@ pub struct ExecResult {
     pub changes: Vec<FileChange>,
     /// Why this run's changes are not (completely) recorded; it cannot be undone.
     pub checkpoint_error: Option<String>,
+    /// The output came over this process's socket (`exec::channel`), not through the engine.
+    /// Also false for a run stopped from outside (frozen, over its quota).
+    pub direct_output: bool,
 }
 
 use ironclaw_protocol::FileChange;
@@ -151,6 +155,8 @@ pub(crate) struct ExecContext<'a> {
     pub quota: Option<&'a mut crate::quota::Monitor>,
     /// The proxy's refusals for this execution, passed on as they happen.
     pub refusals: &'a mut tokio::sync::mpsc::UnboundedReceiver<crate::network::Refusal>,
+    /// Offer the supervisor this process's output socket, if the connection has one.
+    pub direct_output: bool,
 }
 
 /// How long past its own timeout we trust the supervisor to report before we intervene.
@@ -169,6 +175,10 @@ pub(crate) async fn run(
     let began = std::time::Instant::now();
     let seq = fresh_seq();
     let mut route = ctx.conn.route(seq);
+    let offer = ctx
+        .direct_output
+        .then(|| ctx.conn.offer_channel(&route))
+        .flatten();
     let log_name = format!("exec-{}", uuid::Uuid::now_v7());
     let half = usize::try_from(ctx.capture_bytes / 2).unwrap_or(usize::MAX);
     let mut out = Capture::new(half);
@@ -182,6 +192,7 @@ pub(crate) async fn run(
             capture_bytes: ctx.capture_bytes,
             log_name: &log_name,
             fresh: request.fresh_interpreter,
+            channel: offer.as_ref().map(|o| o.offer()),
         })
         .await?;
 
@@ -208,6 +219,7 @@ pub(crate) async fn run(
     tokio::pin!(frozen_check);
     let mut paused_sightings = 0u32;
     let mut cancel_sent = false;
+    let mut direct_output = false;
     let mut peak_from_stats = 0u64;
     let mut tick = tokio::time::interval(Duration::from_millis(250));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -220,10 +232,13 @@ pub(crate) async fn run(
                     Stream::Stderr => { err.push(&data); on_event(ExecEvent::Stderr(data)); }
                 },
                 Some(Frame::Event { event, .. }) => match event {
-                    Event::Started { interpreter_restarted, .. } => on_event(ExecEvent::Started {
-                        container_started: ctx.container_started,
-                        interpreter_restarted,
-                    }),
+                    Event::Started { interpreter_restarted, channel, .. } => {
+                        direct_output = channel;
+                        on_event(ExecEvent::Started {
+                            container_started: ctx.container_started,
+                            interpreter_restarted,
+                        })
+                    }
                     Event::Ended(ended) => break ended,
                     Event::Rejected { reason, message } => {
                         return Err(match reason.as_str() {
@@ -342,6 +357,7 @@ pub(crate) async fn run(
         run_id: None,
         changes: Vec::new(),
         checkpoint_error: None,
+        direct_output,
     })
 }
 
@@ -406,6 +422,7 @@ pub(super) fn ended_by_stop(
         run_id: None,
         changes: Vec::new(),
         checkpoint_error: None,
+        direct_output: false,
     }
 }
 

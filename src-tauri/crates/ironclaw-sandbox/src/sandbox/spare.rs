@@ -35,6 +35,7 @@ use tracing::Instrument;
 use super::{Sandbox, SessionOptions, STARTUP_TIMEOUT};
 use crate::container::{self, ContainerInfo, ContainerSpec, State};
 use crate::error::{Error, Result};
+use crate::exec::channel;
 use crate::exec::connection::Connection;
 use crate::policy::{NetworkMode, Profile};
 use crate::session::{prepare_workspace, SessionName, SessionRecord};
@@ -342,6 +343,7 @@ impl Sandbox {
         let label = format!("{LABEL_PREFIX}{:012x}", rand::random::<u64>() >> 16);
         let dir = self.spare_dir(&label);
         prepare_workspace(&dir, self.user)?;
+        let channel = self.channel_dir(&container::name_of(&self.instance, &label));
         let spec = ContainerSpec {
             session: &label,
             instance: &self.instance,
@@ -354,6 +356,7 @@ impl Sandbox {
             idle_timeout: self.policy.idle_timeout,
             egress: None,
             spare: Some(&plan.digest),
+            channel: Some(&channel),
         };
         let made = async {
             let id = container::create(&self.docker, &spec).await?;
@@ -368,6 +371,7 @@ impl Sandbox {
         if let Err(e) = made {
             let _ = container::remove(&self.docker, &name).await;
             let _ = std::fs::remove_dir(&dir);
+            channel::remove_dir(&channel);
             return Err(e);
         }
         Ok(name)
@@ -392,6 +396,7 @@ impl Sandbox {
             Err(e) => return Err(Error::io("cannot retire the warm spare's folder", dir, e)),
         }
         container::remove(&self.docker, &c.id).await?;
+        channel::remove_dir(&self.channel_dir(&c.name));
         remove_empty_dir(&retired);
         Ok(())
     }
