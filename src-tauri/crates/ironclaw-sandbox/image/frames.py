@@ -45,6 +45,7 @@ CHANNEL_DIR = "/run/ironclaw-channel"
 _CHANNEL_NAME = re.compile(r"[0-9a-f]{16}\Z")
 _CHANNEL_TOKEN = re.compile(r"[0-9a-f]{32}\Z")
 CHANNEL_CONNECT_TIMEOUT = 1.0
+CHANNEL_ACK = b"+"
 _channels = {}  # seq -> the connected socket, while that run lasts
 # What a host that closed its end looks like to a writer.
 _HOST_GONE = (errno.EPIPE, errno.ECONNRESET, errno.ENOTCONN)
@@ -66,6 +67,10 @@ def open_channel(seq, spec):
         s.settimeout(CHANNEL_CONNECT_TIMEOUT)
         s.connect(os.path.join(CHANNEL_DIR, name + ".sock"))
         s.sendall((token + "\n").encode())
+        # The host's "+" says it took the token: a connection it dropped unread (too many
+        # at once) must not swallow this run's first frames.
+        if s.recv(1) != CHANNEL_ACK:
+            raise OSError(errno.ECONNREFUSED, "the host did not take the token")
         s.setblocking(True)
     except OSError:
         s.close()
