@@ -234,7 +234,10 @@ async fn serve(mut stream: UnixStream, offers: Offers, unproven: Arc<AtomicUsize
     let token = String::from_utf8_lossy(&line[..TOKEN_HEX]).into_owned();
     // One use: a token is taken out as it is presented.
     let offered = offers.lock().ok().and_then(|mut m| m.remove(&token));
-    let Some((seq, tx)) = offered.and_then(|(seq, weak)| Some((seq, weak.upgrade()?))) else {
+    // Held weakly, like the offer: the run must still end ("connection lost") when attach
+    // closes, because its requests (cancel, interrupt) travel there and could no longer reach
+    // the supervisor, even though this socket goes on (dockerd killed, the container alive).
+    let Some((seq, tx)) = offered.filter(|(_, weak)| weak.strong_count() > 0) else {
         // Debug, not warn: code in the sandbox could make as many of these as it likes.
         tracing::debug!("output channel: a connection with a token no run offered, closed");
         return;
@@ -261,8 +264,13 @@ async fn serve(mut stream: UnixStream, offers: Offers, unproven: Arc<AtomicUsize
                 );
                 return;
             }
-            if tx.send(frame).await.is_err() {
-                return; // nobody waits for this run any more: closing tells the supervisor
+            // Nobody waits for this run any more (it was abandoned, or attach closed):
+            // closing tells the supervisor.
+            let Some(route) = tx.upgrade() else {
+                return;
+            };
+            if route.send(frame).await.is_err() {
+                return;
             }
         }
     }
@@ -399,6 +407,30 @@ mod tests {
         // "connection lost", though the offer was never taken.
         drop(tx);
         assert!(rx.recv().await.is_none());
+    }
+
+    #[tokio::test]
+    async fn a_run_on_the_socket_still_ends_when_attach_closes() {
+        let fx = open();
+        let (tx, mut rx) = mpsc::channel(8);
+        let guard = fx.channel.offer(6, &tx);
+        let mut s = UnixStream::connect(&fx.socket).await.unwrap();
+        let mut wire = format!("{}\n", guard.offer().token).into_bytes();
+        wire.extend(frame(1, 6, b"first"));
+        s.write_all(&wire).await.unwrap();
+        assert!(matches!(
+            rx.recv().await,
+            Some(Frame::Output { seq: 6, .. })
+        ));
+        // The attach reader's sender goes (the engine died); the socket stays connected.
+        drop(tx);
+        let ended = tokio::time::timeout(Duration::from_secs(2), rx.recv()).await;
+        assert!(matches!(ended, Ok(None)), "the run still waits: {ended:?}");
+        // And the next frame closes the socket, which tells the supervisor.
+        let _ = s.write_all(&frame(1, 6, b"more")).await;
+        let mut seen = Vec::new();
+        let closed = tokio::time::timeout(TOKEN_WAIT, s.read_to_end(&mut seen)).await;
+        assert!(closed.is_ok(), "the socket stayed open");
     }
 
     #[tokio::test]
