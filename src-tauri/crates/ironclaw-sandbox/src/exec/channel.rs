@@ -323,6 +323,19 @@ mod tests {
             .is_ok()
     }
 
+    /// Connects as the supervisor does: the run's token, then `frames`.
+    async fn connect_as_supervisor(
+        socket: impl AsRef<Path>,
+        token: &str,
+        frames: &[u8],
+    ) -> UnixStream {
+        let mut s = UnixStream::connect(socket).await.unwrap();
+        let mut wire = format!("{token}\n").into_bytes();
+        wire.extend_from_slice(frames);
+        s.write_all(&wire).await.unwrap();
+        s
+    }
+
     #[tokio::test]
     async fn a_run_gets_its_frames_only_with_its_token() {
         let fx = open();
@@ -414,10 +427,8 @@ mod tests {
         let fx = open();
         let (tx, mut rx) = mpsc::channel(8);
         let guard = fx.channel.offer(6, &tx);
-        let mut s = UnixStream::connect(&fx.socket).await.unwrap();
-        let mut wire = format!("{}\n", guard.offer().token).into_bytes();
-        wire.extend(frame(1, 6, b"first"));
-        s.write_all(&wire).await.unwrap();
+        let mut s =
+            connect_as_supervisor(&fx.socket, &guard.offer().token, &frame(1, 6, b"first")).await;
         assert!(matches!(
             rx.recv().await,
             Some(Frame::Output { seq: 6, .. })
@@ -444,10 +455,8 @@ mod tests {
         tokio::time::sleep(TOKEN_WAIT + Duration::from_millis(500)).await;
         let (tx, mut rx) = mpsc::channel(8);
         let guard = fx.channel.offer(4, &tx);
-        let mut s = UnixStream::connect(&fx.socket).await.unwrap();
-        let mut wire = format!("{}\n", guard.offer().token).into_bytes();
-        wire.extend(frame(2, 4, b"through"));
-        s.write_all(&wire).await.unwrap();
+        let _s =
+            connect_as_supervisor(&fx.socket, &guard.offer().token, &frame(2, 4, b"through")).await;
         let got = tokio::time::timeout(Duration::from_secs(5), rx.recv()).await;
         assert!(
             matches!(got, Ok(Some(Frame::Output { seq: 4, .. }))),
@@ -503,10 +512,7 @@ mod tests {
         let folder = std::fs::File::open(&deep).unwrap();
         use std::os::fd::AsRawFd;
         let short = format!("/proc/self/fd/{}/{}.sock", folder.as_raw_fd(), channel.name);
-        let mut s = UnixStream::connect(&short).await.unwrap();
-        let mut wire = format!("{}\n", guard.offer().token).into_bytes();
-        wire.extend(frame(1, 5, b"deep"));
-        s.write_all(&wire).await.unwrap();
+        let _s = connect_as_supervisor(&short, &guard.offer().token, &frame(1, 5, b"deep")).await;
         assert!(matches!(
             rx.recv().await,
             Some(Frame::Output { seq: 5, .. })
