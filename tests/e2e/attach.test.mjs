@@ -101,11 +101,26 @@ test("Attach → Files… opens the system's file dialog and copies what the per
   });
   await screenshotScreen(app, "attach-file-dialog");
   // Real key presses (XTEST, not events sent to a window, which GTK ignores) into the focused
-  // dialog: typing a path that starts with "/" opens its location field.
-  execFileSync("xdotool", ["windowfocus", "--sync", dialog]);
-  execFileSync("xdotool", ["type", "--delay", "30", picked]);
-  await sleep(300);
-  execFileSync("xdotool", ["key", "Return"]);
+  // dialog, as a person types a path: Ctrl+L opens its location field. A dialog mapped a moment
+  // ago can drop the first keys (GTK logs "WIDGET_REALIZED_FOR_EVENT" for them; one CI run lost
+  // the path that way), so while the dialog is still open the person types it again.
+  const dialogOpen = () => {
+    try {
+      return execFileSync("xdotool", ["search", "--onlyvisible", "--name", "^Attach files"], { encoding: "utf8" }).trim() !== "";
+    } catch {
+      return false;
+    }
+  };
+  for (let attempt = 0; attempt < 3 && dialogOpen(); attempt++) {
+    execFileSync("xdotool", ["windowfocus", "--sync", dialog]);
+    execFileSync("xdotool", ["key", "ctrl+l"]);
+    await sleep(400);
+    execFileSync("xdotool", ["key", "ctrl+a"]);
+    execFileSync("xdotool", ["type", "--delay", "30", picked]);
+    await sleep(400);
+    execFileSync("xdotool", ["key", "Return"]);
+    for (let waited = 0; waited < 3000 && dialogOpen(); waited += 250) await sleep(250);
+  }
 
   const chip = await s.waitUntil("the picked file's chip", async () => {
     const found = await s.allByTestId("attached-chip");

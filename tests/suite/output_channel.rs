@@ -269,3 +269,136 @@ async fn without_the_folder_or_the_socket_output_goes_over_attach_unchanged() {
     assert_eq!(r.stdout, expected);
     assert!(!dir.exists(), "nothing was made in its place");
 }
+
+/// What the interpreter and its children hold while the run's output goes over the socket, and
+/// every way the code could take the supervisor's descriptor: inherited by the interpreter
+/// (Python and the shell), by a child it starts, or taken from the supervisor with
+/// `pidfd_getfd`. Each scan shows it ran by listing the pipes it does hold.
+const SCAN: &str = r#"
+import json, os, socket, sys
+def scan():
+    held = []
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink("/proc/self/fd/" + name)
+        except OSError:
+            continue  # the listing's own descriptor
+        peer = None
+        if target.startswith("socket:"):
+            try:
+                s = socket.socket(fileno=os.dup(int(name)))
+                peer = repr(s.getpeername())
+                s.close()
+            except OSError as e:
+                peer = "unreadable: %s" % e
+        held.append([int(name), target, peer])
+    return held
+print("SCAN " + json.dumps(scan()))
+"#;
+
+const TAKE: &str = r#"
+import ctypes, errno, json, os
+sup = int(open("/run/ironclaw/supervisor.pid").read())
+libc = ctypes.CDLL(None, use_errno=True)
+got, errors = [], set()
+try:
+    pidfd = os.pidfd_open(sup)
+except OSError as e:
+    errors.add("pidfd_open " + errno.errorcode.get(e.errno, str(e.errno)))
+else:
+    for target in range(64):
+        fd = libc.syscall(438, pidfd, target, 0)  # pidfd_getfd
+        if fd >= 0:
+            got.append([target, os.readlink("/proc/self/fd/%d" % fd)])
+        else:
+            errors.add(errno.errorcode.get(ctypes.get_errno(), "?"))
+print("TAKE " + json.dumps({"got": got, "errors": sorted(errors)}))
+"#;
+
+fn scanned(out: &str, tag: &str) -> serde_json::Value {
+    out.lines()
+        .find_map(|l| l.strip_prefix(tag))
+        .and_then(|rest| serde_json::from_str(rest).ok())
+        .unwrap_or_else(|| panic!("the scan did not run to its report ({tag}): {out}"))
+}
+
+fn assert_no_socket(held: &serde_json::Value, who: &str) {
+    let held = held.as_array().expect("a list of descriptors");
+    // It ran: the interpreter's own output pipes are there.
+    assert!(
+        held.iter()
+            .filter(|d| d[1].as_str().is_some_and(|t| t.starts_with("pipe:")))
+            .count()
+            >= 2,
+        "{who} saw its pipes: {held:?}"
+    );
+    let sockets: Vec<_> = held
+        .iter()
+        .filter(|d| d[1].as_str().is_some_and(|t| t.starts_with("socket:")))
+        .collect();
+    assert!(sockets.is_empty(), "{who} holds a socket: {sockets:?}");
+}
+
+#[tokio::test]
+async fn code_holds_no_descriptor_of_the_supervisors_socket() {
+    let env = TestEnv::new().await;
+    // Python, and a child it starts with everything it may pass on.
+    let code = format!(
+        "{SCAN}\nimport subprocess\nsubprocess.run([sys.executable, '-c', {SCAN:?}], close_fds=False)\n"
+    );
+    let py_run = exec(&env, "s", ExecRequest::new(Language::Python, &code)).await;
+    assert!(py_run.result.direct_output, "the socket was in use");
+    let out = String::from_utf8_lossy(&py_run.stdout).into_owned();
+    let mut reports = out.lines().filter(|l| l.starts_with("SCAN "));
+    let (own, child) = (reports.next(), reports.next());
+    assert!(own.is_some() && child.is_some(), "both scans ran: {out}");
+    assert_no_socket(
+        &scanned(own.unwrap_or_default(), "SCAN "),
+        "the Python interpreter",
+    );
+    assert_no_socket(&scanned(child.unwrap_or_default(), "SCAN "), "its child");
+
+    // The shell: its own descriptors (tested by `[`, a builtin, since the shell is not dumpable
+    // and another process may not read its /proc entries), and a child's.
+    let shell = "for n in {0..1023}; do\n  [ -e /dev/fd/$n ] || continue\n  kind=other; [ -p /dev/fd/$n ] && kind=pipe; [ -S /dev/fd/$n ] && kind=socket\n  echo \"fd $n $kind\"\ndone\nls -l /proc/self/fd/ | sed 's/^/child /'";
+    let sh_run = exec(&env, "s", ExecRequest::new(Language::Shell, shell)).await;
+    assert!(sh_run.result.direct_output);
+    let out = String::from_utf8_lossy(&sh_run.stdout).into_owned();
+    assert!(
+        out.contains("fd 1 pipe") && out.contains("fd 2 pipe"),
+        "the shell's listing ran: {out}"
+    );
+    assert!(
+        out.contains("child ") && out.contains("pipe:"),
+        "the child's listing ran: {out}"
+    );
+    assert!(
+        !out.contains(" socket") && !out.contains("socket:"),
+        "the shell or its child holds a socket: {out}"
+    );
+
+    // Taking it from the supervisor: refused for every descriptor (it is not dumpable).
+    let take = exec(&env, "s", ExecRequest::new(Language::Python, TAKE)).await;
+    let out = String::from_utf8_lossy(&take.stdout).into_owned();
+    let report = scanned(&out, "TAKE ");
+    assert_eq!(
+        report["got"],
+        serde_json::json!([]),
+        "took the supervisor's descriptors: {report}"
+    );
+    let errors: Vec<&str> = report["errors"]
+        .as_array()
+        .expect("errors")
+        .iter()
+        .filter_map(|e| e.as_str())
+        .collect();
+    assert!(!errors.is_empty(), "{report}");
+    for e in &errors {
+        assert!(
+            ["EPERM", "EACCES", "ENOSYS"]
+                .iter()
+                .any(|ok| e.ends_with(ok)),
+            "refused for want of permission, not because the descriptor was missing: {report}"
+        );
+    }
+}

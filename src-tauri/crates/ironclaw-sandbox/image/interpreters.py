@@ -30,6 +30,23 @@ def set_nonblocking(fd):
     os.set_blocking(fd, False)
 
 
+def _close_all_but(keep):
+    """In a forked child before exec: closes every descriptor outside `keep`, whatever its
+    number. Close-on-exec already keeps the supervisor's own (its attach pipes, a run's output
+    socket) out of the interpreter; this is the second lock, and it must not stop at a number
+    the supervisor's descriptors could pass."""
+    try:
+        fds = [int(n) for n in os.listdir("/proc/self/fd")]
+    except OSError:
+        fds = range(3, os.sysconf("SC_OPEN_MAX"))
+    for fd in fds:
+        if fd >= 3 and fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass  # the listing's own descriptor, already closed
+
+
 class Worker:
     """A persistent interpreter process and the pipes to it."""
 
@@ -84,13 +101,7 @@ class Worker:
                     staged[target] = fcntl.fcntl(source, fcntl.F_DUPFD, 200)
                 for target, source in staged.items():
                     os.dup2(source, target)
-                keep = set(fds)
-                for fd in range(3, 512):
-                    if fd not in keep:
-                        try:
-                            os.close(fd)
-                        except OSError:
-                            pass
+                _close_all_but(set(fds))
                 # The OOM killer should pick user code over the supervisor.
                 try:
                     with open("/proc/self/oom_score_adj", "w") as f:
