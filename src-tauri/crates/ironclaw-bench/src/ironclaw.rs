@@ -211,6 +211,27 @@ pub async fn spare_ready(spares: &Sandbox) -> anyhow::Result<String> {
         .context("the warm spare vanished before the run")
 }
 
+/// Whether `session` runs in a container that was a warm spare before its run: any of them,
+/// since one a detached maker was finishing may be the one taken.
+pub async fn adopted_a_spare(
+    sandbox: &Sandbox,
+    session: &SessionName,
+    spares_before: &[String],
+) -> anyhow::Result<bool> {
+    let took = sandbox.container_of(session).await?.map(|c| c.id);
+    Ok(took.is_some_and(|id| spares_before.contains(&id)))
+}
+
+/// Every spare's container id, usable or not.
+pub async fn spare_ids(spares: &Sandbox) -> anyhow::Result<Vec<String>> {
+    Ok(spares
+        .spares()
+        .await?
+        .into_iter()
+        .map(|(c, _)| c.id)
+        .collect())
+}
+
 /// What an idle container holds in memory, as `docker stats` counts it (without page cache).
 pub async fn memory_in_use(sandbox: &Sandbox, id: &str) -> anyhow::Result<u64> {
     use futures_util::StreamExt;
@@ -235,12 +256,13 @@ pub async fn memory_in_use(sandbox: &Sandbox, id: &str) -> anyhow::Result<u64> {
 pub async fn spare_once(spares: &Sandbox, session: &SessionName) -> anyhow::Result<Cold> {
     let spare = spare_ready(spares).await?;
     let idle_bytes = memory_in_use(spares, &spare).await?;
+    let before = spare_ids(spares).await?;
     let sandbox = fresh(spares);
     let ran = print_one(&sandbox, session).await;
-    let adopted = sandbox.container_of(session).await?.map(|c| c.id);
+    let adopted = adopted_a_spare(&sandbox, session, &before).await?;
     sandbox.remove(session, true).await?;
     let (cold, _) = ran?;
-    if adopted.as_deref() != Some(spare.as_str()) {
+    if !adopted {
         bail!("the new session did not adopt the warm spare");
     }
     Ok(Cold {

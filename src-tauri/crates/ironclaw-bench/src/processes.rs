@@ -192,12 +192,13 @@ async fn measure(
         if adopted.active() {
             let name = SessionName::new(format!("{NEW_SESSION_PREFIX}spare-{n}"))?;
             let r = match crate::ironclaw::spare_ready(&spares).await {
-                Ok(spare) => {
+                Ok(_) => {
+                    let before = crate::ironclaw::spare_ids(&spares).await?;
                     let (exec, session) = (spare_exec.clone(), name.to_string());
                     let r = blocking(move || exec.once(&session)).await;
-                    let took = spares.container_of(&name).await?.map(|c| c.id);
+                    let took = crate::ironclaw::adopted_a_spare(&spares, &name, &before).await?;
                     match r {
-                        Ok(_) if took.as_deref() != Some(spare.as_str()) => Err(anyhow::anyhow!(
+                        Ok(_) if !took => Err(anyhow::anyhow!(
                             "the new session did not adopt the warm spare"
                         )),
                         r => r,

@@ -227,15 +227,35 @@ impl Sandbox {
         let quota_limits = profile.workspace;
         let watched = self.quota_watch.load(std::sync::atomic::Ordering::Relaxed);
         let prepared = if watched {
-            // Refuses the run if the workspace is already over quota, before anything starts.
+            // Refuses the run if the workspace is already over quota, before anything starts:
+            // not even a stopped container, whose fresh interpreters the next run must report.
             Some(quota::prepare(&record.workspace, quota_limits, self.quota_base(name)).await?)
         } else {
             None
         };
+        let workspace = record.workspace.clone();
+        // The checkpoint is file work on this machine, the container's lookup, attach and ping
+        // are round trips to the engine: they overlap (about 1 ms of each `ironclaw exec`).
+        // Nothing is sent to run before both are done.
+        let checkpoint = async {
+            match &request.checkpointed {
+                Some(run) => Ok(run.clone()),
+                None => self.checkpoint_before(name, &workspace).await,
+            }
+        };
         // An adopted spare's interpreters are as fresh as a started container's.
         let (fresh, adopted) = self.take_adopted(name);
-        let (container_id, conn, started, mode) =
-            self.warm_up(&mut record, &mut warm, adopted).await?;
+        let (warmed, checkpoint) =
+            tokio::join!(self.warm_up(&mut record, &mut warm, adopted), checkpoint);
+        let (container_id, conn, started, mode) = match warmed {
+            Ok(warmed) => warmed,
+            Err(e) => {
+                if request.checkpointed.is_none() {
+                    self.forget_checkpoint(name, &workspace, checkpoint).await;
+                }
+                return Err(e);
+            }
+        };
         let started = started || fresh;
         let mut monitor = prepared.map(|(base, budget)| {
             quota::Monitor::start(
@@ -248,10 +268,6 @@ impl Sandbox {
                 budget,
             )
         });
-        let checkpoint = match &request.checkpointed {
-            Some(run) => Ok(run.clone()),
-            None => self.checkpoint_before(name, &record.workspace).await,
-        };
         let (epoch, mut refusals) = self.egress.begin_exec(name.as_str());
         let ctx = exec::ExecContext {
             docker: &self.docker,

@@ -56,6 +56,23 @@ impl Sandbox {
             .map_err(|e| e.to_string())
     }
 
+    /// A checkpoint taken by [`Sandbox::checkpoint_before`] for a run that then never started:
+    /// what changes in the workspace next is not that run's.
+    pub(super) async fn forget_checkpoint(
+        &self,
+        name: &SessionName,
+        workspace: &Path,
+        run: std::result::Result<String, String>,
+    ) {
+        let Ok(run) = run else { return };
+        let Ok(store) = self.checkpoints(name, workspace) else {
+            return;
+        };
+        if let Err(e) = blocking(move || store.forget_run(&run)).await {
+            tracing::warn!(error = %e, "could not withdraw the checkpoint of a run that never started");
+        }
+    }
+
     /// The checkpoint of a run about to start, taken now, before deciding whether it may start
     /// without asking: a run whose checkpoint cannot be taken cannot be undone. Returns the id
     /// to pass in [`crate::exec::ExecRequest::checkpointed`], or why the workspace cannot be

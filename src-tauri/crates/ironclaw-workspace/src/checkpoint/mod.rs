@@ -293,6 +293,20 @@ impl Store {
         Ok(found)
     }
 
+    /// `run`, noted as started by [`Store::before_run`], never started (its sandbox could not
+    /// be reached, its workspace was over quota): it is no longer pending, so what changes
+    /// next is recorded as made outside a run, not as its. Another run's note is left alone.
+    pub fn forget_run(&self, run: &str) -> Result<()> {
+        let _state = self.state()?;
+        let path = self.dir.join("pending");
+        match std::fs::read_to_string(&path) {
+            Ok(p) if p.trim() == run => {
+                std::fs::remove_file(&path).map_err(|e| CheckpointError::io(&path, e))
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Records what `run` changed.
     pub fn after_run(&self, workspace: &Path, run: &str) -> Result<Vec<Change>> {
         let changes = {

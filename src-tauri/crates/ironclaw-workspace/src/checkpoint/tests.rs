@@ -242,6 +242,34 @@ fn a_run_cut_off_by_a_crash_is_recorded_at_the_next_start_and_can_be_undone() {
 }
 
 #[test]
+fn a_run_that_never_started_is_forgotten_so_later_changes_are_not_its() {
+    let e = env();
+    let store = Store::open(&e.record, DEFAULT_CAP_BYTES).unwrap();
+    store.before_run(&e.ws, "r1").unwrap();
+    // Its sandbox could not be reached: nothing ran.
+    store.forget_run("r1").unwrap();
+    std::fs::write(e.ws.join("notes.txt"), "the person's own words").unwrap();
+    store.before_run(&e.ws, "r2").unwrap();
+    store.after_run(&e.ws, "r2").unwrap();
+    assert!(
+        store.changes_of("r1").is_err(),
+        "no record of a run that never ran"
+    );
+    assert_eq!(kinds(&store.changes_of("r2").unwrap()), []);
+
+    // Forgetting another run leaves the pending one: a crash still gives it its changes.
+    store.before_run(&e.ws, "r3").unwrap();
+    store.forget_run("r1").unwrap();
+    std::fs::write(e.ws.join("data/sales.csv"), "half-written").unwrap();
+    let reopened = Store::open(&e.record, DEFAULT_CAP_BYTES).unwrap();
+    reopened.before_run(&e.ws, "r4").unwrap();
+    assert_eq!(
+        kinds(&reopened.changes_of("r3").unwrap()),
+        [("data/sales.csv".into(), ChangeKind::Modified)]
+    );
+}
+
+#[test]
 fn a_run_that_changes_nothing_writes_no_record_and_the_record_survives_a_reopen() {
     let e = env();
     let store = Store::open(&e.record, DEFAULT_CAP_BYTES).unwrap();
