@@ -257,13 +257,13 @@ impl Core {
         if url.chars().count() > 100 {
             shown.push('…');
         }
+        // The host is the model's word: it goes in the body, never the summary (see
+        // `ApprovalNotice::summary`).
         self.notifier.info(
+            "IronClaw waits for you: a fetch needs a host allowed".into(),
             format!(
-                "IronClaw waits for you: fetch from {}?",
-                render_visible(target)
-            ),
-            format!(
-                "{shown}\n— {}\nIt is not on the network list; answer in the window.",
+                "From {}: {shown}\n— {}\nIt is not on the network list; answer in the window.",
+                render_visible(target),
                 render_visible(&title)
             ),
         );

@@ -38,6 +38,8 @@ pub struct Recorder {
     /// Whether `CloseNotification` is answered with `NotificationClosed`, as most servers do.
     /// Off, a notification stays "clickable" after it was decided elsewhere: the stale case.
     signal_close: bool,
+    /// Whether it advertises `body-markup`, as dunst, GNOME Shell and KDE do.
+    reads_markup: bool,
 }
 
 #[zbus::interface(name = "org.freedesktop.Notifications")]
@@ -81,7 +83,11 @@ impl Recorder {
     }
 
     fn get_capabilities(&self) -> Vec<String> {
-        vec!["actions".into(), "body".into()]
+        let mut capabilities = vec!["actions".into(), "body".into()];
+        if self.reads_markup {
+            capabilities.push("body-markup".into());
+        }
+        capabilities
     }
 
     fn get_server_information(&self) -> (String, String, String, String) {
@@ -118,15 +124,20 @@ pub struct Bus {
 
 impl Bus {
     pub async fn start(signal_close: bool) -> Self {
-        Self::start_answering(signal_close, tokio::sync::Semaphore::MAX_PERMITS).await
+        Self::start_answering(signal_close, tokio::sync::Semaphore::MAX_PERMITS, false).await
+    }
+
+    /// A server that reads markup in bodies (see [`rendered_as_markup`]).
+    pub async fn start_reading_markup() -> Self {
+        Self::start_answering(true, tokio::sync::Semaphore::MAX_PERMITS, true).await
     }
 
     /// A server that answers no `Notify` until [`Bus::answer_one`].
     pub async fn start_holding(signal_close: bool) -> Self {
-        Self::start_answering(signal_close, 0).await
+        Self::start_answering(signal_close, 0, false).await
     }
 
-    async fn start_answering(signal_close: bool, permits: usize) -> Self {
+    async fn start_answering(signal_close: bool, permits: usize, reads_markup: bool) -> Self {
         let mut daemon = Command::new("dbus-daemon")
             .args(["--session", "--nofork", "--print-address"])
             .stdout(Stdio::piped())
@@ -147,6 +158,7 @@ impl Bus {
             next_id: AtomicU32::new(7),
             answer: answer.clone(),
             signal_close,
+            reads_markup,
         };
         let server = zbus::connection::Builder::address(address.as_str())
             .expect("bus address")
@@ -229,6 +241,49 @@ impl Bus {
             .await
             .expect("emit ActionInvoked");
     }
+}
+
+/// The text a server that reads markup shows for `body`: the freedesktop subset (and Pango's,
+/// which dunst uses) is elements and entities, so tags draw nothing of their own (their
+/// attributes can hide what they wrap: `<span alpha="1">`) and entities draw what they stand
+/// for. Malformed markup is shown as it is, as dunst does.
+pub fn rendered_as_markup(body: &str) -> String {
+    let mut out = String::new();
+    let mut rest = body;
+    while let Some(c) = rest.chars().next() {
+        if c == '<' {
+            match rest.find('>') {
+                Some(end) => {
+                    rest = &rest[end + 1..];
+                    continue;
+                }
+                None => return body.to_string(),
+            }
+        }
+        if c == '&' {
+            let entity = rest.find(';').map(|end| (&rest[1..end], end));
+            let decoded = match entity {
+                Some(("lt", _)) => Some('<'),
+                Some(("gt", _)) => Some('>'),
+                Some(("amp", _)) => Some('&'),
+                Some(("quot", _)) => Some('"'),
+                Some(("apos", _)) => Some('\''),
+                Some((n, _)) if n.starts_with('#') => n[1..].parse().ok().and_then(char::from_u32),
+                _ => None,
+            };
+            match (decoded, entity) {
+                (Some(d), Some((_, end))) => {
+                    out.push(d);
+                    rest = &rest[end + 1..];
+                    continue;
+                }
+                _ => return body.to_string(),
+            }
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
 }
 
 impl Drop for Bus {

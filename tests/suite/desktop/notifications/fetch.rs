@@ -60,9 +60,12 @@ async fn a_fetch_waiting_on_a_host_is_notified_and_its_card_is_kept() {
     let n = bus.notification(0).await;
     assert_eq!(
         n.summary,
-        format!("IronClaw waits for you: fetch from {target}?")
+        "IronClaw waits for you: a fetch needs a host allowed"
     );
-    assert!(n.body.contains(&url), "{n:?}");
+    assert!(
+        n.body.starts_with(&format!("From {target}: {url}\n")),
+        "{n:?}"
+    );
     assert!(n.actions.is_empty(), "answered in the window: {n:?}");
 
     app.desktop

@@ -5,6 +5,7 @@
 //! notification daemon.
 
 mod bus;
+mod content;
 mod fetch;
 mod withdrawal;
 
@@ -46,7 +47,11 @@ async fn click_until(
 }
 
 async fn app_with_bus(signal_close: bool, code: &str) -> (App, Bus) {
-    let bus = Bus::start(signal_close).await;
+    app_notifying(Bus::start(signal_close).await, code).await
+}
+
+/// An app in the background whose model asks to run `code`, notifying on `bus`.
+async fn app_notifying(bus: Bus, code: &str) -> (App, Bus) {
     let mut app = App::start_with(Arc::new(DbusNotifier::new())).await;
     app.desktop.set_window_focused(false);
     app.open().await;
@@ -125,23 +130,28 @@ async fn approve_from_the_notification_runs_the_code() {
     assert!(finished.actions.is_empty(), "{finished:?}");
 }
 
+/// Clicks `key` until the window is asked to show approval `id`.
+async fn click_until_focused(app: &mut App, bus: &Bus, n: u32, key: &str, id: ApprovalId) {
+    let deadline = tokio::time::Instant::now() + EVENT_GUARD;
+    let conversation = app.conversation;
+    let wanted = |e: &AppEvent| matches!(e, AppEvent::FocusApproval(f) if f.approval_id == id && f.conversation_id == conversation);
+    while !app.app_seen.iter().any(wanted) {
+        bus.invoke(n, key).await;
+        app.app_event_within(Duration::from_millis(500)).await;
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "clicking {key:?} asked for no focus-approval: {:#?}",
+            app.app_seen
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_click_on_the_notification_body_asks_the_window_to_show_that_approval() {
     let (mut app, bus) = app_with_bus(true, "print(1)").await;
     let req = app.approval_request().await;
     let n = bus.notification(0).await;
-    let deadline = tokio::time::Instant::now() + EVENT_GUARD;
-    let conversation = app.conversation;
-    let wanted = |e: &AppEvent| matches!(e, AppEvent::FocusApproval(f) if f.approval_id == req.approval_id && f.conversation_id == conversation);
-    while !app.app_seen.iter().any(wanted) {
-        bus.invoke(n.id, "default").await;
-        app.app_event_within(Duration::from_millis(500)).await;
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "no focus-approval: {:#?}",
-            app.app_seen
-        );
-    }
+    click_until_focused(&mut app, &bus, n.id, "default", req.approval_id).await;
     assert!(
         app.started_code().is_empty(),
         "a body click decides nothing"

@@ -14,7 +14,7 @@ use ironclaw_protocol::{ApprovalId, RiskLevel};
 use notify_rust::{Notification, Timeout, Urgency};
 
 use super::record::{Entry, Record, Server};
-use super::{ApprovalNotice, NoticeAction, Notifier};
+use super::{for_server, ApprovalNotice, NoticeAction, Notifier};
 
 const APP_NAME: &str = "IronClaw";
 const BUS_NAME: &str = "org.freedesktop.Notifications";
@@ -54,7 +54,7 @@ impl Notifier for DbusNotifier {
         let (slots, record) = (self.slots.clone(), self.record.clone());
         // Showing and waiting both block on D-Bus; neither may hold up the event pump.
         spawn_blocking(move || {
-            let handle = match build(&notice).show() {
+            let handle = match build(&notice, reads_markup()).show() {
                 Ok(h) => h,
                 Err(e) => {
                     tracing::warn!(error = %e, "could not show the approval notification");
@@ -98,7 +98,7 @@ impl Notifier for DbusNotifier {
                 });
             }
             let mut chosen = NoticeAction::Dismissed;
-            handle.wait_for_action(|key| chosen = NoticeAction::from_key(key));
+            handle.wait_for_action(|key| chosen = notice.action_for(key));
             if chosen == NoticeAction::Dismissed {
                 // Gone from the screen: nothing left to withdraw.
                 if let Ok(mut s) = slots.lock() {
@@ -198,7 +198,7 @@ impl Notifier for DbusNotifier {
             let shown = Notification::new()
                 .appname(APP_NAME)
                 .summary(&summary)
-                .body(&body)
+                .body(&for_server(&body, reads_markup()))
                 .show();
             if let Err(e) = shown {
                 tracing::warn!(error = %e, "could not show a notification");
@@ -207,11 +207,11 @@ impl Notifier for DbusNotifier {
     }
 }
 
-fn build(notice: &ApprovalNotice) -> Notification {
+fn build(notice: &ApprovalNotice, reads_markup: bool) -> Notification {
     let mut n = Notification::new();
     n.appname(APP_NAME)
         .summary(&notice.summary())
-        .body(&notice.body())
+        .body(&for_server(&notice.body(), reads_markup))
         .timeout(Timeout::Never)
         .urgency(if notice.risk == RiskLevel::Destructive {
             Urgency::Critical
@@ -222,6 +222,19 @@ fn build(notice: &ApprovalNotice) -> Notification {
         n.action(key, label);
     }
     n
+}
+
+/// Whether the server reads markup in bodies. Asked before every notification: the server
+/// may have been replaced since the last one. A server that cannot be asked is taken to read
+/// it, so the worst case is a visible `&lt;`, never hidden text.
+fn reads_markup() -> bool {
+    match notify_rust::get_capabilities() {
+        Ok(capabilities) => capabilities.iter().any(|c| c == "body-markup"),
+        Err(e) => {
+            tracing::debug!(error = %e, "could not ask the notification server what it reads");
+            true
+        }
+    }
 }
 
 /// The bus and the connection that owns the notification service right now.

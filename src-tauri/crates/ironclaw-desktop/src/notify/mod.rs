@@ -61,12 +61,15 @@ impl NoticeAction {
 impl ApprovalNotice {
     /// Buttons, as (key, label), from the request's choices. A notification has no way to give
     /// the second, deliberate confirmation, so an approval that needs one (destructive code)
-    /// gets "Review…" instead of "Approve".
+    /// gets "Review…" instead of "Approve"; so does code the body cannot show whole.
     pub fn actions(&self) -> Vec<(&'static str, &'static str)> {
         let mut actions = vec![(ACTION_DEFAULT, "Open")];
         let approve = DecisionChoice::find(&self.choices, DecisionKind::ApproveOnce);
         // An altered interpreter is a choice (as it is, or restarted) only the dialog offers.
-        if approve.is_some_and(|c| !c.needs_confirmation) && self.altered_session.is_empty() {
+        if approve.is_some_and(|c| !c.needs_confirmation)
+            && self.altered_session.is_empty()
+            && self.shows_all_the_code()
+        {
             actions.push((ACTION_APPROVE, "Approve"));
         } else {
             actions.push((ACTION_REVIEW, "Review…"));
@@ -75,6 +78,17 @@ impl ApprovalNotice {
             actions.push((ACTION_DENY, "Deny"));
         }
         actions
+    }
+
+    /// What a click on `key` means for this notification. A key it did not offer (a server
+    /// that sends one anyway, a forged signal on the session bus) only shows the approval in
+    /// the window: "Approve" counts only where the notification showed all the code.
+    pub fn action_for(&self, key: &str) -> NoticeAction {
+        match NoticeAction::from_key(key) {
+            NoticeAction::Dismissed => NoticeAction::Dismissed,
+            action if self.actions().iter().any(|(offered, _)| *offered == key) => action,
+            _ => NoticeAction::Focus,
+        }
     }
 
     /// `server/tool {"arg": …}` for an MCP call's text.
@@ -90,6 +104,18 @@ impl ApprovalNotice {
         Some(format!("{tool} {args}"))
     }
 
+    /// What the body shows of the code: an MCP call as the one line the server would receive
+    /// (not the line naming the tool's definition digest), anything else as its lines.
+    fn excerpt(&self) -> Excerpt {
+        match self.mcp_call() {
+            Some(call) => Excerpt::of(&call),
+            None => Excerpt::of(&self.code),
+        }
+    }
+
+    /// The summary is IronClaw's own words only (the language and the risk): many servers
+    /// (dunst among them) read markup in it whatever the spec says, so nothing the model or the
+    /// code wrote may go there. Everything of theirs is in the [`body`](Self::body).
     pub fn summary(&self) -> String {
         let risk = match self.risk {
             RiskLevel::ReadOnly => "read-only",
@@ -102,35 +128,24 @@ impl ApprovalNotice {
         format!("IronClaw wants to run {} ({risk})", self.language)
     }
 
-    /// The first non-empty line of the code and the conversation's title, with every invisible,
-    /// control, bidi or tag character shown as `⟨U+…⟩` (the notification must not read as
-    /// something other than what would run), and a warning when such characters hide anywhere
-    /// in the code, not only in the line shown.
+    /// The code, whole when it fits (see [`Excerpt`]), then the conversation's title, with
+    /// every invisible, control, bidi or tag character shown as `⟨U+…⟩` (the notification must
+    /// not read as something other than what would run), and a warning when such characters
+    /// hide in the code. As plain text: [`for_server`] escapes it for a server that reads markup.
     pub fn body(&self) -> String {
         use ironclaw_risk::visible::{describe_hidden, render_visible};
-        // An MCP call: the tool and its arguments on one line (what the server would receive),
-        // not the line that names the tool's definition digest.
-        let call;
-        let (first, more) = match self.mcp_call() {
-            Some(one_line) => {
-                call = one_line;
-                (call.as_str(), false)
-            }
-            None => (
-                self.code
-                    .lines()
-                    .map(str::trim)
-                    .find(|l| !l.is_empty())
-                    .unwrap_or(""),
-                self.code.trim().lines().count() > 1,
-            ),
-        };
-        let shown = render_visible(first);
-        let mut line: String = shown.chars().take(100).collect();
-        if shown.chars().count() > 100 || more {
-            line.push('…');
+        let excerpt = self.excerpt();
+        let mut body = excerpt.text;
+        if excerpt.more_lines > 0 {
+            let s = if excerpt.more_lines == 1 { "" } else { "s" };
+            body.push_str(&format!(
+                "\n… {} more line{s}: review it in IronClaw",
+                excerpt.more_lines
+            ));
+        } else if !excerpt.complete {
+            body.push_str("\n… lines cut short: review it in IronClaw");
         }
-        let mut body = format!("{line}\n— {}", render_visible(&self.conversation_title));
+        body.push_str(&format!("\n— {}", render_visible(&self.conversation_title)));
         if let Some(hidden) = describe_hidden(&self.code) {
             body.push_str(&format!("\n⚠ the code {hidden}"));
         }
@@ -148,6 +163,82 @@ impl ApprovalNotice {
         }
         body
     }
+
+    /// Whether the body shows every line of the code, uncut: Approve from a notification
+    /// approves exactly what it shows, so only then is it offered.
+    pub fn shows_all_the_code(&self) -> bool {
+        self.excerpt().complete
+    }
+}
+
+/// At most this many lines of code in a notification body, each at most [`SHOWN_LINE_CHARS`]
+/// characters: what common servers (dunst's default geometry, GNOME's expanded banner) show
+/// without cutting it themselves. Code that does not fit is approved in the window.
+pub const SHOWN_LINES: usize = 8;
+pub const SHOWN_LINE_CHARS: usize = 80;
+
+/// The lines of code a body shows, and whether they are all of it.
+#[derive(Debug, PartialEq)]
+struct Excerpt {
+    text: String,
+    /// Lines left out after [`SHOWN_LINES`].
+    more_lines: usize,
+    /// Every line shown, none cut.
+    complete: bool,
+}
+
+impl Excerpt {
+    /// Blank lines around the code are left out and trailing blanks of each line dropped
+    /// (neither shows on any screen); indentation, blank lines inside and every other character
+    /// stay, with hidden ones shown as tokens.
+    fn of(code: &str) -> Self {
+        use ironclaw_risk::visible::render_visible;
+        let lines: Vec<&str> = code.lines().map(str::trim_end).collect();
+        let first = lines.iter().position(|l| !l.is_empty()).unwrap_or(0);
+        let last = lines
+            .iter()
+            .rposition(|l| !l.is_empty())
+            .map_or(0, |i| i + 1);
+        let lines = lines.get(first..last).unwrap_or_default();
+        let mut complete = lines.len() <= SHOWN_LINES;
+        let mut shown = Vec::with_capacity(SHOWN_LINES);
+        for line in lines.iter().take(SHOWN_LINES) {
+            let visible = render_visible(line);
+            if visible.chars().count() > SHOWN_LINE_CHARS {
+                complete = false;
+                let mut cut: String = visible.chars().take(SHOWN_LINE_CHARS - 1).collect();
+                cut.push('…');
+                shown.push(cut);
+            } else {
+                shown.push(visible);
+            }
+        }
+        Excerpt {
+            text: shown.join("\n"),
+            more_lines: lines.len().saturating_sub(SHOWN_LINES),
+            complete,
+        }
+    }
+}
+
+/// `text` as a notification server will show it: escaped when the server reads markup in
+/// bodies (it advertises `body-markup`), or code such as `<span alpha="1">…</span>` would hide
+/// what it wraps and `&lt;` would read as `<`; as it is otherwise, since such a server shows
+/// an entity literally.
+pub fn for_server(text: &str, reads_markup: bool) -> String {
+    if !reads_markup {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// A desktop notification service. Implementations must not block the caller.
@@ -204,7 +295,6 @@ mod tests {
 
     #[test]
     fn destructive_code_cannot_be_approved_from_a_notification() {
-        let keys = |n: &ApprovalNotice| n.actions().iter().map(|a| a.0).collect::<Vec<_>>();
         assert_eq!(keys(&notice(false)), ["default", "approve", "deny"]);
         assert_eq!(keys(&notice(true)), ["default", "review", "deny"]);
     }
@@ -225,10 +315,73 @@ mod tests {
     }
 
     #[test]
-    fn the_summary_names_language_and_risk_and_the_body_the_first_line() {
+    fn the_summary_names_language_and_risk_and_the_body_all_the_code() {
         let n = notice(true);
         assert_eq!(n.summary(), "IronClaw wants to run python (DESTRUCTIVE)");
-        assert_eq!(n.body(), "import os…\n— Plots");
+        assert_eq!(n.body(), "import os\nos.remove('x')\n— Plots");
+        assert!(n.shows_all_the_code());
+    }
+
+    fn keys(n: &ApprovalNotice) -> Vec<&'static str> {
+        n.actions().iter().map(|a| a.0).collect()
+    }
+
+    #[test]
+    fn code_that_fits_is_shown_with_its_indentation_and_can_be_approved() {
+        let mut n = notice(false);
+        let lines: Vec<String> = (1..=SHOWN_LINES)
+            .map(|i| format!("    x{i} = {}", "9".repeat(SHOWN_LINE_CHARS - 9)))
+            .collect();
+        n.code = format!("\n\n{}\n\n", lines.join("  \n"));
+        assert_eq!(n.body(), format!("{}\n— Plots", lines.join("\n")));
+        assert_eq!(keys(&n), ["default", "approve", "deny"]);
+    }
+
+    #[test]
+    fn code_with_more_lines_than_shown_is_reviewed_in_the_window() {
+        let mut n = notice(false);
+        let lines: Vec<String> = (1..=SHOWN_LINES + 3)
+            .map(|i| format!("print({i})"))
+            .collect();
+        n.code = lines.join("\n");
+        assert_eq!(
+            n.body(),
+            format!(
+                "{}\n… 3 more lines: review it in IronClaw\n— Plots",
+                lines[..SHOWN_LINES].join("\n")
+            )
+        );
+        assert!(!n.shows_all_the_code());
+        assert_eq!(keys(&n), ["default", "review", "deny"]);
+        // A blank line inside the code is code too: it counts.
+        n.code = format!("{}\n\nx", lines[..SHOWN_LINES - 1].join("\n"));
+        assert!(n.body().contains("… 1 more line: review"), "{}", n.body());
+        assert_eq!(keys(&n), ["default", "review", "deny"]);
+    }
+
+    #[test]
+    fn a_line_longer_than_shown_is_cut_and_reviewed_in_the_window() {
+        let mut n = notice(false);
+        // Long enough only once its hidden character is shown as a token.
+        n.code = format!("print('{}\u{200B}')", "a".repeat(SHOWN_LINE_CHARS - 11));
+        assert_eq!(n.code.chars().count(), SHOWN_LINE_CHARS - 1);
+        let first = n.body().lines().next().unwrap().to_string();
+        assert_eq!(first.chars().count(), SHOWN_LINE_CHARS);
+        assert!(first.ends_with('…'), "{first}");
+        assert!(n
+            .body()
+            .contains("\n… lines cut short: review it in IronClaw\n"));
+        assert_eq!(keys(&n), ["default", "review", "deny"]);
+    }
+
+    #[test]
+    fn markup_is_escaped_only_for_a_server_that_reads_it() {
+        let text = "if a<b and c>d: print('&lt;', \"<span alpha='1'>x</span>\")";
+        assert_eq!(for_server(text, false), text);
+        assert_eq!(
+            for_server(text, true),
+            "if a&lt;b and c&gt;d: print('&amp;lt;', \"&lt;span alpha='1'&gt;x&lt;/span&gt;\")"
+        );
     }
 
     #[test]
@@ -255,9 +408,22 @@ mod tests {
         n.conversation_title = "Pl\u{E0041}ots".into();
         assert_eq!(
             n.body(),
-            "echo ⟨U+202E⟩txt.exe⟨U+202C⟩…\n— Pl⟨U+E0041⟩ots\n⚠ the code contains 3 invisible \
-             or bidirectional-control characters (U+202E U+202C U+200B)"
+            "echo ⟨U+202E⟩txt.exe⟨U+202C⟩\nls⟨U+200B⟩\n— Pl⟨U+E0041⟩ots\n⚠ the code contains 3 \
+             invisible or bidirectional-control characters (U+202E U+202C U+200B)"
         );
+    }
+
+    #[test]
+    fn a_key_the_notification_did_not_offer_only_shows_the_window() {
+        let mut n = notice(false);
+        assert_eq!(n.action_for("approve"), NoticeAction::Approve);
+        n.code = "x = 1\n".repeat(SHOWN_LINES + 1);
+        assert_eq!(n.action_for("approve"), NoticeAction::Focus);
+        assert_eq!(n.action_for("review"), NoticeAction::Focus);
+        assert_eq!(n.action_for("deny"), NoticeAction::Deny);
+        assert_eq!(n.action_for("__closed"), NoticeAction::Dismissed);
+        n.choices.retain(|c| c.kind != DecisionKind::Deny);
+        assert_eq!(n.action_for("deny"), NoticeAction::Focus);
     }
 
     #[test]
