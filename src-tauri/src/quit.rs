@@ -1,4 +1,5 @@
-//! Quitting, whichever way it comes (tray "Quit", the last window closed): the window and the
+//! Quitting, whichever way it comes (tray "Quit", the last window closed, SIGTERM from a logout
+//! or `kill`, SIGINT from a terminal's Ctrl+C, SIGHUP when that terminal closes): the window and the
 //! tray icon go at once, the app's sandboxes are stopped in the background, then the process
 //! exits. Sandboxes are stopped rather than left to their idle timeout because nothing would
 //! show that they still run once the app is gone; the workspace keeps every file, only the
@@ -51,6 +52,48 @@ pub fn on_run_event(app: &AppHandle, event: RunEvent) {
         }
         _ => {}
     }
+}
+
+/// The signals a desktop session, a service manager or a terminal ends a program with go the
+/// way of the tray's Quit. Left to their default, they ended the process at once, with the
+/// conversations' sandboxes and the warm spare still running and the notifications of its
+/// approvals on screen with nobody left to answer them. A second signal ends it at once: the
+/// person (or the session manager) insists, and the containers stop themselves when idle.
+pub fn on_signals(app: &AppHandle) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let app = app.clone();
+    // Listening needs the runtime's reactor, which the setup hook runs outside of.
+    tauri::async_runtime::spawn(async move {
+        let (term, int, hup) = (
+            SignalKind::terminate(),
+            SignalKind::interrupt(),
+            SignalKind::hangup(),
+        );
+        let (mut on_term, mut on_int, mut on_hup) = match (signal(term), signal(int), signal(hup)) {
+            (Ok(a), Ok(b), Ok(c)) => (a, b, c),
+            _ => {
+                tracing::warn!("cannot listen for SIGTERM/SIGINT/SIGHUP: they end the app at once");
+                return;
+            }
+        };
+        let mut next = async || {
+            let kind = tokio::select! {
+                _ = on_term.recv() => term,
+                _ = on_int.recv() => int,
+                _ = on_hup.recv() => hup,
+            };
+            kind.as_raw_value()
+        };
+        let first = next().await;
+        tracing::info!(signal = first, "asked to quit by a signal");
+        app.exit(0);
+        let second = next().await;
+        tracing::warn!(
+            signal = second,
+            "asked again: exiting without stopping the sandboxes"
+        );
+        std::process::exit(128 + second);
+    });
 }
 
 fn begin(app: &AppHandle) {

@@ -160,3 +160,20 @@ test("closing the window quits the same way", { timeout: 240_000 }, async (t) =>
 
   assert.deepEqual(await running(app.instance), [], `nothing runs after the window closed (sandbox was ${sandbox.session})`);
 });
+
+test("a SIGTERM (logout, shutdown, kill) quits the same way", { timeout: 240_000 }, async (t) => {
+  const app = await prepare(t, { replies: runCodeReplies("python", "print('hi')", { after: "It said hi." }) });
+  const { sandbox } = await runSomething(app);
+
+  const pids = appPids(app.driver.pid);
+  assert.equal(pids.length, 1, `one app process: ${pids}`);
+  const signalled = Date.now();
+  process.kill(Number(pids[0]), "SIGTERM");
+  await waitForAppExit(app, "SIGTERM");
+  console.log(`# SIGTERM → app process gone: ${Date.now() - signalled} ms`);
+  app.session = null;
+
+  assert.deepEqual(await running(app.instance), [], `nothing runs after SIGTERM (sandbox was ${sandbox.session})`);
+  const { stdout } = await run("docker", ["inspect", "-f", "{{.State.Status}}", sandbox.id]);
+  assert.equal(stdout.trim(), "exited", "stopped by the app, not killed with it");
+});
