@@ -17,5 +17,12 @@ desktop="$(grep -oE '(\./)?usr/share/applications/[^/]+\.desktop$' <<<"$contents
 # pipeline under pipefail whenever the match came early (the .rpm lists the binary first).
 entry="$(dpkg-deb --fsys-tarfile "$deb" | tar -xO "$desktop")"
 grep -qE '^Exec=ironclaw-app( |$)' <<<"$entry" || die "$deb's $desktop does not run ironclaw-app: $entry"
+# The binaries are linked with packed relative relocations (DT_RELR, src-tauri/build.rs), which
+# only glibc 2.36 and newer load: the packages must say so, so that an older system refuses to
+# install them instead of failing to start them.
+depends="$(dpkg-deb -f "$deb" Depends)"
+grep -qF 'libc6 (>= 2.36)' <<<"$depends" || die "$deb does not depend on libc6 (>= 2.36): $depends"
+requires="$(rpm -qp --requires "$rpm" 2>/dev/null)"
+grep -qE '^glibc >= 2\.36$' <<<"$requires" || die "$rpm does not require glibc >= 2.36: $requires"
 files="$(rpm -qlp "$rpm" 2>/dev/null)"
 grep -q '/usr/bin/ironclaw-app$' <<<"$files" || die "$rpm does not install /usr/bin/ironclaw-app; its contents: $files"

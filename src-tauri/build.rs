@@ -16,6 +16,13 @@ fn main() {
     if let Err(e) = generate() {
         panic!("build.rs: {e}");
     }
+    // Packed relative relocations, as for the CLI (see its build.rs): a faster start and a
+    // few MiB less of the binary resident. Needs glibc 2.36 or newer to run.
+    let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+    let env = std::env::var("CARGO_CFG_TARGET_ENV").unwrap_or_default();
+    if os == "linux" && env == "gnu" {
+        println!("cargo:rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
+    }
 }
 
 fn generate() -> Result<(), Box<dyn std::error::Error>> {
