@@ -5,7 +5,7 @@ use ironclaw_protocol::AgentEvent;
 use pretty_assertions::assert_eq;
 
 use super::bus::{rendered_as_markup, Bus};
-use super::{app_notifying, click_until, click_until_focused, resolved_for};
+use super::{app_notifying, approve_from, click_until_focused};
 
 /// Markup a server would read: a span that hides what it wraps, an entity that draws as
 /// another character, and comparisons that look like tags.
@@ -20,14 +20,7 @@ async fn approved_from_a_notification_on(bus: Bus) -> (String, Vec<String>, Stri
         n.actions,
         ["default", "Open", "approve", "Approve", "deny", "Deny"]
     );
-    click_until(
-        &mut app,
-        &bus,
-        n.id,
-        "approve",
-        resolved_for(req.approval_id),
-    )
-    .await;
+    approve_from(&mut app, &bus, n.id, req.approval_id).await;
     app.turn_end().await;
     (n.body, app.started_code(), app.stdout())
 }

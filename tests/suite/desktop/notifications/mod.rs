@@ -64,6 +64,11 @@ fn resolved_for(id: ApprovalId) -> impl Fn(&AgentEvent) -> bool {
     move |e| matches!(e, AgentEvent::ApprovalResolved { approval_id, .. } if *approval_id == id)
 }
 
+/// Clicks Approve on notification `n` until approval `id` is resolved; returns that event.
+async fn approve_from(app: &mut App, bus: &Bus, n: u32, id: ApprovalId) -> AgentEvent {
+    click_until(app, bus, n, "approve", resolved_for(id)).await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn approve_from_the_notification_runs_the_code() {
     let code = "print('approved from the notification')";
@@ -86,14 +91,7 @@ async fn approve_from_the_notification_runs_the_code() {
     assert!(n.summary.contains("python"), "{n:?}");
     assert!(n.body.contains(code), "{n:?}");
 
-    let resolved = click_until(
-        &mut app,
-        &bus,
-        n.id,
-        "approve",
-        resolved_for(req.approval_id),
-    )
-    .await;
+    let resolved = approve_from(&mut app, &bus, n.id, req.approval_id).await;
     assert!(
         matches!(
             resolved,

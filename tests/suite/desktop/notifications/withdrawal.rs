@@ -23,7 +23,7 @@ use nix::fcntl::{Flock, FlockArg};
 use pretty_assertions::assert_eq;
 
 use super::bus::Bus;
-use super::{app_with_bus, click_until, resolved_for};
+use super::{app_with_bus, approve_from, click_until, resolved_for};
 use crate::suite::desktop::App;
 
 fn deny() -> Decision {
@@ -40,14 +40,7 @@ async fn a_notification_answered_from_its_own_buttons_is_withdrawn() {
     let n = bus.notification(0).await;
     assert!(n.body.contains(code), "{n:?}");
 
-    click_until(
-        &mut app,
-        &bus,
-        n.id,
-        "approve",
-        resolved_for(req.approval_id),
-    )
-    .await;
+    approve_from(&mut app, &bus, n.id, req.approval_id).await;
     bus.closed(n.id).await;
     app.turn_end().await;
     assert_eq!(app.started_code(), [code], "the click really approved it");
