@@ -67,6 +67,7 @@ fn run(started: Instant) -> Result<(), Box<dyn std::error::Error>> {
                 rendering::fit(&window);
                 rendering::lighten(&window);
             }
+            #[cfg(unix)]
             quit::on_signals(app.handle());
             // No StatusNotifier host (e.g. under Xvfb) means no tray: the window title and
             // the in-app badge still show the count.

@@ -59,6 +59,7 @@ pub fn on_run_event(app: &AppHandle, event: RunEvent) {
 /// conversations' sandboxes and the warm spare still running and the notifications of its
 /// approvals on screen with nobody left to answer them. A second signal ends it at once: the
 /// person (or the session manager) insists, and the containers stop themselves when idle.
+#[cfg(unix)]
 pub fn on_signals(app: &AppHandle) {
     use tokio::signal::unix::{signal, SignalKind};
     let app = app.clone();
