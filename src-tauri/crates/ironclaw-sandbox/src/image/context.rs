@@ -6,8 +6,6 @@
 //! the tag is derived from the bytes, a change to any file yields a new tag (so stale images are
 //! never reused) and an unchanged tree never rebuilds.
 
-use sha2::{Digest, Sha256};
-
 use super::ImageSpec;
 
 /// Repository part of the sandbox image tag; the tag part is the content hash.
@@ -53,33 +51,18 @@ pub(crate) fn files() -> &'static [(&'static str, &'static [u8])] {
     FILES
 }
 
-/// The tag and hash of the image this binary needs.
+/// The tag and hash of the image this binary needs. The hash is `content_hash(FILES)`,
+/// computed by `build.rs` over the same folder: hashing the whole build context at every start
+/// of every `ironclaw` process would cost each one a pass over it.
 pub fn spec() -> ImageSpec {
-    spec_for(FILES)
+    spec_from_hash(include_str!(concat!(env!("OUT_DIR"), "/image-hash")).to_string())
 }
 
-pub(crate) fn spec_for(files: &[(&str, &[u8])]) -> ImageSpec {
-    let hash = content_hash(files);
+fn spec_from_hash(hash: String) -> ImageSpec {
     ImageSpec {
         tag: format!("{IMAGE_REPO}:{}", &hash[..TAG_HEX_LEN]),
         hash,
     }
-}
-
-/// SHA-256 over every file's path and contents, in path order, each length-prefixed so that
-/// no two different trees can produce the same byte stream (moving bytes from one file's end to
-/// the next file's start, or renaming, changes the hash).
-pub(crate) fn content_hash(files: &[(&str, &[u8])]) -> String {
-    let mut sorted: Vec<&(&str, &[u8])> = files.iter().collect();
-    sorted.sort_by_key(|(path, _)| *path);
-    let mut hasher = Sha256::new();
-    for (path, bytes) in sorted {
-        hasher.update((path.len() as u64).to_le_bytes());
-        hasher.update(path.as_bytes());
-        hasher.update((bytes.len() as u64).to_le_bytes());
-        hasher.update(bytes);
-    }
-    hex::encode(hasher.finalize())
 }
 
 /// An uncompressed tar of `files`, as Docker's build endpoint wants it. Metadata is fixed
@@ -106,6 +89,7 @@ pub(crate) fn context_tar(files: &[(&str, &[u8])]) -> std::io::Result<Vec<u8>> {
 mod tests {
     use std::io::Read;
 
+    use super::super::digest::content_hash;
     use super::*;
 
     #[test]
@@ -117,6 +101,15 @@ mod tests {
         assert_eq!(content_hash(a).len(), 64);
         // The embedded context hashes the same every time too.
         assert_eq!(spec(), spec());
+    }
+
+    #[test]
+    fn the_hash_compiled_in_is_the_hash_of_the_embedded_files() {
+        assert_eq!(spec().hash, content_hash(FILES));
+        assert_eq!(
+            spec().tag,
+            format!("{IMAGE_REPO}:{}", &content_hash(FILES)[..16])
+        );
     }
 
     #[test]

@@ -16,6 +16,9 @@ pub mod base;
 pub mod build;
 pub mod context;
 mod debootstrap;
+// Used by `build.rs`, which hashes the image folder; the tests check it against `FILES`.
+#[cfg(test)]
+mod digest;
 #[cfg(test)]
 mod engine_tests;
 mod mirror;

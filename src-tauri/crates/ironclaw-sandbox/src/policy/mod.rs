@@ -36,6 +36,11 @@ use units::{Count, Cpus, Dur, Size};
 /// The shipped defaults (`config/sandbox.yaml` at the repository root).
 pub const DEFAULT_POLICY_YAML: &str = include_str!("../../../../../config/sandbox.yaml");
 
+/// The same defaults as `build.rs` read them (YAML merge keys applied), as JSON: every process
+/// loads the policy at start, and `libyaml` on the shipped file was about 5 % of a whole
+/// `ironclaw exec`'s CPU time. The user's `sandbox.yaml` is still read as YAML, with its errors.
+const DEFAULT_POLICY_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/default-policy.json"));
+
 /// How the shipped defaults are named in error messages and [`Policy::sources`].
 const BUILT_IN_DEFAULTS: &str = "(built-in) config/sandbox.yaml";
 
@@ -166,8 +171,14 @@ impl Policy {
                 })
             }
         };
-        Self::parse(
-            (DEFAULT_POLICY_YAML, Path::new(BUILT_IN_DEFAULTS)),
+        let defaults_path = Path::new(BUILT_IN_DEFAULTS);
+        let defaults = serde_json::from_str(DEFAULT_POLICY_JSON).map_err(|e| Error::Config {
+            file: defaults_path.to_path_buf(),
+            field: "(file)".into(),
+            message: format!("this build of IronClaw is broken ({e}); reinstall it"),
+        })?;
+        Self::merge_over(
+            (defaults, defaults_path),
             user_text.as_deref().map(|text| (text, user_path.as_path())),
         )
     }
@@ -175,7 +186,14 @@ impl Policy {
     /// Merges `user` (text, path) over `defaults` and validates the result. Pure.
     pub fn parse(defaults: (&str, &Path), user: Option<(&str, &Path)>) -> Result<Policy> {
         let (defaults_text, defaults_path) = defaults;
-        let mut merged = read_document(defaults_text, defaults_path)?;
+        Self::merge_over(
+            (read_document(defaults_text, defaults_path)?, defaults_path),
+            user,
+        )
+    }
+
+    fn merge_over(defaults: (Value, &Path), user: Option<(&str, &Path)>) -> Result<Policy> {
+        let (mut merged, defaults_path) = defaults;
         let mut sources = vec![defaults_path.to_path_buf()];
         let user = match user {
             Some((text, path)) => {

@@ -545,6 +545,26 @@ fn load_uses_defaults_when_the_user_file_is_missing() {
 }
 
 #[test]
+fn the_defaults_compiled_in_as_json_read_as_the_shipped_yaml() {
+    // `load` reads the defaults from the JSON `build.rs` made of `config/sandbox.yaml`; what it
+    // yields, alone and under a user file, must be what reading that YAML yields.
+    let dir = tempfile::tempdir().unwrap();
+    let paths = Paths::at(dir.path().join("data"), dir.path());
+    let built_in = Path::new(BUILT_IN_DEFAULTS);
+    let from_yaml = Policy::parse((DEFAULT_POLICY_YAML, built_in), None).unwrap();
+    assert_eq!(Policy::load(&paths).unwrap(), from_yaml);
+    let user = "default_profile: strict\nprofiles:\n  strict:\n    memory: 300m\n";
+    std::fs::write(paths.user_policy_file(), user).unwrap();
+    let merged = Policy::parse(
+        (DEFAULT_POLICY_YAML, built_in),
+        Some((user, paths.user_policy_file().as_path())),
+    )
+    .unwrap();
+    assert_eq!(merged.default_profile, "strict", "test premise");
+    assert_eq!(Policy::load(&paths).unwrap(), merged);
+}
+
+#[test]
 fn load_merges_the_user_file_from_the_config_dir() {
     let dir = tempfile::tempdir().unwrap();
     let paths = Paths::at(dir.path().join("data"), dir.path());

@@ -18,117 +18,34 @@
 //!   host it reaches the hypervisor side), netlink talks to the host kernel's subsystems, and a
 //!   sandbox needs neither; every other family is refused too.
 
-use std::sync::OnceLock;
+// Run by `build.rs`; the tests check its output and what it builds.
+#[cfg(test)]
+mod rules;
 
-use serde_json::{json, Value};
+#[cfg(test)]
+use rules::{build, DOCKER_DEFAULT, MODE_ARGUMENT, REFUSED_ENOSYS};
 
-/// Docker Engine 20.10.24's default profile, unmodified (see `seccomp/README.md`).
-const DOCKER_DEFAULT: &str = include_str!("../../seccomp/docker-default.json");
-
-const S_ISUID_ISGID: u64 = 0o6000;
-const ENOSYS: u64 = 38;
-
-/// System calls that take a file mode, and the index of that argument.
-pub(crate) const MODE_ARGUMENT: &[(&str, u64)] = &[
-    ("chmod", 1),
-    ("fchmod", 1),
-    ("fchmodat", 2),
-    ("open", 2),
-    ("openat", 3),
-    ("creat", 1),
-    ("mknod", 1),
-    ("mknodat", 2),
-];
-
-/// Refused with ENOSYS: their arguments are out of a seccomp filter's sight.
-pub(crate) const REFUSED_ENOSYS: &[&str] = &[
-    "openat2",
-    "io_uring_setup",
-    "io_uring_enter",
-    "io_uring_register",
-    "socketcall",
-];
-
-/// AF_UNIX, AF_INET, AF_INET6.
-pub(crate) const SOCKET_FAMILIES: &[u64] = &[1, 2, 10];
-
-/// The profile as the engine wants it (`seccomp=<json>` in SecurityOpt). Built once.
+/// The profile as the engine wants it (`seccomp=<json>` in SecurityOpt): `rules::build` of the
+/// vendored default, run by `build.rs`. Every `ironclaw exec` checks its container's
+/// confinement against it, and building it at run time was about 7 % of that process's CPU time.
 pub fn profile() -> &'static str {
-    static PROFILE: OnceLock<String> = OnceLock::new();
-    PROFILE.get_or_init(|| build(DOCKER_DEFAULT))
-}
-
-/// Docker's default with our rules. A base that does not parse (a bad vendored update) yields
-/// a profile that refuses every system call, which fails container start-up loudly instead of
-/// running without the rules; the unit tests catch it long before.
-fn build(base: &str) -> String {
-    let Ok(mut profile) = serde_json::from_str::<Value>(base) else {
-        return json!({ "defaultAction": "SCMP_ACT_ERRNO", "syscalls": [] }).to_string();
-    };
-    drop_x32(&mut profile);
-    let ours: Vec<&str> = MODE_ARGUMENT
-        .iter()
-        .map(|(name, _)| *name)
-        .chain(REFUSED_ENOSYS.iter().copied())
-        .chain(["socket"])
-        .collect();
-    if let Some(rules) = profile.get_mut("syscalls").and_then(Value::as_array_mut) {
-        for rule in rules.iter_mut() {
-            if let Some(names) = rule.get_mut("names").and_then(Value::as_array_mut) {
-                names.retain(|n| !n.as_str().is_some_and(|n| ours.contains(&n)));
-            }
-        }
-        rules.retain(|rule| {
-            rule.get("names")
-                .and_then(Value::as_array)
-                .is_some_and(|n| !n.is_empty())
-        });
-        for (name, index) in MODE_ARGUMENT {
-            rules.push(json!({
-                "names": [name],
-                "action": "SCMP_ACT_ALLOW",
-                "args": [{
-                    "index": index,
-                    "value": S_ISUID_ISGID,
-                    "valueTwo": 0,
-                    "op": "SCMP_CMP_MASKED_EQ"
-                }]
-            }));
-        }
-        rules.push(json!({
-            "names": REFUSED_ENOSYS,
-            "action": "SCMP_ACT_ERRNO",
-            "errnoRet": ENOSYS
-        }));
-        for family in SOCKET_FAMILIES {
-            rules.push(json!({
-                "names": ["socket"],
-                "action": "SCMP_ACT_ALLOW",
-                "args": [{ "index": 0, "value": family, "valueTwo": 0, "op": "SCMP_CMP_EQ" }]
-            }));
-        }
-    }
-    profile.to_string()
-}
-
-fn drop_x32(profile: &mut Value) {
-    let Some(arches) = profile.get_mut("archMap").and_then(Value::as_array_mut) else {
-        return;
-    };
-    for arch in arches {
-        if let Some(subs) = arch
-            .get_mut("subArchitectures")
-            .and_then(Value::as_array_mut)
-        {
-            subs.retain(|s| s.as_str() != Some("SCMP_ARCH_X32"));
-        }
-    }
+    include_str!(concat!(env!("OUT_DIR"), "/seccomp-profile.json"))
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use serde_json::Value;
+
+    #[test]
+    fn the_profile_compiled_in_is_the_rules_over_the_vendored_default() {
+        // As JSON values: the key order of `build`'s output here depends on the features this
+        // test binary unified for serde_json.
+        let compiled: Value = serde_json::from_str(profile()).unwrap();
+        let now: Value = serde_json::from_str(&build(DOCKER_DEFAULT)).unwrap();
+        assert_eq!(compiled, now);
+    }
 
     fn parsed() -> Value {
         serde_json::from_str(profile()).unwrap()
