@@ -123,3 +123,68 @@ async fn workspace_prints_the_host_path() {
     assert!(!missing.status.success());
     assert!(text(&missing.stderr).contains("nope"));
 }
+
+#[tokio::test]
+async fn exec_runs_in_ironclaw_itself_and_every_other_command_in_ironclaw_full() {
+    let env = TestEnv::new().await;
+    // `ironclaw` alone, without `ironclaw-full` beside it.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let front = dir.path().join("ironclaw");
+    std::fs::copy(cli_bin(), &front).expect("copy ironclaw");
+    let alone = |args: &[&str]| {
+        let template = env.cli();
+        let mut cmd = std::process::Command::new(&front);
+        for (key, value) in template.get_envs() {
+            match value {
+                Some(value) => cmd.env(key, value),
+                None => cmd.env_remove(key),
+            };
+        }
+        cmd.args(args).output().expect("run ironclaw alone")
+    };
+    let out = alone(&["exec", "--session", "c", "print('alone')"]);
+    assert_eq!(succeeded(&out), "alone\n");
+    let out = alone(&["workspace", "c"]);
+    assert_eq!(out.status.code(), Some(70), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("ironclaw-full is missing: every command but `exec` is in it"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // Installed together: the same commands, help and exit codes as one program.
+    let out = env.cli().arg("--help").output().expect("run ironclaw");
+    let help = succeeded(&out);
+    for command in ["exec", "chat", "history", "sandbox", "workspace"] {
+        assert!(
+            help.contains(&format!("\n  {command} ")),
+            "{command}: {help}"
+        );
+    }
+    assert!(help.contains("Usage: ironclaw <COMMAND>"), "{help}");
+    let out = env
+        .cli()
+        .args(["exec", "--help"])
+        .output()
+        .expect("run ironclaw");
+    assert!(
+        succeeded(&out).contains("Usage: ironclaw exec [OPTIONS] <CODE>"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = env
+        .cli()
+        .args(["workspace", "c"])
+        .output()
+        .expect("run ironclaw");
+    assert_eq!(
+        succeeded(&out).trim_end(),
+        env.workspace("c").display().to_string()
+    );
+    let out = env
+        .cli()
+        .args(["workspace", "nope"])
+        .output()
+        .expect("run ironclaw");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+}

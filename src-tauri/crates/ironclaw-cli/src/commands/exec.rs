@@ -13,6 +13,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::progress::Printer;
 
+/// What `ironclaw help` says of `exec`, in both programs that parse it.
+pub const ABOUT: &str =
+    "Run code in a session's sandbox. You are the author, so nothing asks for approval";
+
 #[derive(Args)]
 pub struct ExecArgs {
     /// Session to run in; created on first use.

@@ -1,0 +1,52 @@
+//! The `ironclaw` command line, as two programs over the same code:
+//!
+//! - `ironclaw` ([`front`]) runs `exec` itself and hands every other command to `ironclaw-full`
+//!   (`execve`, so the process, its terminal, signals and exit code stay the same). Scripts and
+//!   agents call `ironclaw exec` in loops, and most of a warm run's few milliseconds is the
+//!   program starting: a binary holding only `exec` maps, relocates and faults in a third of
+//!   what the whole CLI does (README, Benchmarks, footnote 7).
+//! - `ironclaw-full` ([`full`]) parses and runs every command, `exec` included.
+
+pub mod commands;
+pub mod front;
+pub mod full;
+mod progress;
+mod terminal;
+
+use std::process::ExitCode;
+
+/// `exec` is one request and its stream: one thread runs it without waking another for each
+/// frame, and spawns no worker threads first (both measurable in its few ms).
+pub fn exec_main(args: commands::exec::ExecArgs) -> ExitCode {
+    match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => finish(runtime.block_on(commands::exec::run(args))),
+        Err(e) => no_runtime(&e),
+    }
+}
+
+fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("ironclaw: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn no_runtime(e: &std::io::Error) -> ExitCode {
+    eprintln!("ironclaw: cannot start the async runtime: {e}");
+    ExitCode::from(70)
+}
+
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("IRONCLAW_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+}
