@@ -164,6 +164,23 @@ async fn a_warm_exec_skips_the_handshake_only_while_the_engine_is_the_same() {
         );
     }
     assert!(warm.len() < first.len(), "warm {warm:?} vs first {first:?}");
+    // The session's container is asked for by its name, not found in a list of all of them,
+    // which takes the engine longer with every container it holds.
+    assert!(
+        !warm.iter().any(|r| r == "GET /containers/json"),
+        "a warm exec listed the containers: {warm:?}"
+    );
+    let container = env
+        .sandbox
+        .container_of(&ironclaw_sandbox::session::SessionName::new("fast").expect("name"))
+        .await
+        .expect("look up the session's container")
+        .expect("the session has a container");
+    assert!(
+        warm.contains(&format!("GET /containers/{}/json", container.name)),
+        "a warm exec must inspect {} by name: {warm:?}",
+        container.name
+    );
 
     // The engine restarts: a new socket at the same path. The cache no longer describes it.
     proxy.stop();

@@ -204,3 +204,79 @@ async fn idle_container_stops_itself_and_restarts_on_demand() {
     assert_eq!(ok(&r), "False kept");
     assert!(r.container_started);
 }
+
+/// A new process finds a session's container by the name it was made with, and that name is only
+/// a hint: a container holding it (here another session's, renamed) is used only when its labels
+/// say it belongs to the session. Otherwise the run would see the other session's workspace.
+#[tokio::test]
+async fn a_container_under_a_sessions_name_is_used_only_if_its_labels_say_so() {
+    use bollard::query_parameters::{RemoveContainerOptionsBuilder, RenameContainerOptionsBuilder};
+
+    let env = TestEnv::new().await;
+    ok(&py(&env, "a", "print('a')").await);
+    ok(&py(&env, "b", "open('/workspace/only-b.txt', 'w').write('b')").await);
+    let a = env
+        .sandbox
+        .container_of(&name("a"))
+        .await
+        .expect("look up a")
+        .expect("a has a container");
+    let b = env.container_id("b").await.expect("b has a container");
+    env.docker()
+        .remove_container(
+            &a.id,
+            Some(RemoveContainerOptionsBuilder::default().force(true).build()),
+        )
+        .await
+        .expect("remove a's container");
+    env.docker()
+        .rename_container(
+            &b,
+            RenameContainerOptionsBuilder::default()
+                .name(&a.name)
+                .build(),
+        )
+        .await
+        .expect("give b's container a's name");
+    // The set-up: a's name now holds a container that is running, current and b's.
+    let holder = env
+        .docker()
+        .inspect_container(&a.name, None)
+        .await
+        .expect("inspect a's name");
+    assert_eq!(holder.id.as_deref(), Some(b.as_str()));
+    assert_eq!(
+        holder
+            .config
+            .and_then(|c| c.labels)
+            .and_then(|l| l.get("ironclaw.session").cloned())
+            .as_deref(),
+        Some("b")
+    );
+
+    // A new process (the CLI), so the container is looked up rather than remembered.
+    let out = env
+        .cli()
+        .args([
+            "exec",
+            "--session",
+            "a",
+            "import os; print(sorted(os.listdir('/workspace')))",
+        ])
+        .output()
+        .expect("run ironclaw exec");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "[]");
+    let now = env
+        .sandbox
+        .container_of(&name("a"))
+        .await
+        .expect("look up a")
+        .expect("a has a container again");
+    assert_ne!(now.id, b, "session a ran in session b's container");
+    assert_eq!(now.session, a.session);
+}

@@ -145,12 +145,39 @@ async fn docker_daemon_killed_mid_execution_fails_the_run_clearly_and_the_sessio
         std::path::Path::new(&socket).exists() && cache.is_file(),
         "the stale socket and the engine cache must both be there for this check"
     );
+    let remembered_entry = std::fs::read(&cache).expect("read the engine cache");
     let remembered = cli_exec();
     assert!(
         !cache.exists(),
         "an engine that did not answer is forgotten"
     );
     let fresh = cli_exec();
+    // A new session, with the engine remembered: the run waits for the ping before it makes
+    // the session's record or folder, and says the same.
+    std::fs::write(&cache, &remembered_entry).expect("restore the engine cache");
+    let mut cmd = shared.cli();
+    cmd.env("DOCKER_HOST", &host)
+        .args(["exec", "--session", "new-while-down", "print(1)"]);
+    let new_session = cmd.output().expect("run ironclaw exec");
+    assert!(
+        !cache.exists(),
+        "{}",
+        String::from_utf8_lossy(&new_session.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&new_session.stderr),
+        String::from_utf8_lossy(&fresh.stderr)
+    );
+    for made in [
+        shared.paths.sessions_dir().join("new-while-down.json"),
+        shared.paths.workspaces_dir().join("new-while-down"),
+    ] {
+        assert!(
+            !made.exists(),
+            "{} made while the engine was down",
+            made.display()
+        );
+    }
     let (remembered, fresh) = (
         String::from_utf8_lossy(&remembered.stderr).into_owned(),
         String::from_utf8_lossy(&fresh.stderr).into_owned(),

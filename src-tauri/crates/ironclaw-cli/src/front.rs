@@ -80,7 +80,7 @@ fn run_in_place(mut command: std::process::Command, full: &std::path::Path) -> E
 }
 
 /// Beside this program's own file (found through the kernel, not `PATH` or `argv[0]`).
-fn full_program() -> Result<PathBuf, String> {
+pub(crate) fn full_program() -> Result<PathBuf, String> {
     let exe = std::env::current_exe()
         .map_err(|e| format!("cannot find this program's own path ({e}), so not {FULL} either"))?;
     let full = exe.with_file_name(format!("{FULL}{}", std::env::consts::EXE_SUFFIX));

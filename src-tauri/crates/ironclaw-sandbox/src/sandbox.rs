@@ -93,6 +93,9 @@ pub struct Sandbox {
     took_spare: std::sync::atomic::AtomicBool,
     /// Sessions that adopted a spare in this process and have not run in it yet.
     adopted_fresh: std::sync::Mutex<HashMap<SessionName, (std::time::Instant, ContainerInfo)>>,
+    /// The engine's ping, still on its way when the client came from the engine cache (see
+    /// [`Sandbox::check_engine_before_use`]).
+    engine_check: std::sync::Mutex<Option<crate::docker::known::EngineCheck>>,
 }
 
 impl Sandbox {
@@ -129,6 +132,30 @@ impl Sandbox {
             spare_taken: tokio::sync::Notify::new(),
             took_spare: std::sync::atomic::AtomicBool::new(false),
             adopted_fresh: std::sync::Mutex::default(),
+            engine_check: std::sync::Mutex::default(),
+        }
+    }
+
+    /// For a client from [`crate::docker::connect_client_deferred`]: the first run awaits the
+    /// engine's ping only once its local work is done (the session's record, the quota walk),
+    /// and fails with the ping's error, the full handshake's, when the engine is gone.
+    pub fn check_engine_before_use(&self, check: Option<crate::docker::known::EngineCheck>) {
+        if let Ok(mut slot) = self.engine_check.lock() {
+            *slot = check;
+        }
+    }
+
+    /// Waits for the check [`Sandbox::check_engine_before_use`] was given, if it is still
+    /// pending; a no-op otherwise. Call before the first request to the engine.
+    pub async fn engine_checked(&self) -> Result<()> {
+        let pending = self
+            .engine_check
+            .lock()
+            .ok()
+            .and_then(|mut slot| slot.take());
+        match pending {
+            Some(check) => check.done().await,
+            None => Ok(()),
         }
     }
 
@@ -229,8 +256,15 @@ impl Sandbox {
         let prepared = if watched {
             // Refuses the run if the workspace is already over quota, before anything starts:
             // not even a stopped container, whose fresh interpreters the next run must report.
-            Some(quota::prepare(&record.workspace, quota_limits, self.quota_base(name)).await?)
+            // The walk is local: the engine's ping, if still pending, overlaps it.
+            let (prepared, checked) = tokio::join!(
+                quota::prepare(&record.workspace, quota_limits, self.quota_base(name)),
+                self.engine_checked()
+            );
+            checked?;
+            Some(prepared?)
         } else {
+            self.engine_checked().await?;
             None
         };
         let workspace = record.workspace.clone();
@@ -340,6 +374,10 @@ impl Sandbox {
         options: &SessionOptions,
     ) -> Result<SessionRecord> {
         let found = self.registry.get(name)?;
+        if found.is_none() {
+            // A new session's record and folder are made only on an engine that answers.
+            self.engine_checked().await?;
+        }
         if self.policy.warm_spare && found.is_none() {
             if let Some(spare) = self.adopt_spare(name, options).await {
                 if let Ok(mut fresh) = self.adopted_fresh.lock() {
@@ -437,22 +475,30 @@ impl Sandbox {
             }
             NetworkMode::Allowlist => Some(self.egress.acquire(session).await?),
         };
-        // The first run of this process in the session. Its container is looked up by label
-        // and, at the same time, attached by the name it would have: on the warm path the
-        // attach is ready when the lookup returns (a round trip saved on every `ironclaw
-        // exec`). It is used only if the container the labels found has that name and is
-        // kept; otherwise it is dropped unused (nothing was sent on it).
+        // The first run of this process in the session. Its container is looked up (by the
+        // name it would have, its labels checked) and, at the same time, attached by that name
+        // and pinged: on the warm path the supervisor's answer is on its way when the lookup
+        // returns (two round trips saved on every `ironclaw exec`). The attach is used only if
+        // the container the lookup vouches for has that name and is kept, and the ping's answer
+        // only if that container was already running; otherwise they are dropped unused. A ping
+        // runs nothing, so one that reaches a container about to be replaced is harmless.
         let name = container::name_of(&self.instance, record.label());
         let lookup = async {
             match adopted {
                 // A spare adopted a moment ago was listed then: no second lookup.
                 Some(spare) => Ok(Some(spare)),
-                None => container::find(&self.docker, &self.instance, record.label()).await,
+                None => {
+                    container::find_named(&self.docker, &self.instance, record.label(), &name).await
+                }
             }
         };
         let early = async {
             match egress {
-                None => Connection::attach(&self.docker, &name).await.ok(),
+                None => {
+                    let conn = Connection::attach(&self.docker, &name).await.ok()?;
+                    let ping = conn.send_ping().await.ok();
+                    Some((conn, ping))
+                }
                 // Joining the egress network comes first; no head start.
                 Some(_) => None,
             }
@@ -527,16 +573,19 @@ impl Sandbox {
             }
         };
         // Attach before starting so nothing the supervisor says at start-up is missed.
-        let conn = match early {
-            Some(conn) => conn,
-            None => Connection::attach(&self.docker, &id).await?,
+        let (conn, early_ping) = match early {
+            Some((conn, ping)) => (conn, ping.filter(|_| !needs_start)),
+            None => (Connection::attach(&self.docker, &id).await?, None),
         };
         conn.open_channel(&self.channel_dir(&container_name));
         if needs_start {
             container::start(&self.docker, &id).await?;
         }
         // What the interpreters carry is reported with each run (`altered_before`).
-        conn.ping(STARTUP_TIMEOUT).await?;
+        match early_ping {
+            Some(ping) => ping.answer(STARTUP_TIMEOUT).await?,
+            None => conn.ping(STARTUP_TIMEOUT).await?,
+        };
         if let Some(attachment) = &egress {
             self.egress.attach(&id, session, attachment).await?;
         }

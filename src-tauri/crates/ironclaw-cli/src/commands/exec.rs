@@ -56,7 +56,7 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
         args.code
     };
     let name = SessionName::new(args.session)?;
-    let sandbox = super::open().await?;
+    let sandbox = super::open_for_one_run().await?;
     sandbox.run_once();
     // Checked before anything runs: the session remembers the profile it is given, and a
     // name that is refused later would already be saved, failing every run after it.
@@ -111,6 +111,7 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
         workspace,
     };
     if let Some(choice) = &args.network {
+        sandbox.engine_checked().await?;
         super::apply_network(&sandbox, &name, choice).await?;
     }
     let mut result = sandbox

@@ -19,6 +19,17 @@ pub async fn open() -> anyhow::Result<Sandbox> {
     Ok(Sandbox::new(docker, paths, policy))
 }
 
+/// [`open`] for `exec`: the engine's ping (when the engine is as last seen) is awaited by the
+/// run itself, once its local work is done (`Sandbox::check_engine_before_use`).
+pub async fn open_for_one_run() -> anyhow::Result<Sandbox> {
+    let paths = Paths::from_env()?;
+    let policy = Policy::load(&paths)?;
+    let (docker, check) = docker::connect_client_deferred(&paths.engine_cache_file()).await?;
+    let sandbox = Sandbox::new(docker, paths, policy);
+    sandbox.check_engine_before_use(check);
+    Ok(sandbox)
+}
+
 /// `--network`: applies the choice to the session and says what it did to a running sandbox.
 pub async fn apply_network(
     sandbox: &Sandbox,

@@ -93,7 +93,8 @@ pub async fn spare() -> anyhow::Result<ExitCode> {
 /// makes the next spare, so this command exits now and the next new session finds one ready.
 pub fn replenish_spare_in_background() {
     use std::os::unix::process::CommandExt;
-    let Ok(program) = std::env::current_exe() else {
+    // `sandbox spare` is in `ironclaw-full`: started directly, not through the front's execve.
+    let Ok(program) = crate::front::full_program().or_else(|_| std::env::current_exe()) else {
         return;
     };
     let spawned = std::process::Command::new(program)

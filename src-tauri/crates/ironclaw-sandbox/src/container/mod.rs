@@ -1,6 +1,7 @@
 //! Sandbox containers: how one is made (every hardening flag lives in [`create_body`], in
-//! `definition.rs`) and how we find ours again — always by label, never by guessing names (a
-//! name only lets an attach start early, see `Sandbox::warm_up`).
+//! `definition.rs`) and how we find ours again — by label, never by a name alone: a container
+//! found by name counts only if its labels say it is ours ([`find_named`]), and a name lets an
+//! attach start early (see `Sandbox::warm_up`).
 
 mod definition;
 pub mod masks;
@@ -13,7 +14,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
 
-use bollard::models::ContainerSummaryStateEnum;
+use bollard::models::{ContainerStateStatusEnum, ContainerSummaryStateEnum};
 use bollard::query_parameters::{
     CreateContainerOptionsBuilder, ListContainersOptionsBuilder, RemoveContainerOptionsBuilder,
     StopContainerOptionsBuilder,
@@ -191,6 +192,50 @@ pub async fn list(docker: &Docker, instance: &str) -> Result<Vec<ContainerInfo>>
     .await
 }
 
+/// [`find`], asking first for the container by the name it was made with (`name`): one inspect,
+/// about half of a filtered list's time on the engine, and no lock on every container. It counts
+/// only if its labels say it is this instance's container for `session`; anything else (no such
+/// name, a renamed or foreign container) falls back to the lookup by label.
+pub async fn find_named(
+    docker: &Docker,
+    instance: &str,
+    session: &str,
+    name: &str,
+) -> Result<Option<ContainerInfo>> {
+    let inspected = docker
+        .inspect_container(name, None)
+        .instrument(tracing::debug_span!("docker.inspect_container", name))
+        .await;
+    match inspected {
+        Ok(c) => {
+            let labels = c.config.and_then(|c| c.labels).unwrap_or_default();
+            let is = |k: &str, v: &str| labels.get(k).is_some_and(|l| l == v);
+            if is(LABEL_INSTANCE, instance) && is(LABEL_SESSION, session) {
+                let state = c.state.and_then(|s| s.status);
+                let summary = Summary {
+                    id: c.id,
+                    name: c.name,
+                    state: match state {
+                        Some(ContainerStateStatusEnum::RUNNING) => State::Running,
+                        Some(
+                            ContainerStateStatusEnum::EXITED
+                            | ContainerStateStatusEnum::CREATED
+                            | ContainerStateStatusEnum::DEAD,
+                        ) => State::Stopped,
+                        _ => State::Other,
+                    },
+                    status: state.map(|s| s.to_string()),
+                    created_unix: c.created.as_deref().and_then(unix_seconds).unwrap_or(0),
+                };
+                return Ok(Some(info_from(summary, &labels)));
+            }
+        }
+        Err(e) if is_not_found(&e) => {}
+        Err(e) => return Err(Error::docker("inspecting the sandbox container", e)),
+    }
+    find(docker, instance, session).await
+}
+
 pub async fn find(docker: &Docker, instance: &str, session: &str) -> Result<Option<ContainerInfo>> {
     let found = list_filtered(
         docker,
@@ -250,45 +295,95 @@ async fn list_filtered(docker: &Docker, labels: Vec<String>) -> Result<Vec<Conta
     Ok(found
         .into_iter()
         .map(|c| {
-            let labels = c.labels.unwrap_or_default();
-            let label = |k: &str| labels.get(k).cloned().unwrap_or_default();
-            let state = match c.state {
-                Some(ContainerSummaryStateEnum::RUNNING) => State::Running,
-                Some(
-                    ContainerSummaryStateEnum::EXITED
-                    | ContainerSummaryStateEnum::CREATED
-                    | ContainerSummaryStateEnum::DEAD,
-                ) => State::Stopped,
-                _ => State::Other,
-            };
-            ContainerInfo {
-                id: c.id.unwrap_or_default(),
-                name: c
-                    .names
-                    .and_then(|n| n.into_iter().next())
-                    .unwrap_or_default()
-                    .trim_start_matches('/')
-                    .to_string(),
-                session: match label(LABEL_SESSION) {
-                    s if s.is_empty() => label(LABEL_TOOL_OWNER),
-                    s => s,
+            info_from(
+                Summary {
+                    id: c.id,
+                    name: c.names.and_then(|n| n.into_iter().next()),
+                    state: match c.state {
+                        Some(ContainerSummaryStateEnum::RUNNING) => State::Running,
+                        Some(
+                            ContainerSummaryStateEnum::EXITED
+                            | ContainerSummaryStateEnum::CREATED
+                            | ContainerSummaryStateEnum::DEAD,
+                        ) => State::Stopped,
+                        _ => State::Other,
+                    },
+                    status: c.status,
+                    created_unix: c.created.unwrap_or(0),
                 },
-                state,
-                status: c.status.unwrap_or_default(),
-                profile: label(LABEL_PROFILE),
-                image_hash: label(LABEL_IMAGE_HASH),
-                confinement: label(LABEL_CONFINEMENT),
-                version: label(LABEL_VERSION),
-                network: match label(LABEL_NETWORK) {
-                    n if n.is_empty() => NetworkMode::None.as_str().to_string(),
-                    n => n,
-                },
-                egress: label(LABEL_EGRESS),
-                spare: label(LABEL_SPARE),
-                created_unix: c.created.unwrap_or(0),
-            }
+                &c.labels.unwrap_or_default(),
+            )
         })
         .collect())
+}
+
+/// What a list entry and an inspect both say of a container, besides its labels.
+struct Summary {
+    id: Option<String>,
+    /// As the engine spells it, with a leading `/`.
+    name: Option<String>,
+    state: State,
+    status: Option<String>,
+    created_unix: i64,
+}
+
+fn info_from(c: Summary, labels: &HashMap<String, String>) -> ContainerInfo {
+    let label = |k: &str| labels.get(k).cloned().unwrap_or_default();
+    ContainerInfo {
+        id: c.id.unwrap_or_default(),
+        name: c
+            .name
+            .unwrap_or_default()
+            .trim_start_matches('/')
+            .to_string(),
+        session: match label(LABEL_SESSION) {
+            s if s.is_empty() => label(LABEL_TOOL_OWNER),
+            s => s,
+        },
+        state: c.state,
+        status: c.status.unwrap_or_default(),
+        profile: label(LABEL_PROFILE),
+        image_hash: label(LABEL_IMAGE_HASH),
+        confinement: label(LABEL_CONFINEMENT),
+        version: label(LABEL_VERSION),
+        network: match label(LABEL_NETWORK) {
+            n if n.is_empty() => NetworkMode::None.as_str().to_string(),
+            n => n,
+        },
+        egress: label(LABEL_EGRESS),
+        spare: label(LABEL_SPARE),
+        created_unix: c.created_unix,
+    }
+}
+
+/// Unix seconds of an engine timestamp (RFC 3339, `2026-12-02T04:19:07.905430123Z`; the
+/// engine writes UTC). `None` for anything else.
+fn unix_seconds(text: &str) -> Option<i64> {
+    let digits = |range: std::ops::Range<usize>| -> Option<i64> {
+        let part = text.get(range)?;
+        part.bytes()
+            .all(|b| b.is_ascii_digit())
+            .then(|| part.parse().ok())
+            .flatten()
+    };
+    let bytes = text.as_bytes();
+    if bytes.len() < 20 || bytes[4] != b'-' || bytes[7] != b'-' || bytes[10] != b'T' {
+        return None;
+    }
+    let (year, month, day) = (digits(0..4)?, digits(5..7)?, digits(8..10)?);
+    let (hour, minute, second) = (digits(11..13)?, digits(14..16)?, digits(17..19)?);
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 {
+        return None;
+    }
+    // Days from the civil date (Howard Hinnant's algorithm), March-based years.
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days * 86_400 + hour * 3600 + minute * 60 + second)
 }
 
 pub async fn create(docker: &Docker, spec: &ContainerSpec<'_>) -> Result<String> {
@@ -379,5 +474,32 @@ pub async fn remove(docker: &Docker, id: &str) -> Result<()> {
         // 409 "removal already in progress": someone else is doing our job.
         Err(e) if is_conflict(&e) => Ok(()),
         Err(e) => Err(Error::docker("removing the sandbox container", e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unix_seconds;
+
+    #[test]
+    fn engine_timestamps_are_read_as_unix_seconds() {
+        assert_eq!(unix_seconds("1970-01-01T00:00:00Z"), Some(0));
+        // `date -u -d 2026-12-02T04:19:07Z +%s`; the fraction is dropped.
+        assert_eq!(
+            unix_seconds("2026-12-02T04:19:07.905430123Z"),
+            Some(1_796_185_147)
+        );
+        // A leap day, and January (counted in the year before by the March-based algorithm).
+        assert_eq!(unix_seconds("2024-02-29T12:00:00Z"), Some(1_709_208_000));
+        assert_eq!(unix_seconds("2000-01-01T00:00:00Z"), Some(946_684_800));
+        for bad in [
+            "",
+            "0001-01-01",
+            "2026-13-01T00:00:00Z",
+            "2026-12-02 04:19:07Z",
+            "x026-12-02T04:19:07Z",
+        ] {
+            assert_eq!(unix_seconds(bad), None, "{bad:?}");
+        }
     }
 }

@@ -7,7 +7,7 @@
 //! restarted engine recreates its socket (a new inode); an engine behind systemd's socket
 //! activation keeps it, so an entry also expires after [`MAX_AGE`]. A hit still pings the engine,
 //! which is the handshake's own first step, so an engine that is down fails with the very error
-//! the full handshake gives. Only unix sockets are kept: a TCP address says nothing about which
+//! the full handshake gives; the ping overlaps the command's local work ([`EngineCheck`]). Only unix sockets are kept: a TCP address says nothing about which
 //! engine answers it.
 
 use std::os::unix::fs::MetadataExt;
@@ -16,6 +16,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bollard::{ClientVersion, Docker, API_DEFAULT_VERSION};
 use serde::{Deserialize, Serialize};
+use tracing::Instrument;
 
 use super::{client, step, Endpoint, EndpointKind};
 use crate::error::Result;
@@ -139,24 +140,41 @@ pub fn forget(file: &Path) {
     let _ = std::fs::remove_file(file);
 }
 
-/// A client for `endpoint`: from `file` when it still describes the engine behind it (one ping),
-/// else from a full handshake, which is then written to `file`.
-pub(crate) async fn connect(endpoint: Endpoint, file: &Path) -> Result<Docker> {
+/// A client for `endpoint`: from `file` when it still describes the engine behind it, else from a
+/// full handshake, which is then written to `file`. A hit's ping is returned still running: a
+/// command with local work to do first (its session's record, the workspace's quota walk)
+/// awaits it with [`EngineCheck::done`] before its first request to the engine, so the round
+/// trip overlaps that work instead of preceding it.
+pub(crate) async fn connect(
+    endpoint: Endpoint,
+    file: &Path,
+) -> Result<(Docker, Option<EngineCheck>)> {
     let Some(socket) = socket_id(&endpoint) else {
-        return Ok(super::connect_to(endpoint).await?.docker);
+        return Ok((super::connect_to(endpoint).await?.docker, None));
     };
     if let Some(version) = read(file).and_then(|e| e.version_for(&endpoint, socket, now_secs())) {
         let docker = client(&endpoint, &version)?;
-        match step(&endpoint, "pinging the engine", docker.ping()).await {
-            Ok(_) => {
-                tracing::debug!(api_version = %version, "engine as last seen; no handshake");
-                return Ok(docker);
+        let (pinged, file, host) = (docker.clone(), file.to_path_buf(), endpoint.host.clone());
+        let ping = async move {
+            match step(&endpoint, "pinging the engine", pinged.ping()).await {
+                Ok(_) => {
+                    tracing::debug!(api_version = %version, "engine as last seen; no handshake");
+                    Ok(())
+                }
+                Err(e) => {
+                    forget(&file);
+                    Err(e)
+                }
             }
-            Err(e) => {
-                forget(file);
-                return Err(e);
-            }
-        }
+        };
+        let task = tokio::spawn(ping.in_current_span());
+        return Ok((
+            docker,
+            Some(EngineCheck {
+                task,
+                endpoint: host,
+            }),
+        ));
     }
     let engine = super::connect_to(endpoint).await?;
     // Taken after the handshake: an engine that restarted during it is caught next time.
@@ -166,7 +184,27 @@ pub(crate) async fn connect(endpoint: Endpoint, file: &Path) -> Result<Docker> {
             &Entry::new(&engine.endpoint, socket, &engine.docker.client_version()),
         );
     }
-    Ok(engine.docker)
+    Ok((engine.docker, None))
+}
+
+/// The ping of an engine taken from the cache, on its way (see [`connect`]). Its error,
+/// when the engine is gone, is the one the full handshake gives.
+#[derive(Debug)]
+pub struct EngineCheck {
+    task: tokio::task::JoinHandle<Result<()>>,
+    endpoint: String,
+}
+
+impl EngineCheck {
+    pub async fn done(self) -> Result<()> {
+        match self.task.await {
+            Ok(checked) => checked,
+            Err(e) => Err(crate::error::Error::DockerUnreachable {
+                endpoint: self.endpoint,
+                reason: format!("the check that it answers did not finish ({e})"),
+            }),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -68,6 +68,19 @@ pub async fn connect() -> Result<Engine> {
 /// `cache_file` when it is still the same one (one ping instead of the four-request handshake;
 /// see [`known`]). Errors are the full handshake's.
 pub async fn connect_client(cache_file: &Path) -> Result<Docker> {
+    let (docker, check) = connect_client_deferred(cache_file).await?;
+    if let Some(check) = check {
+        check.done().await?;
+    }
+    Ok(docker)
+}
+
+/// [`connect_client`] for a command that reads local state before it asks the engine anything:
+/// the cache hit's ping is returned still running, for [`known::EngineCheck::done`] before the
+/// first request (see `Sandbox::check_engine_before_use`).
+pub async fn connect_client_deferred(
+    cache_file: &Path,
+) -> Result<(Docker, Option<known::EngineCheck>)> {
     let endpoint = resolve_endpoint(&EnvSnapshot::from_process())?;
     let span = tracing::info_span!(
         "docker.connect",

@@ -136,9 +136,27 @@ impl Connection {
     /// Round trip to the supervisor: proves it is up, reading our stdin and confined, and
     /// returns what its interpreters carry from earlier runs.
     pub async fn ping(&self, timeout: Duration) -> Result<Leftovers> {
+        self.send_ping().await?.answer(timeout).await
+    }
+
+    /// The first half of [`Connection::ping`]: the request goes out now, and its answer is
+    /// read by [`PendingPing::answer`], so other round trips can overlap it.
+    pub async fn send_ping(&self) -> Result<PendingPing> {
         let seq = fresh_seq();
-        let mut route = self.route(seq);
+        let route = self.route(seq);
         self.send(&Request::Ping { seq }).await?;
+        Ok(PendingPing { route })
+    }
+}
+
+/// A ping on its way (see [`Connection::send_ping`]). Dropped unread, its answer is ignored.
+pub struct PendingPing {
+    route: Route,
+}
+
+impl PendingPing {
+    pub async fn answer(mut self, timeout: Duration) -> Result<Leftovers> {
+        let route = &mut self.route;
         let wait = async {
             while let Some(frame) = route.frames.recv().await {
                 if let Frame::Event {
