@@ -116,3 +116,51 @@ async fn a_paused_container_still_times_out_at_the_deadline_and_the_session_goes
         );
     }
 }
+
+/// `docker pause` between runs. Expected: the next run runs nothing and says the container is
+/// paused and how to resume it (it was "Docker engine error while attaching … 409 …", said
+/// twice); once unpaused, the session goes on with its interpreter's state.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_in_a_paused_container_runs_nothing_and_says_how_to_resume_it() {
+    let env = TestEnv::new().await;
+    let exec = |code: &str| {
+        env.cli()
+            .args(["exec", "--session", "held", code])
+            .output()
+            .expect("run ironclaw exec")
+    };
+    let first = exec("x = 41\nprint('ready')");
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    let id = env
+        .container_id("held")
+        .await
+        .expect("the session's container");
+    env.docker()
+        .pause_container(&id)
+        .await
+        .expect("docker pause");
+    assert!(is_paused(&env, &id).await, "the container is not paused");
+
+    let marker = env.workspace("held").join("ran.txt");
+    let paused = exec("open('/workspace/ran.txt', 'w').write('ran')");
+    let stderr = text(&paused.stderr);
+    assert_eq!(paused.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("is paused") && stderr.contains("docker unpause"),
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr.matches("docker unpause").count(),
+        1,
+        "said once: {stderr}"
+    );
+    assert!(!marker.exists(), "code ran in a paused container");
+
+    env.docker()
+        .unpause_container(&id)
+        .await
+        .expect("docker unpause");
+    let after = exec("print(x + 1)");
+    assert!(after.status.success(), "{}", text(&after.stderr));
+    assert_eq!(text(&after.stdout).trim(), "42");
+}

@@ -39,10 +39,26 @@ fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("ironclaw: {e:#}");
+            eprintln!("ironclaw: {}", render(&e));
             ExitCode::from(1)
         }
     }
+}
+
+/// An error and its causes on one line, as `{:#}` prints them, except that a cause whose text
+/// the line already holds is not said again: many errors include their source's text in their
+/// own ("Docker engine error while attaching …: Docker responded with status code 409: …"),
+/// and `{:#}` would then print it twice.
+pub(crate) fn render(e: &anyhow::Error) -> String {
+    let mut line = e.to_string();
+    for cause in e.chain().skip(1) {
+        let text = cause.to_string();
+        if !line.contains(&text) {
+            line.push_str(": ");
+            line.push_str(&text);
+        }
+    }
+    line
 }
 
 fn no_runtime(e: &std::io::Error) -> ExitCode {
@@ -57,4 +73,42 @@ fn init_tracing() {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::render;
+
+    /// Like the sandbox's `Error::Docker`: its text includes its source's.
+    #[derive(Debug)]
+    struct Says {
+        source: std::io::Error,
+    }
+
+    impl std::fmt::Display for Says {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "while attaching: {}", self.source)
+        }
+    }
+
+    impl std::error::Error for Says {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.source)
+        }
+    }
+
+    #[test]
+    fn a_cause_is_said_once() {
+        let io = || std::io::Error::other("status code 409: paused");
+        // The error's own text holds its cause: said once, not twice as `{:#}` would.
+        let e = anyhow::Error::new(Says { source: io() });
+        assert_eq!(
+            format!("{e:#}"),
+            "while attaching: status code 409: paused: status code 409: paused"
+        );
+        assert_eq!(render(&e), "while attaching: status code 409: paused");
+        // Context that does not repeat its cause keeps it, in order.
+        let e = anyhow::Error::new(io()).context("--workspace /x");
+        assert_eq!(render(&e), "--workspace /x: status code 409: paused");
+    }
 }

@@ -72,6 +72,9 @@ pub enum Error {
     #[error("the sandbox container for session {session:?} went away ({reason}); it will be recreated on the next run, and the workspace is intact")]
     ContainerGone { session: String, reason: String },
 
+    #[error("the sandbox container for session {session:?} is paused, so nothing can run in it; nothing was run. If you paused it, resume it with `docker unpause {container}`; `ironclaw sandbox rm {session}` removes it instead (the workspace is kept, and the next run makes a new container)")]
+    ContainerPaused { session: String, container: String },
+
     #[error("the container runtime {runtime:?} is not available on this Docker engine (it has: {available}). Install it or pick another profile")]
     RuntimeUnavailable { runtime: String, available: String },
 
@@ -164,6 +167,7 @@ impl Error {
             | Error::InvalidSessionName { .. }
             | Error::SessionNotFound { .. }
             | Error::RuntimeUnavailable { .. }
+            | Error::ContainerPaused { .. }
             | Error::WorkspaceOverQuota { .. }
             | Error::Attach(_)
             | Error::Protocol(_)

@@ -532,6 +532,14 @@ impl Sandbox {
             }
             other => other,
         };
+        if let Some(c) = found.as_ref().filter(|c| c.state == State::Paused) {
+            // Starting or attaching would fail with the engine's 409; unpausing is for whoever
+            // paused it (the mid-run freeze of a timed-out run is handled in `exec::frozen`).
+            return Err(Error::ContainerPaused {
+                session: record.name.to_string(),
+                container: c.name.clone(),
+            });
+        }
         if let (Some(c), None) = (&found, &egress) {
             if c.network == NetworkMode::Allowlist.as_str() {
                 // Before it starts, so a `none` session never has a network, even briefly.

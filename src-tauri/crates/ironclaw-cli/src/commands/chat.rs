@@ -280,7 +280,7 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
                                 if images.len() == 1 { "" } else { "s" }
                             );
                         }
-                        Err(e) => eprintln!("{e:#}"),
+                        Err(e) => eprintln!("{}", crate::render(&e)),
                     }
                 }
                 _ => slash(command, &session, &deps, conversation)?,

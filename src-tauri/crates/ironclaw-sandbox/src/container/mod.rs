@@ -150,6 +150,8 @@ pub fn name_of(instance: &str, label: &str) -> String {
 pub enum State {
     Running,
     Stopped,
+    /// Frozen by `docker pause`: nothing in it runs until it is unpaused.
+    Paused,
     Other,
 }
 
@@ -217,6 +219,7 @@ pub async fn find_named(
                     name: c.name,
                     state: match state {
                         Some(ContainerStateStatusEnum::RUNNING) => State::Running,
+                        Some(ContainerStateStatusEnum::PAUSED) => State::Paused,
                         Some(
                             ContainerStateStatusEnum::EXITED
                             | ContainerStateStatusEnum::CREATED
@@ -301,6 +304,7 @@ async fn list_filtered(docker: &Docker, labels: Vec<String>) -> Result<Vec<Conta
                     name: c.names.and_then(|n| n.into_iter().next()),
                     state: match c.state {
                         Some(ContainerSummaryStateEnum::RUNNING) => State::Running,
+                        Some(ContainerSummaryStateEnum::PAUSED) => State::Paused,
                         Some(
                             ContainerSummaryStateEnum::EXITED
                             | ContainerSummaryStateEnum::CREATED
