@@ -150,6 +150,10 @@ try {
   const gpuProcs = await idle({ IRONCLAW_GPU: "on" });
   // WebKit's own caches and engines, as before `rendering::lighten`.
   const fullProcs = await idle({ IRONCLAW_WEBKIT_LEAN: "off" });
+  // OpenGL drivers loaded in the app's own process too, as before `rendering::gl`.
+  const glProcs = await idle({ IRONCLAW_APP_GL: "on" });
+  // JavaScriptCore without its JIT tiers: less memory, slower waits (README footnote 8).
+  const jitProcs = await idle({ JSC_useJIT: "false" });
   const waits = await measureWaits(app, { rounds: ROUNDS });
   const gpuWaits = await measureWaits(app, { rounds: ROUNDS, env: { IRONCLAW_GPU: "on" } });
   // A new conversation's first run: in the warm spare (as shipped), and making its container.
@@ -166,6 +170,8 @@ try {
   const totalMiB = procs.reduce((s, p) => s + p.pssKiB, 0) / 1024;
   const gpuMiB = gpuProcs.reduce((s, p) => s + p.pssKiB, 0) / 1024;
   const fullMiB = fullProcs.reduce((s, p) => s + p.pssKiB, 0) / 1024;
+  const glMiB = glProcs.reduce((s, p) => s + p.pssKiB, 0) / 1024;
+  const jitMiB = jitProcs.reduce((s, p) => s + p.pssKiB, 0) / 1024;
   const mib = (k) => (k / 1024).toFixed(1);
   const breakdown = procs
     .filter((p) => p.pssKiB > 0)
@@ -184,6 +190,8 @@ try {
   const gpuNote = fs.existsSync("/dev/dri") ? "" : " (this machine has no GPU: as shipped, no compositing)";
   console.log(`| idle memory, compositing through software OpenGL (IRONCLAW_GPU=on) | ${gpuMiB.toFixed(0)} MiB | |`);
   console.log(`| idle memory with WebKit's default caches and engines (IRONCLAW_WEBKIT_LEAN=off) | ${fullMiB.toFixed(0)} MiB | |`);
+  console.log(`| idle memory with OpenGL drivers in the app's own process (IRONCLAW_APP_GL=on) | ${glMiB.toFixed(0)} MiB | |`);
+  console.log(`| idle memory without JavaScriptCore's JIT (JSC_useJIT=false; not shipped: the waits grow) | ${jitMiB.toFixed(0)} MiB | |`);
   console.log(`| Send → approval dialog painted, p50 / p95 (${waits.n} turns, a model that answers at once)${gpuNote} | ${ms(waits.dialog.p50)} / ${ms(waits.dialog.p95)} ms (in the page's DOM: ${ms(waits.dialogDom.p50)} / ${ms(waits.dialogDom.p95)} ms) | IRONCLAW_GPU=on: ${ms(gpuWaits.dialog.p50)} / ${ms(gpuWaits.dialog.p95)} ms |`);
   console.log(`| Approve → first output byte painted, p50 / p95 (${waits.n} runs of \`print(n)\`, warm sandbox)${gpuNote} | ${ms(waits.output.p50)} / ${ms(waits.output.p95)} ms (in the page's DOM: ${ms(waits.outputDom.p50)} / ${ms(waits.outputDom.p95)} ms) | IRONCLAW_GPU=on: ${ms(gpuWaits.output.p50)} / ${ms(gpuWaits.output.p95)} ms; target p50 ≤ 30 ms |`);
   console.log(`| a new conversation's first run: Approve → first output byte painted, p50 / p95 (${spareWaits.n} new conversations, the warm spare ready; ${spareWaits.adopted} of ${spareWaits.conversations} conversations ran in an adopted spare)${gpuNote} | ${ms(spareWaits.output.p50)} / ${ms(spareWaits.output.p95)} ms (in the page's DOM: ${ms(spareWaits.outputDom.p50)} / ${ms(spareWaits.outputDom.p95)} ms) | \`warm_spare: false\` (${noSpareWaits.adopted} of ${noSpareWaits.conversations} adopted): ${ms(noSpareWaits.output.p50)} / ${ms(noSpareWaits.output.p95)} ms |`);

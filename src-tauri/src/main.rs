@@ -24,7 +24,7 @@ pub struct Started(pub Instant);
 
 fn main() {
     let started = Instant::now();
-    rendering::prepare();
+    let prepared = rendering::prepare();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("IRONCLAW_LOG")
@@ -32,6 +32,7 @@ fn main() {
         )
         .with_writer(std::io::stderr)
         .init();
+    tracing::debug!(?prepared, "before the webview");
     if let Err(e) = run(started) {
         eprintln!("IronClaw could not start: {e}");
         std::process::exit(1);

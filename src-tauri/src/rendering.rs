@@ -42,27 +42,107 @@ pub fn choose(setting: Option<&str>, dri: &Path) -> Compositing {
     }
 }
 
-/// Before any webview exists: without compositing WebKit still sets up its DMABuf renderer,
-/// which only composited frames use; turning it off saves about 9 MiB at idle (measured side by
-/// side, README footnote 8). Only when the webview will not composite, and never over a value
-/// the person set. Called first thing in `main`, before any other thread runs.
+/// What `prepare` did, for the log once tracing is up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Prepared {
+    /// The webview will not composite.
+    pub software: bool,
+    /// No OpenGL driver will load in this process.
+    pub gl_kept_out: bool,
+}
+
+/// Before any webview exists, and only when the webview will not composite:
+/// - WebKit still sets up its DMABuf renderer, which only composited frames use; turning it off
+///   saves about 9 MiB at idle (measured side by side, README footnote 8). Never over a value
+///   the person set.
+/// - This process (the UI process: GTK and WebKit's UI side) never draws with OpenGL then, yet
+///   GTK probes GLX at start and WebKit opens an EGL display, and each loads Mesa, whose
+///   software driver maps LLVM: about 17 MiB PSS for nothing (`gl::keep_out`).
+///   `IRONCLAW_APP_GL=on` leaves them be (what `scripts/bench-app.sh` compares).
+///
+/// Called first thing in `main`, before any other thread runs: it sets environment variables.
 #[cfg(target_os = "linux")]
-pub fn prepare() {
-    if std::env::var_os("WEBKIT_DISABLE_DMABUF_RENDERER").is_some() {
-        return;
-    }
+pub fn prepare() -> Prepared {
     let composites = std::env::var_os("WEBKIT_DISABLE_COMPOSITING_MODE").is_none()
         && choose(
             std::env::var("IRONCLAW_GPU").ok().as_deref(),
             Path::new("/dev/dri"),
         ) == Compositing::Gpu;
-    if !composites {
+    if composites {
+        return Prepared::default();
+    }
+    if std::env::var_os("WEBKIT_DISABLE_DMABUF_RENDERER").is_none() {
         std::env::set_var("WEBKIT_DISABLE_DMABUF_RENDERER", "1");
+    }
+    let gl_kept_out =
+        !std::env::var("IRONCLAW_APP_GL").is_ok_and(|v| v.trim() == "on") && gl::keep_out();
+    Prepared {
+        software: true,
+        gl_kept_out,
     }
 }
 
 #[cfg(not(target_os = "linux"))]
-pub fn prepare() {}
+pub fn prepare() -> Prepared {
+    Prepared::default()
+}
+
+/// Keeps OpenGL drivers out of this process and only this one: the web process WebKit spawns
+/// later, and whatever the opener starts (the file manager), inherit the environment as the
+/// person had it.
+#[cfg(target_os = "linux")]
+mod gl {
+    /// `true` when neither libglvnd's EGL nor GTK's GLX will load a driver here.
+    pub fn keep_out() -> bool {
+        // libglvnd reads its EGL vendor list once, on first use, and keeps it: an empty list
+        // read now holds for the life of the process after the variable is restored.
+        let egl = with_env("__EGL_VENDOR_LIBRARY_FILENAMES", "", egl_vendors_read);
+        // GTK reads GDK_GL once, in gtk_init; tao's own gtk_init later finds GTK initialised.
+        // A GDK_GL the person set is theirs and stays.
+        let glx = std::env::var_os("GDK_GL").is_none()
+            && with_env("GDK_GL", "disable", || gtk::init().is_ok());
+        egl && glx
+    }
+
+    /// Runs `f` with `name` set to `value`, then puts back what was there.
+    fn with_env(name: &str, value: &str, f: impl FnOnce() -> bool) -> bool {
+        let before = std::env::var_os(name);
+        std::env::set_var(name, value);
+        let done = f();
+        match before {
+            Some(v) => std::env::set_var(name, v),
+            None => std::env::remove_var(name),
+        }
+        done
+    }
+
+    /// Asks libEGL for its client extensions, which makes libglvnd load its vendor list. Not
+    /// libglvnd (a distribution's own libEGL) or no libEGL at all: nothing happens.
+    // dlopen/dlsym and a call through the found symbol: the only way to reach libEGL before
+    // WebKit does without linking it into the binary.
+    #[allow(unsafe_code)]
+    fn egl_vendors_read() -> bool {
+        const EGL_EXTENSIONS: libc::c_int = 0x3055;
+        type QueryString =
+            unsafe extern "C" fn(*mut libc::c_void, libc::c_int) -> *const libc::c_char;
+        // SAFETY: the library name and symbol are NUL-terminated literals; the handle is never
+        // closed, so the symbol stays valid; eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS) has
+        // this signature in every EGL 1.5 and only returns a static string, which is not read.
+        unsafe {
+            let lib = libc::dlopen(c"libEGL.so.1".as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL);
+            if lib.is_null() {
+                return false;
+            }
+            let symbol = libc::dlsym(lib, c"eglQueryString".as_ptr());
+            if symbol.is_null() {
+                return false;
+            }
+            let query: QueryString = std::mem::transmute::<*mut libc::c_void, QueryString>(symbol);
+            query(std::ptr::null_mut(), EGL_EXTENSIONS);
+        }
+        true
+    }
+}
 
 #[cfg(target_os = "linux")]
 pub fn fit<R: tauri::Runtime>(window: &tauri::WebviewWindow<R>) {

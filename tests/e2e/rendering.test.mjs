@@ -12,6 +12,25 @@ import { prepare, runCodeReplies } from "./lib/harness.mjs";
 import { testid } from "./lib/webdriver.mjs";
 import { approvalDialog, finishedCell, sendMessage, waitForAssistant } from "./lib/ui.mjs";
 
+/** `/proc` entries as `{ pid, comm, ppid, pgid }`. */
+function processes() {
+  return fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p)).flatMap((pid) => {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      return [{ pid: Number(pid), comm: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")), ppid: Number(fields[1]), pgid: Number(fields[2]) }];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** The OpenGL driver files a process has mapped: Mesa's DRI drivers, its gallium core, LLVM. */
+function glDrivers(pid) {
+  const maps = fs.readFileSync(`/proc/${pid}/maps`, "utf8");
+  return [...new Set(maps.split("\n").map((l) => l.split(/\s+/)[5] ?? "").filter((f) => /\/dri\/|libgallium|libLLVM/.test(f)))];
+}
+
 test("without compositing a turn runs end to end: dialog, approval, output", { timeout: 180_000 }, async (t) => {
   const app = await prepare(t, {
     replies: runCodeReplies("python", "print(6 * 7)", { after: "It is 42." }),
@@ -29,4 +48,15 @@ test("without compositing a turn runs end to end: dialog, approval, output", { t
   // The app really took the path this test is about (its log, written by the driver's process).
   const log = fs.readFileSync(app.logFile, "utf8");
   assert.match(log, /webview compositing[^\n]*choice[^\n]*Software/);
+
+  // Without compositing the app's own process draws nothing with OpenGL, so no driver loads
+  // there (`rendering::gl`, about 17 MiB). The web process needs an EGL display and maps Mesa:
+  // proof that this check sees a loaded driver.
+  const all = processes();
+  const shell = all.find((p) => p.comm === "ironclaw-app" && p.pgid === app.driver.pid);
+  assert.ok(shell, "the app's process");
+  const web = all.find((p) => p.ppid === shell.pid && p.comm.startsWith("WebKitWebProces"));
+  assert.ok(web, "the app's web process");
+  assert.ok(glDrivers(web.pid).length > 0, "the web process maps an OpenGL driver");
+  assert.deepEqual(glDrivers(shell.pid), [], "the app's own process maps no OpenGL driver");
 });

@@ -22,6 +22,21 @@ async fn is_paused(env: &TestEnv, id: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// `docker pause` of `session`'s container, and proof the engine reports it frozen (the attack
+/// really happened). Returns the container's id.
+async fn pause(env: &TestEnv, session: &str) -> String {
+    let id = env
+        .container_id(session)
+        .await
+        .expect("the session's container");
+    env.docker()
+        .pause_container(&id)
+        .await
+        .expect("docker pause");
+    assert!(is_paused(env, &id).await, "the container is not paused");
+    id
+}
+
 /// Starts `ironclaw exec --timeout 2` of `code`, waits until it printed `ready` (so the run is
 /// under way in the container), pauses the container, and returns how the CLI ended.
 async fn exec_then_pause(env: &TestEnv, lang: &str, code: &str) -> (Output, String) {
@@ -53,16 +68,7 @@ async fn exec_then_pause(env: &TestEnv, lang: &str, code: &str) -> (Output, Stri
     })
     .await;
     assert!(ready.is_ok(), "the run never started");
-    let id = env
-        .container_id("frozen")
-        .await
-        .expect("the session's container");
-    env.docker()
-        .pause_container(&id)
-        .await
-        .expect("docker pause");
-    // The attack really happened: the engine reports the container frozen mid-run.
-    assert!(is_paused(env, &id).await, "the container is not paused");
+    let id = pause(env, "frozen").await;
     let output = tokio::time::timeout(GUARD, child.wait_with_output())
         .await
         .expect("exec ignored --timeout on a paused container (still running)")
@@ -131,15 +137,7 @@ async fn a_run_in_a_paused_container_runs_nothing_and_says_how_to_resume_it() {
     };
     let first = exec("x = 41\nprint('ready')");
     assert!(first.status.success(), "{}", text(&first.stderr));
-    let id = env
-        .container_id("held")
-        .await
-        .expect("the session's container");
-    env.docker()
-        .pause_container(&id)
-        .await
-        .expect("docker pause");
-    assert!(is_paused(&env, &id).await, "the container is not paused");
+    let id = pause(&env, "held").await;
 
     let marker = env.workspace("held").join("ran.txt");
     let paused = exec("open('/workspace/ran.txt', 'w').write('ran')");
