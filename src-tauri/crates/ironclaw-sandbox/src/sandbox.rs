@@ -54,6 +54,12 @@ pub struct SessionStatus {
     pub container: Option<ContainerInfo>,
 }
 
+/// What [`Sandbox::look`] found of a session's container.
+struct Look {
+    found: Result<Option<ContainerInfo>>,
+    early: Option<(Arc<Connection>, Option<exec::connection::PendingPing>)>,
+}
+
 #[derive(Default)]
 struct Warm {
     container_id: Option<String>,
@@ -253,20 +259,38 @@ impl Sandbox {
         let timeout = request.timeout.unwrap_or(profile.timeout);
         let quota_limits = profile.workspace;
         let watched = self.quota_watch.load(std::sync::atomic::Ordering::Relaxed);
-        let prepared = if watched {
-            // Refuses the run if the workspace is already over quota, before anything starts:
-            // not even a stopped container, whose fresh interpreters the next run must report.
-            // The walk is local: the engine's ping, if still pending, overlaps it.
-            let (prepared, checked) = tokio::join!(
-                quota::prepare(&record.workspace, quota_limits, self.quota_base(name)),
-                self.engine_checked()
-            );
-            checked?;
-            Some(prepared?)
-        } else {
-            self.engine_checked().await?;
-            None
+        // This process's first run in the session, no spare just adopted, no egress network
+        // to join: the container's lookup, attach and supervisor ping change nothing, so they
+        // go out beside the engine's ping instead of after it. What they found is used only
+        // once the ping has answered and the quota allows the run; otherwise it is dropped.
+        let look_early = warm.conn.is_none()
+            && !self.adoption_pending(name)
+            && self
+                .egress
+                .mode(name.as_str(), record.network.unwrap_or(profile.network))
+                == NetworkMode::None;
+        let looking = async {
+            if look_early {
+                let container = container::name_of(&self.instance, record.label());
+                Some(self.look(&record, &container, None, true).await)
+            } else {
+                None
+            }
         };
+        // Refuses the run if the workspace is already over quota, before anything starts:
+        // not even a stopped container, whose fresh interpreters the next run must report.
+        // The walk is local: the engine's ping, if still pending, overlaps it.
+        let quota_walk = async {
+            if watched {
+                let base = self.quota_base(name);
+                Some(quota::prepare(&record.workspace, quota_limits, base).await)
+            } else {
+                None
+            }
+        };
+        let (prepared, checked, looked) = tokio::join!(quota_walk, self.engine_checked(), looking);
+        checked?;
+        let prepared = prepared.transpose()?;
         let workspace = record.workspace.clone();
         // The checkpoint is file work on this machine, the container's lookup, attach and ping
         // are round trips to the engine: they overlap (about 1 ms of each `ironclaw exec`).
@@ -279,8 +303,10 @@ impl Sandbox {
         };
         // An adopted spare's interpreters are as fresh as a started container's.
         let (fresh, adopted) = self.take_adopted(name);
-        let (warmed, checkpoint) =
-            tokio::join!(self.warm_up(&mut record, &mut warm, adopted), checkpoint);
+        let (warmed, checkpoint) = tokio::join!(
+            self.warm_up(&mut record, &mut warm, adopted, looked),
+            checkpoint
+        );
         let (container_id, conn, started, mode) = match warmed {
             Ok(warmed) => warmed,
             Err(e) => {
@@ -397,6 +423,13 @@ impl Sandbox {
         )
     }
 
+    /// Whether this process adopted a spare for the session and has not run in it yet.
+    fn adoption_pending(&self, name: &SessionName) -> bool {
+        self.adopted_fresh
+            .lock()
+            .is_ok_and(|fresh| fresh.contains_key(name))
+    }
+
     /// At the first run in a spare this process adopted for the session: whether there was
     /// one, and what was listed of it if that was a moment ago (later, it is looked up again:
     /// a run approved after a long wait may find it stopped).
@@ -447,6 +480,43 @@ impl Sandbox {
             .clone()
     }
 
+    /// The first run of this process in the session. Its container is looked up (by the name
+    /// it would have, its labels checked) and, at the same time and when `attach`, attached by
+    /// that name and its supervisor pinged: on the warm path the supervisor's answer is on its
+    /// way when the lookup returns (two round trips saved on every `ironclaw exec`). The attach
+    /// is used only if the container the lookup vouches for has that name and is kept, and the
+    /// ping's answer only if that container was already running; otherwise they are dropped
+    /// unused. None of it changes anything: a lookup reads, and a ping runs nothing, so one that
+    /// reaches a container about to be replaced is harmless.
+    async fn look(
+        &self,
+        record: &SessionRecord,
+        name: &str,
+        adopted: Option<ContainerInfo>,
+        attach: bool,
+    ) -> Look {
+        let lookup = async {
+            match adopted {
+                // A spare adopted a moment ago was listed then: no second lookup.
+                Some(spare) => Ok(Some(spare)),
+                None => {
+                    container::find_named(&self.docker, &self.instance, record.label(), name).await
+                }
+            }
+        };
+        let early = async {
+            if !attach {
+                // Joining the egress network comes first; no head start.
+                return None;
+            }
+            let conn = Connection::attach(&self.docker, name).await.ok()?;
+            let ping = conn.send_ping().await.ok();
+            Some((conn, ping))
+        };
+        let (found, early) = tokio::join!(lookup, early);
+        Look { found, early }
+    }
+
     /// A running container with a live connection to its supervisor. Returns whether the
     /// container had to be started (its interpreters are fresh).
     async fn warm_up(
@@ -454,6 +524,7 @@ impl Sandbox {
         record: &mut SessionRecord,
         warm: &mut Warm,
         adopted: Option<ContainerInfo>,
+        looked: Option<Look>,
     ) -> Result<(String, Arc<Connection>, bool, NetworkMode)> {
         let (profile_name, profile) = self.policy.profile(record.profile.as_deref())?;
         let session = record.name.as_str();
@@ -475,35 +546,12 @@ impl Sandbox {
             }
             NetworkMode::Allowlist => Some(self.egress.acquire(session).await?),
         };
-        // The first run of this process in the session. Its container is looked up (by the
-        // name it would have, its labels checked) and, at the same time, attached by that name
-        // and pinged: on the warm path the supervisor's answer is on its way when the lookup
-        // returns (two round trips saved on every `ironclaw exec`). The attach is used only if
-        // the container the lookup vouches for has that name and is kept, and the ping's answer
-        // only if that container was already running; otherwise they are dropped unused. A ping
-        // runs nothing, so one that reaches a container about to be replaced is harmless.
         let name = container::name_of(&self.instance, record.label());
-        let lookup = async {
-            match adopted {
-                // A spare adopted a moment ago was listed then: no second lookup.
-                Some(spare) => Ok(Some(spare)),
-                None => {
-                    container::find_named(&self.docker, &self.instance, record.label(), &name).await
-                }
-            }
+        let Look { found, early } = match (looked, adopted) {
+            // Looked at while the engine's ping was on its way (`exec_inner`).
+            (Some(looked), None) if egress.is_none() => looked,
+            (_, adopted) => self.look(record, &name, adopted, egress.is_none()).await,
         };
-        let early = async {
-            match egress {
-                None => {
-                    let conn = Connection::attach(&self.docker, &name).await.ok()?;
-                    let ping = conn.send_ping().await.ok();
-                    Some((conn, ping))
-                }
-                // Joining the egress network comes first; no head start.
-                Some(_) => None,
-            }
-        };
-        let (found, early) = tokio::join!(lookup, early);
         let found = found?;
         let found = match found {
             Some(c) if record.container.is_some() && c.state != State::Running => {
