@@ -167,11 +167,8 @@ try {
   const p95 = percentile(app_ms, 95);
   const w50 = percentile(wall_ms, 50);
   const w95 = percentile(wall_ms, 95);
-  const totalMiB = procs.reduce((s, p) => s + p.pssKiB, 0) / 1024;
-  const gpuMiB = gpuProcs.reduce((s, p) => s + p.pssKiB, 0) / 1024;
-  const fullMiB = fullProcs.reduce((s, p) => s + p.pssKiB, 0) / 1024;
-  const glMiB = glProcs.reduce((s, p) => s + p.pssKiB, 0) / 1024;
-  const jitMiB = jitProcs.reduce((s, p) => s + p.pssKiB, 0) / 1024;
+  const sumMiB = (found) => found.reduce((s, p) => s + p.pssKiB, 0) / 1024;
+  const [totalMiB, gpuMiB, fullMiB, glMiB, jitMiB] = [procs, gpuProcs, fullProcs, glProcs, jitProcs].map(sumMiB);
   const mib = (k) => (k / 1024).toFixed(1);
   const breakdown = procs
     .filter((p) => p.pssKiB > 0)

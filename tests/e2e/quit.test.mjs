@@ -12,7 +12,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { promisify } from "node:util";
 
-import { APP_BIN, LOG_DIR, prepare, runCodeReplies } from "./lib/harness.mjs";
+import { APP_BIN, LOG_DIR, prepare, processes, runCodeReplies } from "./lib/harness.mjs";
 import { approvalDialog, finishedCell, sendMessage } from "./lib/ui.mjs";
 import { clickMenuEntry, menuEntries, startTrayHost, theOnlyItem } from "./lib/tray.mjs";
 import { sleep, testid } from "./lib/webdriver.mjs";
@@ -48,17 +48,9 @@ function sessionLabel(app) {
 /** The pids of the app's processes in the driver's process group. */
 function appPids(pgid) {
   const name = path.basename(APP_BIN).slice(0, 15);
-  return fs.readdirSync("/proc").filter((pid) => {
-    if (!/^\d+$/.test(pid)) return false;
-    try {
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      return comm === name && Number(fields[2]) === pgid && fields[0] !== "Z";
-    } catch {
-      return false;
-    }
-  });
+  return processes()
+    .filter((p) => p.comm === name && p.pgid === pgid && p.state !== "Z")
+    .map((p) => String(p.pid));
 }
 
 async function waitForAppExit(app, what) {

@@ -8,22 +8,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
 
-import { prepare, runCodeReplies } from "./lib/harness.mjs";
+import { prepare, processes, runCodeReplies } from "./lib/harness.mjs";
 import { testid } from "./lib/webdriver.mjs";
 import { approvalDialog, finishedCell, sendMessage, waitForAssistant } from "./lib/ui.mjs";
-
-/** `/proc` entries as `{ pid, comm, ppid, pgid }`. */
-function processes() {
-  return fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p)).flatMap((pid) => {
-    try {
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      return [{ pid: Number(pid), comm: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")), ppid: Number(fields[1]), pgid: Number(fields[2]) }];
-    } catch {
-      return [];
-    }
-  });
-}
 
 /** The OpenGL driver files a process has mapped: Mesa's DRI drivers, its gallium core, LLVM. */
 function glDrivers(pid) {

@@ -316,22 +316,24 @@ export class App {
   }
 }
 
+/** This machine's processes as `{ pid, comm, state, ppid, pgid }` (from `/proc/PID/stat`). */
+export function processes() {
+  return fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p)).flatMap((pid) => {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      return [{ pid: Number(pid), comm: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")), state: fields[0], ppid: Number(fields[1]), pgid: Number(fields[2]) }];
+    } catch {
+      return [];
+    }
+  });
+}
+
 /** Waits (up to 15 s) until no `ironclaw-app` process is left in the driver's process group. */
 async function waitForNoApp(pgid) {
   const name = path.basename(APP_BIN).slice(0, 15);
   for (let i = 0; i < 150; i++) {
-    const alive = fs.readdirSync("/proc").some((pid) => {
-      if (!/^\d+$/.test(pid)) return false;
-      try {
-        const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-        const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-        return comm === name && Number(fields[2]) === pgid;
-      } catch {
-        return false;
-      }
-    });
-    if (!alive) return;
+    if (!processes().some((p) => p.comm === name && p.pgid === pgid)) return;
     await sleep(100);
   }
 }
