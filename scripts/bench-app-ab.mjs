@@ -30,6 +30,17 @@ const VARIANTS = {
       const d = t?.closest('[data-testid="approve-button"]')?.closest("dialog");
       if (d && d.open) d.close();
     }, false);`,
+  // As before `SHOW_SENDING_AFTER_MS`: the click greys out every control and says "Sending
+  // approval…" at once, a repaint of the dialog on the way to the output.
+  "sending-at-click": `
+    document.addEventListener("click", (e) => {
+      const t = e.target instanceof Element ? e.target : null;
+      const d = t?.closest('[data-testid="approve-button"]')?.closest("dialog");
+      if (!d || !d.open) return;
+      for (const c of d.querySelectorAll("button, input, textarea")) c.disabled = true;
+      const status = d.querySelector('[data-testid="approval-status"]');
+      if (status) status.textContent = "Sending approval…";
+    }, false);`,
   "no-shadow": style(".approval-dialog { box-shadow: none !important; }"),
   flat: style(
     ".approval-dialog { box-shadow: none !important; } dialog::backdrop { background: transparent !important; } .cell-status::before { animation: none !important; }",

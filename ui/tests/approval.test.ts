@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ApprovalRequest } from "../src/bindings/ApprovalRequest";
 import { choicesFor } from "../src/api/fake-script";
-import { ApprovalQueue, type SendDecision } from "../src/views/approval";
+import { ApprovalQueue, SHOW_SENDING_AFTER_MS, type SendDecision } from "../src/views/approval";
 import { all, key, q, settle } from "./helpers";
 
 const HASH_A = "a".repeat(64);
@@ -282,11 +282,52 @@ describe("approval dialog", () => {
     expect(document.activeElement).toBe(q("approval-code"));
   });
 
+  it("a decision on its way ignores more clicks, and says so only when it takes a while", async () => {
+    vi.useFakeTimers();
+    try {
+      const { queue, send } = setup();
+      queue.add(req());
+      const approve = q<HTMLButtonElement>("approve-button");
+      approve.click();
+      q<HTMLButtonElement>("deny-button").click();
+      approve.click();
+      expect(send).toHaveBeenCalledTimes(1);
+      // Nothing repaints for an answer that comes at once.
+      expect(approve.disabled).toBe(false);
+      expect(q("approval-status").textContent).toBe("");
+      vi.advanceTimersByTime(SHOW_SENDING_AFTER_MS);
+      expect(approve.disabled).toBe(true);
+      expect(q<HTMLButtonElement>("deny-button").disabled).toBe(true);
+      expect(q("approval-status").textContent).toBe("Sending approval…");
+      approve.click();
+      expect(send).toHaveBeenCalledTimes(1);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("a dialog closed before its decision was slow says nothing afterwards", async () => {
+    vi.useFakeTimers();
+    try {
+      const { queue } = setup();
+      queue.add(req());
+      const status = q("approval-status");
+      q<HTMLButtonElement>("approve-button").click();
+      queue.resolved("appr-1");
+      vi.advanceTimersByTime(SHOW_SENDING_AFTER_MS * 2);
+      expect(all("approval-dialog")).toHaveLength(0);
+      expect(status.textContent).toBe("");
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("shows a rejection in the dialog and lets the person try again", async () => {
     const { queue, send } = setup();
     queue.add(req());
     q<HTMLButtonElement>("approve-button").click();
     await settle();
+    await new Promise((r) => setTimeout(r, SHOW_SENDING_AFTER_MS + 20));
     expect(q<HTMLButtonElement>("approve-button").disabled).toBe(true); // waiting for the outcome
     queue.rejected("appr-1", "The code hash does not match the request; nothing ran.", true);
     expect(q("approval-status").textContent).toBe("The code hash does not match the request; nothing ran.");

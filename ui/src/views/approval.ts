@@ -51,6 +51,14 @@ export type SendDecision = (
   freshInterpreter?: boolean,
 ) => Promise<void>;
 
+/**
+ * How long a decision may be on its way before the dialog says so. The core answers within a
+ * few milliseconds, and painting "Sending approval…" with every button greyed out for that
+ * long put a whole software-rendered frame on the way to the run's first output (README,
+ * Benchmarks, footnote 9); while it is on its way, `busy` already ignores further clicks.
+ */
+export const SHOW_SENDING_AFTER_MS = 150;
+
 /** One open dialog for one request. */
 class ApprovalDialog {
   readonly el: HTMLDialogElement;
@@ -64,6 +72,7 @@ class ApprovalDialog {
   private readonly controls: (HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement)[];
   private readonly codeEl: HTMLElement;
   private busy = false;
+  private sendingShown: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
     private readonly req: ApprovalRequest,
@@ -240,6 +249,7 @@ class ApprovalDialog {
   }
 
   close(): void {
+    this.stopSending();
     if (typeof this.el.close === "function" && this.el.open) this.el.close();
     this.el.remove();
   }
@@ -277,8 +287,12 @@ class ApprovalDialog {
       return;
     }
     this.busy = true;
-    this.sync();
-    this.showStatus(approving ? "Sending approval…" : "Sending denial…", false);
+    this.sendingShown = setTimeout(() => {
+      this.sendingShown = null;
+      if (!this.busy) return;
+      this.sync();
+      this.showStatus(approving ? "Sending approval…" : "Sending denial…", false);
+    }, SHOW_SENDING_AFTER_MS);
     try {
       // id and hash come from the request object this dialog was built from.
       const confirmed = choice.needsConfirmation && Boolean(this.confirm?.checked);
@@ -290,9 +304,15 @@ class ApprovalDialog {
 
   /** The backend refused the decision; the request is still pending. */
   rejected(message: string): void {
+    this.stopSending();
     this.busy = false;
     this.sync();
     this.showStatus(message, true);
+  }
+
+  private stopSending(): void {
+    if (this.sendingShown !== null) clearTimeout(this.sendingShown);
+    this.sendingShown = null;
   }
 
   private showStatus(message: string, error: boolean): void {
