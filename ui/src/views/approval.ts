@@ -288,8 +288,8 @@ class ApprovalDialog {
     }
     this.busy = true;
     this.sendingShown = setTimeout(() => {
+      // Cleared by rejected() and close(), the only ends of `busy`.
       this.sendingShown = null;
-      if (!this.busy) return;
       this.sync();
       this.showStatus(approving ? "Sending approval…" : "Sending denial…", false);
     }, SHOW_SENDING_AFTER_MS);
