@@ -4,11 +4,14 @@
 // painted, p50 / p95 per launch. A variant is a page script run after the probe
 // (`bench-app-wait.mjs`'s `pageScript`): the shipped UI with one thing changed, never a change
 // to the code under test, so the same binary is measured throughout; or `{ env }`, the same
-// binary launched with these variables (a switch the app reads, or WebKit's own). The findings are in the
+// binary launched with these variables (a switch the app reads, or WebKit's own); or `{ code }`,
+// other code for the model to ask to run. The findings are in the
 // README's app benchmark notes.
 // Usage (scripts/bench-app.sh builds what it needs first):
 //   xvfb-run -a dbus-run-session -- node scripts/bench-app-ab.mjs APP_BINARY [ROUNDS] [REPS] [VARIANTS]
-//   VARIANTS is a comma-separated list of the names below (default: all).
+//   VARIANTS is a comma-separated list of the names below (default: all). APP_BINARY may be two
+//   builds, `BEFORE,AFTER` (a copy of the release app kept from before a change): each variant
+//   then runs with both, taking turns, for a change a page script cannot imitate.
 
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -19,6 +22,23 @@ const style = (css) => `
   const s = document.createElement("style");
   s.textContent = ${JSON.stringify(css)};
   document.head.append(s);`;
+
+const LONGER_CODE = `import csv, math, statistics
+rows = []
+for day in range(1, 31):
+    temp = 12 + 8 * math.sin(day / 30 * math.pi) + (day % 7) * 0.3
+    rain = max(0.0, 5 * math.cos(day / 4))
+    rows.append({"day": day, "temp_c": round(temp, 1), "rain_mm": round(rain, 1)})
+
+with open("weather.csv", "w", newline="") as f:
+    w = csv.DictWriter(f, fieldnames=["day", "temp_c", "rain_mm"])
+    w.writeheader()
+    w.writerows(rows)
+
+temps = [r["temp_c"] for r in rows]
+print(f"days: {len(rows)}")
+print(f"mean temperature: {statistics.mean(temps):.1f} C")
+print(f"warmest day: {max(rows, key=lambda r: r['temp_c'])['day']}")`;
 
 const VARIANTS = {
   shipped: null,
@@ -48,38 +68,52 @@ const VARIANTS = {
   "no-transitions": style("* { transition: none !important; }"),
   // JavaScriptCore's interpreter only: 7–8 MiB less at idle (README footnote 8).
   "jit-off": { env: { JSC_useJIT: "false" } },
+  // What a model more often asks to run than `print(n)`: 19 lines, highlighted in the dialog
+  // and again in the run's cell, with four lines of output.
+  "longer-code": { code: (i) => `print(${i})\n${LONGER_CODE}` },
 };
 
-const [app, roundsArg, repsArg, namesArg] = process.argv.slice(2);
-if (!app || !fs.existsSync(app)) {
-  console.error(`usage: node scripts/bench-app-ab.mjs APP_BINARY [ROUNDS] [REPS] [VARIANTS] (no app at ${app}: bash scripts/build-app.sh --release)`);
+const [appArg, roundsArg, repsArg, namesArg] = process.argv.slice(2);
+// Two builds, `A,B`, are compared with each variant; the table names the build too.
+const apps = (appArg ?? "").split(",").filter(Boolean);
+if (apps.length === 0 || apps.some((a) => !fs.existsSync(a))) {
+  console.error(`usage: node scripts/bench-app-ab.mjs APP_BINARY[,OTHER_BUILD] [ROUNDS] [REPS] [VARIANTS] (no app at ${appArg}: bash scripts/build-app.sh --release)`);
   process.exit(2);
 }
 const rounds = Number(roundsArg ?? 16);
 const reps = Number(repsArg ?? 3);
-const names = (namesArg ?? Object.keys(VARIANTS).join(",")).split(",");
-const unknown = names.filter((n) => !(n in VARIANTS));
+const variantNames = (namesArg ?? Object.keys(VARIANTS).join(",")).split(",");
+const unknown = variantNames.filter((n) => !(n in VARIANTS));
 if (unknown.length) {
   console.error(`unknown variant(s) ${unknown.join(", ")}; known: ${Object.keys(VARIANTS).join(", ")}`);
   process.exit(2);
 }
 
 const ms = (x) => `${Math.round(x)}`;
+const runs = apps.flatMap((app) => variantNames.map((variant) => ({
+  app,
+  variant,
+  name: apps.length > 1 ? `${variant} @ ${app}` : variant,
+})));
+const names = runs.map((r) => r.name);
 const results = Object.fromEntries(names.map((n) => [n, []]));
 for (let r = 0; r < reps; r++) {
-  for (const name of names) {
-    const v = VARIANTS[name];
-    const w = await measureWaits(app, { rounds, ...(v?.env ? { env: v.env } : { pageScript: v }) });
-    results[name].push(w);
-    console.error(`${name} (launch ${r + 1}/${reps}): approve → output ${ms(w.output.p50)} / ${ms(w.output.p95)} ms`);
+  for (const run of runs) {
+    const v = VARIANTS[run.variant];
+    const w = await measureWaits(run.app, { rounds, ...(v?.env ? { env: v.env } : v?.code ? { code: v.code } : { pageScript: v }) });
+    results[run.name].push(w);
+    console.error(`${run.name} (launch ${r + 1}/${reps}): approve → output ${ms(w.output.p50)} / ${ms(w.output.p95)} ms`);
   }
 }
 
 console.log(`\nApprove → first output painted and Send → dialog painted, p50 / p95 ms per launch (${rounds} turns each, load average ${os.loadavg()[0].toFixed(2)} at the end):\n`);
-console.log("| variant | Approve → output | Send → dialog |");
-console.log("|---|---|---|");
+console.log("| variant | Approve → output | (in the DOM) | Send → dialog | (in the DOM) |");
+console.log("|---|---|---|---|---|");
+const cell = (name, key) => results[name].map((w) => `${ms(w[key].p50)} / ${ms(w[key].p95)}`).join(", ");
 for (const name of names) {
-  const out = results[name].map((w) => `${ms(w.output.p50)} / ${ms(w.output.p95)}`).join(", ");
-  const dlg = results[name].map((w) => `${ms(w.dialog.p50)} / ${ms(w.dialog.p95)}`).join(", ");
-  console.log(`| ${name} | ${out} | ${dlg} |`);
+  console.log(`| ${name} | ${cell(name, "output")} | ${cell(name, "outputDom")} | ${cell(name, "dialog")} | ${cell(name, "dialogDom")} |`);
+}
+console.log("\nEach launch's first turn (not in the table above), Send → dialog painted / Approve → output painted, ms:\n");
+for (const name of names) {
+  console.log(`- ${name}: ${results[name].map((w) => `${ms(w.first.dialog)} / ${ms(w.first.output)}`).join(", ")}`);
 }

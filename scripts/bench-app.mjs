@@ -4,11 +4,11 @@
 // over the app and its WebKit child processes, ~5 s after it became ready.
 // Usage: node scripts/bench-app.mjs APP_BINARY [RUNS]   (scripts/bench-app.sh sets it all up)
 
-import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 
+import { benchHome, launch, percentile, pssKiB, removeBenchHome, sleep, stop, tree } from "./bench-app-launch.mjs";
 import { measureWaits } from "./bench-app-wait.mjs";
 
 const [app, runsArg, roundsArg] = process.argv.slice(2);
@@ -21,124 +21,21 @@ if (!app || !fs.existsSync(app)) {
   process.exit(2);
 }
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-function children() {
-  const byParent = new Map();
-  for (const pid of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-      if (!byParent.has(ppid)) byParent.set(ppid, []);
-      byParent.get(ppid).push({ pid: Number(pid), comm });
-    } catch {
-      // The process ended while we looked.
-    }
-  }
-  return byParent;
-}
-
-/** `root` and all its descendants, as `{ pid, comm }`. */
-function tree(root) {
-  const byParent = children();
-  const out = [];
-  const todo = [{ pid: root, comm: "app" }];
-  while (todo.length) {
-    const p = todo.pop();
-    out.push(p);
-    todo.push(...(byParent.get(p.pid) ?? []));
-  }
-  return out;
-}
-
-function pssKiB(pid) {
-  try {
-    const rollup = fs.readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
-    return Number(/^Pss:\s+(\d+) kB/m.exec(rollup)?.[1] ?? 0);
-  } catch {
-    return 0;
-  }
-}
-
-/** Starts the app; resolves with `{ child, appMs, wallMs }` once it reports ready. */
-function launch(env) {
-  return new Promise((resolve, reject) => {
-    const started = process.hrtime.bigint();
-    const child = spawn(app, [], { env, stdio: ["ignore", "pipe", "pipe"], detached: true });
-    let out = "";
-    let err = "";
-    const timer = setTimeout(() => {
-      stop(child);
-      reject(new Error(`no 'ironclaw-ready' line within 60 s; stderr: ${err.slice(-2000)}`));
-    }, 60_000);
-    child.stdout.on("data", (d) => {
-      out += d;
-      const m = /ironclaw-ready ms=(\d+(?:\.\d+)?)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        child.stdout.removeAllListeners("data");
-        child.stdout.resume();
-        resolve({ child, appMs: Number(m[1]), wallMs: Number(process.hrtime.bigint() - started) / 1e6 });
-      }
-    });
-    child.stderr.on("data", (d) => (err += d));
-    child.on("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the app exited (${code}) before it was ready; stderr: ${err.slice(-2000)}`));
-    });
-  });
-}
-
-async function stop(child) {
-  if (child.exitCode !== null) return;
-  try {
-    process.kill(-child.pid, "SIGTERM");
-  } catch {
-    return;
-  }
-  for (let i = 0; i < 50 && child.exitCode === null; i++) await sleep(100);
-  try {
-    process.kill(-child.pid, "SIGKILL");
-  } catch {
-    // Gone.
-  }
-}
-
-function percentile(sorted, p) {
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[i];
-}
-
-const root = fs.mkdtempSync(path.join(os.tmpdir(), "ironclaw-bench-app-"));
-const env = {
-  ...process.env,
-  IRONCLAW_REPORT_READY: "1",
-  IRONCLAW_DATA_DIR: path.join(root, "data"),
-  IRONCLAW_CONFIG_DIR: path.join(root, "config"),
-  XDG_DATA_HOME: path.join(root, "xdg-data"),
-  XDG_CONFIG_HOME: path.join(root, "xdg-config"),
-  XDG_CACHE_HOME: path.join(root, "xdg-cache"),
-};
-for (const dir of ["data", "config", "xdg-data", "xdg-config", "xdg-cache"]) fs.mkdirSync(path.join(root, dir));
-// A configured model, so every launch opens the chat like a set-up install would (the endpoint
-// is never asked anything at start-up; nothing listens there).
-fs.writeFileSync(path.join(root, "config/provider.yaml"), "kind: openai\nbase_url: http://127.0.0.1:9/v1\nmodel: bench\n");
+const { root, env } = benchHome();
 
 try {
   // One unmeasured launch warms the page cache and creates the data folder and database.
-  await stop((await launch(env)).child);
+  await stop((await launch(app, env)).child);
   const app_ms = [];
   const wall_ms = [];
   for (let i = 0; i < RUNS; i++) {
-    const { child, appMs, wallMs } = await launch(env);
+    const { child, appMs, wallMs } = await launch(app, env);
     app_ms.push(appMs);
     wall_ms.push(wallMs);
     await stop(child);
   }
   const idle = async (extra) => {
-    const { child } = await launch({ ...env, ...extra });
+    const { child } = await launch(app, { ...env, ...extra });
     await sleep(IDLE_MS);
     const found = tree(child.pid).map((p) => ({ ...p, pssKiB: pssKiB(p.pid) }));
     await stop(child);
@@ -195,7 +92,5 @@ try {
   console.log(`\nPSS by process (MiB): ${breakdown}`);
 } finally {
   // The launches end by signal, so the warm spare each one's keeper made is still there.
-  const { instanceId, removeContainers } = await import(path.join(path.dirname(new URL(import.meta.url).pathname), "../tests/e2e/lib/harness.mjs"));
-  await removeContainers(instanceId(path.join(root, "data")));
-  fs.rmSync(root, { recursive: true, force: true });
+  await removeBenchHome(root);
 }
