@@ -68,7 +68,7 @@ const VARIANTS = {
   "no-transitions": style("* { transition: none !important; }"),
   // JavaScriptCore's interpreter only: 7–8 MiB less at idle (README footnote 8).
   "jit-off": { env: { JSC_useJIT: "false" } },
-  // What a model more often asks to run than `print(n)`: 19 lines, highlighted in the dialog
+  // What a model more often asks to run than `print(n)`: 17 lines, highlighted in the dialog
   // and again in the run's cell, with four lines of output.
   "longer-code": { code: (i) => `print(${i})\n${LONGER_CODE}` },
 };

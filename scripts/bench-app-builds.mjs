@@ -4,7 +4,7 @@
 // clock (process start to the first screen interactive), then left idle 5 s and its PSS summed
 // over the app and its WebKit processes, as in bench-app.mjs.
 // Usage: xvfb-run -a dbus-run-session -- node scripts/bench-app-builds.mjs BEFORE,AFTER [RUNS]
-//   (scripts/bench-app.sh builds --before APP: BEFORE is a copy of the release app kept from
+//   (or scripts/bench-app.sh builds APP [RUNS]: APP is a copy of the release app kept from
 //   before the change)
 
 import * as fs from "node:fs";

@@ -39,7 +39,7 @@ export function loadHighlighter(): Promise<HLJSApi> {
 }
 
 // The same code is highlighted twice on the way to its output: in the approval dialog, then in
-// the run's cell once it is approved. The second comes from here (1–2 ms for 17 lines of Python
+// the run's cell once it is approved. The second comes from here (1–2 ms for 16 lines of Python
 // in the app's web view, on the path from the Approve click to the first output painted).
 // Keyed by the exact text, so a cell never shows another code's colours.
 const RECENT_MAX = 8;
