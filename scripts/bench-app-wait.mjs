@@ -10,6 +10,8 @@
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 
+import { percentile } from "./bench-app-launch.mjs";
+
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
 // Runs in the page once per launch. `window.__wait` holds the marks of the current round.
@@ -55,11 +57,6 @@ const PROBE = `
   observer.observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true, attributeFilter: ["open"] });
 `;
 
-function percentile(sorted, p) {
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[i];
-}
-
 /** Measures `rounds` turns (after `warmups` unmeasured ones) in one conversation of the app at
  *  `appBin`; returns `{ dialog, output, dialogDom, outputDom }` (each `{p50, p95}` in ms:
  *  until painted, and until in the page's DOM), `n`, and `first` (`{ dialog, output }`, the
@@ -101,7 +98,7 @@ export async function measureWaits(appBin, { rounds = 20, warmups = 2, env = {},
     const app = await prepare(t, { replies, sandboxYaml, screenshots: false });
     const s = await app.start();
     // A person takes longer than this to type a first message; what the app does once its
-    // first screen is up (warming the highlighter, starting the warm spare) is done by then
+    // first screen is up (loading the highlighter, starting the warm spare) is done by then
     // for them too.
     await new Promise((r) => setTimeout(r, 4000));
     await s.execute(PROBE);
