@@ -39,15 +39,23 @@ export function instanceId(dataDir) {
   return createHash("sha256").update(fs.realpathSync(dataDir)).digest("hex").slice(0, 12);
 }
 
-async function freePort() {
-  const server = createServer();
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address();
-  server.close();
-  await once(server, "close");
-  return port;
+/** `n` distinct free loopback ports. All are held open until each is picked: two ports asked
+ *  for one after the other can be the same one, and then tauri-driver proxies to itself. */
+async function freePorts(n) {
+  const servers = [];
+  try {
+    for (let i = 0; i < n; i++) {
+      const server = createServer();
+      servers.push(server);
+      server.listen(0, "127.0.0.1");
+      await once(server, "listening");
+    }
+    return servers.map((server) => server.address().port);
+  } finally {
+    await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  }
 }
+
 
 /** `ironclaw-mock-llm` with `replies` as its script; `chatRequests()` reads what the app sent. */
 async function startMockLlm(dir, replies) {
@@ -200,12 +208,35 @@ export class App {
     if (!fs.existsSync(APP_BIN)) {
       throw new Error(`${APP_BIN} is missing: bash scripts/build-app.sh`);
     }
-    const port = await freePort();
-    const nativePort = await freePort();
     fs.mkdirSync(LOG_DIR, { recursive: true });
     this.logFile ??= path.join(LOG_DIR, `${safeName(this.t.name)}.log`);
     if (!this.logStarted) fs.rmSync(this.logFile, { force: true });
     this.logStarted = true;
+    // A free port can still be taken by another process (an outgoing connection's source port)
+    // between our check and the driver's bind; WebKitWebDriver then cannot listen and every
+    // session request would hang. Such a start is detected and retried on new ports.
+    for (let attempt = 1; ; attempt++) {
+      const [port, nativePort] = await freePorts(2);
+      const logStart = fs.statSync(this.logFile, { throwIfNoEntry: false })?.size ?? 0;
+      this.spawnDriver(port, nativePort, extraEnv);
+      // Either driver says so in the log when its port was taken (then /status may never answer).
+      const failed = () => {
+        const text = fs.readFileSync(this.logFile, "utf8").slice(logStart);
+        return /Unable to listen|can not listen/.exec(text)?.[0];
+      };
+      try {
+        await waitForDriver(this.driverUrl, 30_000, failed);
+        await waitForDriver(`http://127.0.0.1:${nativePort}`, 10_000, failed);
+        return;
+      } catch (e) {
+        await this.stopDriver();
+        fs.appendFileSync(this.logFile, `\n[harness] driver start ${attempt} failed on ports ${port}/${nativePort}: ${e.message}\n`);
+        if (attempt === 3) throw e;
+      }
+    }
+  }
+
+  spawnDriver(port, nativePort, extraEnv) {
     const log = fs.openSync(this.logFile, "a");
     const env = {
       ...process.env,
@@ -225,7 +256,6 @@ export class App {
     });
     fs.closeSync(log);
     this.driverUrl = `http://127.0.0.1:${port}`;
-    await waitForDriver(this.driverUrl);
   }
 
   /** Replaces the driver (and so the app's environment) with one that adds `extraEnv`. */

@@ -23,9 +23,10 @@ export class WebDriverError extends Error {
   }
 }
 
-async function call(base, method, path, body) {
+async function call(base, method, path, body, signal) {
   const response = await fetch(base + path, {
     method,
+    signal,
     headers: body === undefined ? {} : { "content-type": "application/json; charset=utf-8" },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
@@ -43,13 +44,17 @@ async function call(base, method, path, body) {
   return json.value;
 }
 
-/** Waits until the driver at `base` answers `/status` with ready, or `timeoutMs` passes. */
-export async function waitForDriver(base, timeoutMs = 30_000) {
+/** Waits until the driver at `base` answers `/status` with ready, or `timeoutMs` passes, or
+ *  `failed()` returns why the driver cannot start. */
+export async function waitForDriver(base, timeoutMs = 30_000, failed = () => undefined) {
   const deadline = Date.now() + timeoutMs;
   let last;
   while (Date.now() < deadline) {
+    const why = failed();
+    if (why) throw new Error(`the WebDriver at ${base} did not start: ${why}`);
     try {
-      const status = await call(base, "GET", "/status");
+      // Bounded: a driver that accepted the connection but cannot answer must not hang the wait.
+      const status = await call(base, "GET", "/status", undefined, AbortSignal.timeout(2000));
       if (status && status.ready !== false) return;
     } catch (e) {
       last = e;
