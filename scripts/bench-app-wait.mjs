@@ -68,8 +68,7 @@ const PROBE = `
  *  sheet injected to see what a paint costs); `code(i)` is the Python the model asks to run in
  *  round `i` (it must print `i` first). */
 export async function measureWaits(appBin, { rounds = 20, warmups = 2, env = {}, newConversations = false, settleMs = 3000, sandboxYaml = null, pageScript = null, code = (i) => `print(${i})` } = {}) {
-  // The harness reads these when it is loaded; the app inherits the driver's environment.
-  process.env.IRONCLAW_APP_BIN = appBin;
+  // The app inherits the driver's environment.
   process.env.TAURI_WEBVIEW_AUTOMATION = "true";
   const saved = { ...process.env };
   Object.assign(process.env, env);
@@ -95,8 +94,14 @@ export async function measureWaits(appBin, { rounds = 20, warmups = 2, env = {},
   let first = null;
   try {
     // No closing screenshot: without compositing, WebKitWebDriver's can hang (scripts/e2e.sh).
-    const app = await prepare(t, { replies, sandboxYaml, screenshots: false });
+    const app = await prepare(t, { replies, sandboxYaml, screenshots: false, appBin });
     const s = await app.start();
+    // The harness is loaded once per process, so two builds compared in one run must each be
+    // the one launched (an earlier version launched the first build every time).
+    const launched = app.launchedBinaries();
+    if (!launched.includes(fs.realpathSync(appBin))) {
+      throw new Error(`asked to launch ${appBin}, but the app processes are ${launched.join(", ") || "none"}`);
+    }
     // A person takes longer than this to type a first message; what the app does once its
     // first screen is up (loading the highlighter, starting the warm spare) is done by then
     // for them too.

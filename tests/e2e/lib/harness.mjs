@@ -161,9 +161,9 @@ function safeName(name) {
  * - `env`: extra environment for the app.
  * - `provider`: write provider.yaml naming the scripted LLM (false: a first run, no model set up).
  */
-export async function prepare(t, { replies = [], env = {}, provider = true, failingLaunchers = false, screenshots = true, sandboxYaml = null } = {}) {
+export async function prepare(t, { replies = [], env = {}, provider = true, failingLaunchers = false, screenshots = true, sandboxYaml = null, appBin = APP_BIN } = {}) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "ironclaw-app-e2e-"));
-  const app = new App(t, root);
+  const app = new App(t, root, appBin);
   app.sandboxYaml = sandboxYaml;
   // Without compositing, WebKitWebDriver's screenshot command can hang (see scripts/e2e.sh).
   app.screenshots = screenshots;
@@ -174,9 +174,11 @@ export async function prepare(t, { replies = [], env = {}, provider = true, fail
 }
 
 export class App {
-  constructor(t, root) {
+  constructor(t, root, appBin = APP_BIN) {
     this.t = t;
     this.root = root;
+    // Per app, not per module: a bench comparing two builds launches both from one process.
+    this.appBin = appBin;
     this.dataDir = path.join(root, "data");
     this.configDir = path.join(root, "config");
     this.xdgData = path.join(root, "xdg-data");
@@ -205,8 +207,8 @@ export class App {
   }
 
   async startDriver(extraEnv) {
-    if (!fs.existsSync(APP_BIN)) {
-      throw new Error(`${APP_BIN} is missing: bash scripts/build-app.sh`);
+    if (!fs.existsSync(this.appBin)) {
+      throw new Error(`${this.appBin} is missing: bash scripts/build-app.sh`);
     }
     fs.mkdirSync(LOG_DIR, { recursive: true });
     this.logFile ??= path.join(LOG_DIR, `${safeName(this.t.name)}.log`);
@@ -284,7 +286,7 @@ export class App {
   async start() {
     this.session = await Session.create(this.driverUrl, {
       browserName: "wry",
-      "tauri:options": { application: APP_BIN },
+      "tauri:options": { application: this.appBin },
     });
     await this.session.waitUntil("the app to be interactive (body[data-ready=true])", () =>
       this.session.execute("return document.body && document.body.dataset.ready === 'true'"),
@@ -305,7 +307,7 @@ export class App {
     await s.delete();
     // WebKitWebDriver closes the window; wait for the process itself to be gone so the next
     // launch does not share the old one's database handles.
-    await waitForNoApp(this.driver.pid);
+    await waitForNoApp(this.driver.pid, this.appBin);
   }
 
   /** The workspace folders of conversations as the app lays them out (for host-side checks);
@@ -322,6 +324,21 @@ export class App {
 
   containers() {
     return listContainers(this.instance);
+  }
+
+  /** The executables of the app's processes running under this driver (their `/proc/PID/exe`),
+   *  so a caller can check which build it launched. */
+  launchedBinaries() {
+    const name = path.basename(this.appBin).slice(0, 15);
+    return processes()
+      .filter((p) => p.comm === name && p.pgid === this.driver?.pid)
+      .flatMap((p) => {
+        try {
+          return [fs.realpathSync(`/proc/${p.pid}/exe`)];
+        } catch {
+          return [];
+        }
+      });
   }
 
   async teardown() {
@@ -359,9 +376,9 @@ export function processes() {
   });
 }
 
-/** Waits (up to 15 s) until no `ironclaw-app` process is left in the driver's process group. */
-async function waitForNoApp(pgid) {
-  const name = path.basename(APP_BIN).slice(0, 15);
+/** Waits (up to 15 s) until no process of `appBin` is left in the driver's process group. */
+async function waitForNoApp(pgid, appBin) {
+  const name = path.basename(appBin).slice(0, 15);
   for (let i = 0; i < 150; i++) {
     if (!processes().some((p) => p.comm === name && p.pgid === pgid)) return;
     await sleep(100);
