@@ -3,6 +3,7 @@ import { connect, driveScenario, type Api } from "./api";
 import { App } from "./app";
 import { recoveryScreen } from "./views/recovery";
 import { loadHighlighter } from "./lib/highlight";
+import { rehearseApprovalDialog } from "./views/approval";
 import { applyPrefs, currentPrefs } from "./lib/prefs";
 import { installShortcuts } from "./lib/shortcuts";
 
@@ -48,8 +49,16 @@ async function boot(): Promise<void> {
   performance.mark("ironclaw-ready"); // for startup measurements (ms since navigation start)
   void driveScenario();
   void api.appReady().catch(() => {});
-  // Warm the highlighter after first paint so the first code block doesn't wait for it.
-  setTimeout(() => void loadHighlighter().catch(() => {}), 300);
+  // Warm the highlighter after first paint so the first code block doesn't wait for it; then
+  // lay out an unseen approval dialog, so the first real one doesn't pay for first-time work.
+  const rehearse = () => {
+    try {
+      rehearseApprovalDialog();
+    } catch (e) {
+      console.warn("approval dialog rehearsal failed", e);
+    }
+  };
+  setTimeout(() => void loadHighlighter().then(() => setTimeout(rehearse, 0)).catch(() => {}), 300);
 }
 
 void boot();
