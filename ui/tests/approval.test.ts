@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ApprovalRequest } from "../src/bindings/ApprovalRequest";
 import { choicesFor } from "../src/api/fake-script";
-import { ApprovalQueue, SHOW_SENDING_AFTER_MS, type SendDecision } from "../src/views/approval";
+import { ApprovalQueue, SHOW_SENDING_AFTER_MS, rehearseApprovalDialog, type SendDecision } from "../src/views/approval";
 import { all, key, q, settle } from "./helpers";
 
 const HASH_A = "a".repeat(64);
@@ -341,5 +341,51 @@ describe("approval dialog", () => {
     queue.rejected("appr-1", "Already decided from a notification.", false);
     expect(all("approval-dialog")).toHaveLength(0);
     expect(notice).toHaveBeenCalledWith("Already decided from a notification.");
+  });
+});
+
+describe("the rehearsal at start", () => {
+  afterEach(() => {
+    document.body.innerHTML = "";
+  });
+
+  it("lays out a whole dialog that nobody can see, reach or find, and leaves nothing behind", async () => {
+    const composer = document.createElement("textarea");
+    document.body.append(composer);
+    composer.focus();
+    const observer = new MutationObserver(() => {});
+    observer.observe(document.body, { childList: true });
+
+    rehearseApprovalDialog();
+
+    const records = observer.takeRecords();
+    observer.disconnect();
+    // It ran: one stage went in and came out again, holding an open dialog with the code.
+    const added = records.flatMap((r) => [...r.addedNodes]) as HTMLElement[];
+    const removed = records.flatMap((r) => [...r.removedNodes]);
+    expect(added).toHaveLength(1);
+    expect(removed).toEqual(added);
+    const stage = added[0];
+    const dialog = stage.querySelector("dialog");
+    expect(dialog?.hasAttribute("open")).toBe(true);
+    expect(dialog?.querySelector("pre code")?.textContent).toContain("print(");
+    expect(dialog?.querySelectorAll("button").length).toBeGreaterThan(2);
+    // Unseen and unreachable while it was there; nothing a test or the person could select.
+    expect(stage.inert).toBe(true);
+    expect(stage.getAttribute("aria-hidden")).toBe("true");
+    expect(stage.style.visibility).toBe("hidden");
+    expect(stage.querySelectorAll("[data-testid], [id], [autofocus]")).toHaveLength(0);
+    expect(dialog?.hasAttribute("data-testid")).toBe(false);
+    // Nothing left, focus where the person had it.
+    expect(document.querySelectorAll("dialog")).toHaveLength(0);
+    expect(document.activeElement).toBe(composer);
+
+    // The real dialog that follows is built and decided as always.
+    const { send, queue } = setup();
+    queue.add(req());
+    expect(all("approval-dialog")).toHaveLength(1);
+    q("approve-button").click();
+    await settle();
+    expect(send).toHaveBeenCalledTimes(1);
   });
 });
