@@ -366,6 +366,7 @@ describe("the rehearsal at start", () => {
     expect(added).toHaveLength(1);
     expect(removed).toEqual(added);
     const stage = added[0];
+    if (!stage) throw new Error("the rehearsal added nothing");
     const dialog = stage.querySelector("dialog");
     expect(dialog?.hasAttribute("open")).toBe(true);
     expect(dialog?.querySelector("pre code")?.textContent).toContain("print(");
