@@ -56,7 +56,6 @@ async function freePorts(n) {
   }
 }
 
-
 /** `ironclaw-mock-llm` with `replies` as its script; `chatRequests()` reads what the app sent. */
 async function startMockLlm(dir, replies) {
   const scriptFile = path.join(dir, "llm-script.json");
