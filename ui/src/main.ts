@@ -51,14 +51,11 @@ async function boot(): Promise<void> {
   void api.appReady().catch(() => {});
   // Warm the highlighter after first paint so the first code block doesn't wait for it; then
   // lay out an unseen approval dialog, so the first real one doesn't pay for first-time work.
-  const rehearse = () => {
-    try {
-      rehearseApprovalDialog();
-    } catch (e) {
-      console.warn("approval dialog rehearsal failed", e);
-    }
-  };
-  setTimeout(() => void loadHighlighter().then(() => setTimeout(rehearse, 0)).catch(() => {}), 300);
+  setTimeout(() => {
+    loadHighlighter()
+      .then(rehearseApprovalDialog)
+      .catch((e: unknown) => console.warn("highlighter or approval dialog rehearsal failed", e));
+  }, 300);
 }
 
 void boot();

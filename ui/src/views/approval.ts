@@ -467,7 +467,8 @@ const REHEARSAL: ApprovalRequest = {
  * the dialog uses for the first time (fontconfig), compiled the highlighter's Python grammar and
  * ran the dialog's code for the first time. This does that work before the person is waiting.
  * The copy is inert, hidden and off screen, carries no test ids or ids, is never shown as a
- * dialog (no focus moves) and is removed in the same task, so nothing else ever sees it.
+ * dialog (no focus moves) and is removed in the same task: no query ever finds it and nothing
+ * is painted (a MutationObserver on the body does see it come and go).
  */
 export function rehearseApprovalDialog(): void {
   const dialog = new ApprovalDialog(REHEARSAL, { index: 0, total: 1 }, async () => {}, () => {});
