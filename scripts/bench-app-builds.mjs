@@ -10,7 +10,7 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 
-import { benchHome, launch, percentile, pssKiB, removeBenchHome, sleep, stop, tree } from "./bench-app-launch.mjs";
+import { benchHome, launch, percentile, pssKiB, removeBenchHome, sleep, startupOrderLine, stop, tree } from "./bench-app-launch.mjs";
 
 const IDLE_MS = 5000;
 const [appsArg, runsArg] = process.argv.slice(2);
@@ -50,3 +50,5 @@ for (const [i, app] of apps.entries()) {
   const m = sorted(memory[i]);
   console.log(`| ${app} | ${percentile(s, 50).toFixed(0)} / ${percentile(s, 95).toFixed(0)} ms | ${percentile(m, 50).toFixed(1)} MiB (${m[0].toFixed(1)}–${m.at(-1).toFixed(1)}) |`);
 }
+console.log();
+for (const app of apps) console.log(startupOrderLine(app));

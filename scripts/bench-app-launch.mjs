@@ -1,7 +1,7 @@
 // Launching the built desktop app for the benchmarks and reading its memory: shared by
 // bench-app.mjs (one build) and bench-app-builds.mjs (two builds taking turns).
 
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -120,4 +120,27 @@ export async function removeBenchHome(root) {
 export function percentile(sorted, p) {
   const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
   return sorted[i];
+}
+
+/** How much of src-tauri/startup-order.txt the binary at `app` still has: `{ listed, found }`.
+ *  Names a rebuild no longer has (a changed dependency) fall back to LTO's scattered layout, a
+ *  cost of up to 64 KiB each in idle memory; then scripts/startup-order.sh records them again. */
+export function startupOrderCoverage(app) {
+  const order = path.join(path.dirname(new URL(import.meta.url).pathname), "../src-tauri/startup-order.txt");
+  const listed = fs.existsSync(order) ? fs.readFileSync(order, "utf8").split("\n").filter(Boolean) : [];
+  let symbols;
+  try {
+    symbols = execFileSync("nm", ["--defined-only", app], { encoding: "utf8", maxBuffer: 1 << 28, stdio: ["ignore", "pipe", "ignore"] });
+  } catch {
+    return { listed: listed.length, found: null };
+  }
+  const defined = new Set(symbols.split("\n").map((l) => l.split(" ")[2]));
+  return { listed: listed.length, found: listed.filter((name) => defined.has(name)).length };
+}
+
+/** The coverage as a line for a bench's report. */
+export function startupOrderLine(app) {
+  const { listed, found } = startupOrderCoverage(app);
+  const share = found === null ? `? (nm could not read the binary) of ${listed}` : `${found} of ${listed}`;
+  return `startup order (src-tauri/startup-order.txt): ${share} listed functions in ${app}${found !== null && found < listed * 0.95 ? "; stale, run scripts/startup-order.sh" : ""}`;
 }

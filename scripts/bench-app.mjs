@@ -8,7 +8,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 
-import { benchHome, launch, percentile, pssKiB, removeBenchHome, sleep, stop, tree } from "./bench-app-launch.mjs";
+import { benchHome, launch, percentile, pssKiB, removeBenchHome, sleep, startupOrderLine, stop, tree } from "./bench-app-launch.mjs";
 import { measureWaits } from "./bench-app-wait.mjs";
 
 const [app, runsArg, roundsArg] = process.argv.slice(2);
@@ -90,6 +90,7 @@ try {
   console.log(`| Approve → first output byte painted, p50 / p95 (${waits.n} runs of \`print(n)\`, warm sandbox)${gpuNote} | ${ms(waits.output.p50)} / ${ms(waits.output.p95)} ms (in the page's DOM: ${ms(waits.outputDom.p50)} / ${ms(waits.outputDom.p95)} ms) | IRONCLAW_GPU=on: ${ms(gpuWaits.output.p50)} / ${ms(gpuWaits.output.p95)} ms; target p50 ≤ 30 ms |`);
   console.log(`| a new conversation's first run: Approve → first output byte painted, p50 / p95 (${spareWaits.n} new conversations, the warm spare ready; ${spareWaits.adopted} of ${spareWaits.conversations} conversations ran in an adopted spare)${gpuNote} | ${ms(spareWaits.output.p50)} / ${ms(spareWaits.output.p95)} ms (in the page's DOM: ${ms(spareWaits.outputDom.p50)} / ${ms(spareWaits.outputDom.p95)} ms) | \`warm_spare: false\` (${noSpareWaits.adopted} of ${noSpareWaits.conversations} adopted): ${ms(noSpareWaits.output.p50)} / ${ms(noSpareWaits.output.p95)} ms |`);
   console.log(`\nPSS by process (MiB): ${breakdown}`);
+  console.log(startupOrderLine(app));
 } finally {
   // The launches end by signal, so the warm spare each one's keeper made is still there.
   await removeBenchHome(root);
