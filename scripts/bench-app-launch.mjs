@@ -5,6 +5,7 @@ import { execFileSync, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { fileURLToPath } from "node:url";
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -126,7 +127,7 @@ export function percentile(sorted, p) {
  *  Names a rebuild no longer has (a changed dependency) fall back to LTO's scattered layout, a
  *  cost of up to 64 KiB each in idle memory; then scripts/startup-order.sh records them again. */
 export function startupOrderCoverage(app) {
-  const order = path.join(path.dirname(new URL(import.meta.url).pathname), "../src-tauri/startup-order.txt");
+  const order = path.join(path.dirname(fileURLToPath(import.meta.url)), "../src-tauri/startup-order.txt");
   const listed = fs.existsSync(order) ? fs.readFileSync(order, "utf8").split("\n").filter(Boolean) : [];
   let symbols;
   try {

@@ -34,12 +34,16 @@ if (!app || !out || !fs.existsSync(app)) {
 }
 const work = fs.mkdtempSync(path.join(os.tmpdir(), "ironclaw-startup-order-"));
 
-/** A launcher that runs `app` under callgrind, writing its profiles next to `prefix`. */
+/** `s` as one word for sh. */
+const quote = (s) => `'${s.replaceAll("'", "'\\''")}'`;
+
+/** A launcher that runs `app` under callgrind, writing its profiles as `<prefix>.<pid>.out*`. */
 function launcher(prefix) {
   const file = path.join(work, `${prefix}.sh`);
+  const profile = quote(path.join(work, `${prefix}.%p.out`));
   fs.writeFileSync(
     file,
-    `#!/bin/sh\nexec valgrind --tool=callgrind --demangle=no --callgrind-out-file=${work}/${prefix}.%p.out ${app} "$@" 2>>${work}/valgrind.log\n`,
+    `#!/bin/sh\nexec valgrind --tool=callgrind --demangle=no --callgrind-out-file=${profile} ${quote(path.resolve(app))} "$@" 2>>${quote(path.join(work, "valgrind.log"))}\n`,
     { mode: 0o755 },
   );
   return file;
@@ -91,6 +95,8 @@ async function chat() {
     await dump();
   } finally {
     for (const fn of cleanups.reverse()) await fn();
+    // The plain launches below are launched as a person launches the app.
+    delete process.env.TAURI_WEBVIEW_AUTOMATION;
   }
 }
 
