@@ -129,14 +129,25 @@ export function percentile(sorted, p) {
 export function startupOrderCoverage(app) {
   const order = path.join(path.dirname(fileURLToPath(import.meta.url)), "../src-tauri/startup-order.txt");
   const listed = fs.existsSync(order) ? fs.readFileSync(order, "utf8").split("\n").filter(Boolean) : [];
-  let symbols;
+  let defined;
   try {
-    symbols = execFileSync("nm", ["--defined-only", app], { encoding: "utf8", maxBuffer: 1 << 28, stdio: ["ignore", "pipe", "ignore"] });
+    defined = definedSymbols(app);
   } catch {
     return { listed: listed.length, found: null };
   }
-  const defined = new Set(symbols.split("\n").map((l) => l.split(" ")[2]));
   return { listed: listed.length, found: listed.filter((name) => defined.has(name)).length };
+}
+
+/** The names of the symbols `app` defines (`nm`), or only its functions with `{ code: true }`;
+ *  throws when nm cannot read it. */
+export function definedSymbols(app, { code = false } = {}) {
+  const out = execFileSync("nm", ["--defined-only", app], { encoding: "utf8", maxBuffer: 1 << 28, stdio: ["ignore", "pipe", "pipe"] });
+  const names = new Set();
+  for (const line of out.split("\n")) {
+    const [, type, name] = line.split(" ");
+    if (name && (!code || type === "t" || type === "T")) names.add(name);
+  }
+  return names;
 }
 
 /** The coverage as a line for a bench's report. */

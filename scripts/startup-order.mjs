@@ -20,7 +20,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { benchHome, launch, removeBenchHome, sleep, stop } from "./bench-app-launch.mjs";
+import { benchHome, definedSymbols, launch, removeBenchHome, sleep, stop } from "./bench-app-launch.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 // Under callgrind the app starts in about 10 s instead of 0.3; what it does once idle (the
@@ -157,8 +157,7 @@ try {
   if (idle < 5 || turns < 1) {
     throw new Error(`callgrind wrote ${idle} of 5 idle profiles and ${turns} of 1 turn profile; see ${work}/valgrind.log`);
   }
-  const symbols = execFileSync("nm", ["--defined-only", app], { encoding: "utf8", maxBuffer: 1 << 28 });
-  const text = new Set(symbols.split("\n").filter((l) => / [tT] /.test(l)).map((l) => l.split(" ")[2]));
+  const text = definedSymbols(app, { code: true });
   const order = [];
   const seen = new Set();
   for (const profile of profiles) {
