@@ -12,6 +12,9 @@ use std::path::PathBuf;
 
 use ironclaw_ipcgen::{write_if_changed, Generated};
 
+#[path = "build/stand_ins.rs"]
+mod stand_ins;
+
 fn main() {
     if let Err(e) = generate() {
         panic!("build.rs: {e}");
@@ -24,6 +27,7 @@ fn main() {
         println!("cargo:rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
     }
     startup_order(&os, &env);
+    stand_ins::build(&os, &env);
 }
 
 /// The functions the app runs from launch to an idle window, then in a turn, listed in

@@ -22,9 +22,8 @@ use ironclaw_protocol::{
     ExportFormat, HostDecision, ImageInput, MessageId, OutputStream,
 };
 use tauri::ipc::Channel;
-use tauri::{AppHandle, State, WebviewWindow};
+use tauri::{State, WebviewWindow};
 use tauri_plugin_dialog::DialogExt;
-use tauri_plugin_opener::OpenerExt;
 
 use crate::Started;
 
@@ -496,24 +495,21 @@ pub async fn read_log(
 /// Never rejects for a missing file manager: the result says what failed and names the path.
 #[tauri::command]
 pub async fn open_workspace_folder(
-    app: AppHandle,
     desktop: State<'_, Desktop>,
     id: ConversationId,
 ) -> Res<FolderOpening> {
     desktop
         .open_workspace_folder(id, |dir| {
             tracing::info!(folder = %dir.display(), "opening the workspace folder");
-            app.opener()
-                .open_path(dir.to_string_lossy(), None::<&str>)
-                .map_err(|e| e.to_string())
+            crate::host_open::open(dir).map_err(|e| e.to_string())
         })
         .map_err(CommandError::from)
 }
 
 #[tauri::command]
-pub fn open_external(app: AppHandle, url: String) -> Res<()> {
+pub fn open_external(url: String) -> Res<()> {
     let url = validate_external_url(&url)?;
-    app.opener().open_url(&url, None::<&str>).map_err(|e| {
+    crate::host_open::open(&url).map_err(|e| {
         CommandError::new(
             ErrorKind::Io,
             format!("could not open {url}: {e}; copy the link into a browser instead"),

@@ -6,8 +6,10 @@
 
 mod bridge;
 mod commands;
+mod host_open;
 mod quit;
 mod rendering;
+mod stand_ins;
 mod system_font;
 mod tray;
 mod tray_badge;
@@ -25,6 +27,7 @@ pub struct Started(pub Instant);
 fn main() {
     let started = Instant::now();
     let prepared = rendering::prepare();
+    let stand_ins = stand_ins::prepare(prepared.software);
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("IRONCLAW_LOG")
@@ -33,6 +36,12 @@ fn main() {
         .with_writer(std::io::stderr)
         .init();
     tracing::debug!(?prepared, "before the webview");
+    if !stand_ins.is_empty() {
+        tracing::info!(
+            ?stand_ins,
+            "WebKit's processes load the app's stand-in libraries"
+        );
+    }
     if let Err(e) = run(started) {
         eprintln!("IronClaw could not start: {e}");
         std::process::exit(1);
@@ -43,7 +52,6 @@ fn run(started: Instant) -> Result<(), Box<dyn std::error::Error>> {
     let options = DesktopOptions::from_env()?;
     let config_dir = options.paths.config_dir.clone();
     tauri::Builder::default()
-        .plugin(tauri_plugin_opener::init())
         .plugin(tauri_plugin_dialog::init())
         .plugin(window_state::plugin(&options.paths.config_dir))
         .manage(Started(started))

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 
-import { prepare, runCodeReplies } from "./lib/harness.mjs";
+import { prepare, processes, runCodeReplies } from "./lib/harness.mjs";
 import { testid, RetryableError } from "./lib/webdriver.mjs";
 import {
   approvalDialog, cells, cellText, finishedCell, screenshot, sendMessage, textContent, waitForAssistant,
@@ -98,6 +98,14 @@ test("approved code streams into its cell, and the conversation survives a resta
   assert.ok(workspace, "the app made a workspace under its data folder");
   assert.equal(fs.realpathSync(opened), fs.realpathSync(workspace));
   assert.ok(fs.existsSync(path.join(opened, "gradient.png")), "the opened folder is the one the code wrote to");
+  // The app's WebKit processes run with its stand-in libraries first on LD_LIBRARY_PATH
+  // (src-tauri/src/stand_ins.rs); the file manager gets the environment the app was started with.
+  const shell = processes().find((p) => p.comm === "ironclaw-app" && p.pgid === app.driver.pid);
+  const web = processes().find((p) => p.ppid === shell?.pid && p.comm.startsWith("WebKitWebProces"));
+  assert.ok(web, "the app's web process");
+  const webEnv = fs.readFileSync(`/proc/${web.pid}/environ`, "utf8").split("\0");
+  assert.ok(webEnv.some((v) => /^LD_LIBRARY_PATH=.*\/stand-ins\/speech/.test(v)), "the web process was started with the stand-ins");
+  assert.deepEqual(app.openedWithLibraryPath(), [process.env.LD_LIBRARY_PATH ?? "(unset)"], "the file manager's LD_LIBRARY_PATH is the app's own");
 
   const conversationId = await (await s.find(`${testid("conversation-item")}.active`)).attribute("data-id");
 

@@ -28,6 +28,7 @@ test("a folder the file manager cannot open is explained next to the button, wit
   const detail = await s.execute("const d = arguments[0].querySelector('details'); return [d.open, d.textContent];", [problem]);
   assert.equal(detail[0], false);
   assert.match(detail[1], /xdg-open.*ExitStatus/);
+  assert.doesNotMatch(detail[1], /LD_LIBRARY_PATH|env -u/, "the launcher's environment stays out of the message");
   const shownPath = await s.execute("return arguments[0].value;", [await s.byTestId("open-folder-path")]);
   assert.equal(fs.realpathSync(shownPath), fs.realpathSync(asked), "the path offered is the folder that failed to open");
   // Next to the button: the box sits right below the row that holds it.

@@ -44,6 +44,48 @@ test("without compositing a turn runs end to end: dialog, approval, output", { t
   assert.ok(shell, "the app's process");
   const web = all.find((p) => p.ppid === shell.pid && p.comm.startsWith("WebKitWebProces"));
   assert.ok(web, "the app's web process");
-  assert.ok(glDrivers(web.pid).length > 0, "the web process maps an OpenGL driver");
+  assert.ok(glDrivers(web.pid).some((f) => /\/dri\//.test(f)), "the web process maps Mesa's driver");
   assert.deepEqual(glDrivers(shell.pid), [], "the app's own process maps no OpenGL driver");
+  // That driver runs as softpipe on the app's LLVM stand-in (build/stand_ins.rs: 26 MiB less),
+  // and the whole turn above ran with it.
+  const llvm = glDrivers(web.pid).filter((f) => /libLLVM/.test(f));
+  assert.ok(llvm.length > 0, "the web process maps an LLVM");
+  assert.deepEqual(llvm.filter((f) => !f.includes("/stand-ins/gl/")), [], "only the stand-in");
+  const webEnv = fs.readFileSync(`/proc/${web.pid}/environ`, "utf8").split("\0");
+  assert.ok(webEnv.includes("GALLIUM_DRIVER=softpipe"), "the web process draws with softpipe");
+});
+
+/** The files a process has mapped whose names match `pattern`. */
+function mapped(pid, pattern) {
+  const maps = fs.readFileSync(`/proc/${pid}/maps`, "utf8");
+  return [...new Set(maps.split("\n").map((l) => l.split(/\s+/)[5] ?? "").filter((f) => pattern.test(f)))];
+}
+
+test("every WebKit process loads the silent speech stand-in, and a page that speaks gets silence", { timeout: 120_000 }, async (t) => {
+  const app = await prepare(t, { replies: [], screenshots: false });
+  const s = await app.start();
+  const all = processes();
+  const shell = all.find((p) => p.comm === "ironclaw-app" && p.pgid === app.driver.pid);
+  assert.ok(shell, "the app's process");
+  const webkit = all.filter((p) => p.ppid === shell.pid && /^WebKit(Web|Network)P/.test(p.comm));
+  assert.deepEqual(webkit.map((p) => p.comm.slice(0, 9)).sort(), ["WebKitNet", "WebKitWeb"], "the web and network processes");
+  // Each maps a Flite, and only the stand-in (build/stand_ins.rs): WebKit links Flite in all
+  // three, and the system's costs about 5.5 MiB in each. (This app composites, so its web
+  // process keeps the system's LLVM for llvmpipe: the LLVM stand-in is for software drawing.)
+  for (const p of [shell, ...webkit]) {
+    const flite = mapped(p.pid, /libflite/);
+    assert.ok(flite.length > 0, `${p.comm} maps a Flite`);
+    assert.deepEqual(flite.filter((f) => !f.includes("/stand-ins/speech/")), [], `${p.comm} maps only the stand-in`);
+  }
+  const web = webkit.find((p) => p.comm.startsWith("WebKitWeb"));
+  assert.ok(mapped(web.pid, /libLLVM/).every((f) => !f.includes("/stand-ins/")), "a compositing web process keeps the system's LLVM");
+
+  // A page that does speak reaches the stand-in (its four silent voices are what WebKit lists)
+  // and gets silence: the web process lives on and the page still answers.
+  const voices = await s.execute(`
+    speechSynthesis.speak(new SpeechSynthesisUtterance("hello"));
+    return new Promise((resolve) => setTimeout(() => resolve(speechSynthesis.getVoices().map((v) => v.name)), 1000));`);
+  assert.ok(["awb", "kal", "rms", "slt"].every((v) => voices.some((name) => name.includes(v))), `the stand-in's voices, got ${JSON.stringify(voices)}`);
+  assert.equal(await s.execute("return 6 * 7;"), 42);
+  assert.ok(processes().some((p) => p.pid === web.pid && p.state !== "Z"), "the web process still runs");
 });

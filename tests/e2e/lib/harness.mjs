@@ -95,14 +95,21 @@ async function startMockLlm(dir, replies) {
   };
 }
 
-/** A `.desktop` handler for folders whose Exec appends its argument to `openedFile`, made the
+/** A `.desktop` handler for folders whose Exec appends its argument to `openedFile` (and its
+ *  `LD_LIBRARY_PATH` to `openedFile.library-path`), made the
  *  default for `inode/directory` with `xdg-mime`, so "Open folder" goes through the real
  *  xdg-open path and we can read which folder it was asked to open. */
 async function installFolderHandler(xdgData, xdgConfig, openedFile) {
   const apps = path.join(xdgData, "applications");
   fs.mkdirSync(apps, { recursive: true });
   const recorder = path.join(xdgData, "record-open.sh");
-  fs.writeFileSync(recorder, `#!/bin/sh\nprintf '%s\\n' "$1" >> '${openedFile}'\n`, { mode: 0o755 });
+  // The library path it was started with goes beside it: what the app hands the person's
+  // applications must be the person's environment, not the one its WebKit processes get.
+  fs.writeFileSync(
+    recorder,
+    `#!/bin/sh\nprintf '%s\\n' "\${LD_LIBRARY_PATH-(unset)}" >> '${openedFile}.library-path'\nprintf '%s\\n' "$1" >> '${openedFile}'\n`,
+    { mode: 0o755 },
+  );
   fs.writeFileSync(
     path.join(apps, "ironclaw-e2e-open.desktop"),
     `[Desktop Entry]\nType=Application\nName=Record open\nExec=${recorder} %f\nMimeType=inode/directory;\nNoDisplay=true\n`,
@@ -320,6 +327,12 @@ export class App {
   openedFolders() {
     return fs.existsSync(this.openedFile) ? fs.readFileSync(this.openedFile, "utf8").split("\n").filter(Boolean) : [];
   }
+  /** The `LD_LIBRARY_PATH` each folder handler was started with, "(unset)" when it had none. */
+  openedWithLibraryPath() {
+    const file = `${this.openedFile}.library-path`;
+    return fs.existsSync(file) ? fs.readFileSync(file, "utf8").split("\n").filter(Boolean) : [];
+  }
+
 
   containers() {
     return listContainers(this.instance);
