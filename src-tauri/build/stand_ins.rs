@@ -239,7 +239,8 @@ fn install(
     let built = out.join(first);
     let compiler = std::env::var("CC").unwrap_or_else(|_| "cc".into());
     let soname = format!("-Wl,-soname,{first}");
-    let mut args = vec!["-shared", "-fPIC", "-O2", "-w", &soname];
+    let include = format!("-I{}", path_str(&manifest.join("stand-ins"))?);
+    let mut args = vec!["-shared", "-fPIC", "-O2", "-w", &include, &soname];
     let version_script = format!("-Wl,--version-script={}", path_str(&script)?);
     if !versions.is_empty() {
         args.push(&version_script);

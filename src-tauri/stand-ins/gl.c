@@ -11,20 +11,14 @@
  * imports. Mesa asks one question of LLVM even on the softpipe path; any other call aborts
  * with a message naming this file (ironclaw_missing below).
  */
-#include <stdlib.h>
-#include <unistd.h>
+#include "missing.h"
 
 /* Debian's LLVM is built thread-safe; Mesa checks this when its driver loads. */
 int LLVMIsMultithreaded(void) { return 1; }
 
-__attribute__((noreturn, used)) static void ironclaw_missing(void) {
-    static const char message[] =
-        "IronClaw: Mesa called into LLVM, which the app's stand-in (src-tauri/stand-ins/gl.c) "
-        "does not provide; run with IRONCLAW_GPU=on or build with IRONCLAW_STAND_INS=off\n";
-    ssize_t written = write(2, message, sizeof message - 1);
-    (void)written;
-    abort();
-}
+IRONCLAW_MISSING(
+    "IronClaw: Mesa called into LLVM, which the app's stand-in (src-tauri/stand-ins/gl.c) "
+    "does not provide; run with IRONCLAW_GPU=on or build with IRONCLAW_STAND_INS=off\n")
 
 /* What every data symbol the driver imports (C++ vtables and type information) is an alias
  * of; nothing reads them on the softpipe path. */

@@ -14,8 +14,8 @@
  * this file.
  */
 #include <stddef.h>
-#include <stdlib.h>
-#include <unistd.h>
+
+#include "missing.h"
 
 typedef struct {
     const char *name;
@@ -58,12 +58,6 @@ cst_wave *flite_text_to_wave(const char *text, cst_voice *voice) {
 void cst_wave_resample(cst_wave *wave, int sample_rate) { (void)wave; (void)sample_rate; }
 void delete_wave(cst_wave *wave) { (void)wave; }
 
-/* What every other exported function is an alias of. */
-__attribute__((noreturn, used)) static void ironclaw_missing(void) {
-    static const char message[] =
-        "IronClaw: WebKit called a speech synthesiser function that the app's silent stand-in "
-        "(src-tauri/stand-ins/speech.c) does not provide; build with IRONCLAW_STAND_INS=off\n";
-    ssize_t written = write(2, message, sizeof message - 1);
-    (void)written;
-    abort();
-}
+IRONCLAW_MISSING(
+    "IronClaw: WebKit called a speech synthesiser function that the app's silent stand-in "
+    "(src-tauri/stand-ins/speech.c) does not provide; build with IRONCLAW_STAND_INS=off\n")
