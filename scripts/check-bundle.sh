@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Checks the newest .deb and .rpm under target/<profile>/bundle: both exist, and the .deb
-# installs the app binary and its .desktop entry. Quiet on success.
+# installs the app binary, its .desktop entry and the stand-in libraries it loads. Quiet on
+# success.
 # Usage: scripts/check-bundle.sh [debug|release]
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bundle_dir="$ROOT/target/${1:-release}/bundle"
@@ -26,3 +27,17 @@ requires="$(rpm -qp --requires "$rpm" 2>/dev/null)"
 grep -qE '^glibc >= 2\.36$' <<<"$requires" || die "$rpm does not require glibc >= 2.36: $requires"
 files="$(rpm -qlp "$rpm" 2>/dev/null)"
 grep -q '/usr/bin/ironclaw-app$' <<<"$files" || die "$rpm does not install /usr/bin/ironclaw-app; its contents: $files"
+# The stand-in libraries build.rs made (README footnote 8) travel with the binary, and the
+# installed binary finds them: its DT_RPATH names /usr/lib/ironclaw-app/stand-ins, checked by
+# unpacking the .deb and asking the dynamic linker where libflite.so.1 comes from.
+if [ -d "$ROOT/target/${1:-release}/stand-ins/speech" ]; then
+  speech=usr/lib/ironclaw-app/stand-ins/speech/libflite.so.1
+  grep -qE " (\./)?$speech\$" <<<"$contents" || die "$deb does not install /$speech (scripts/stage-stand-ins.sh, tauri.conf.json)"
+  grep -q "/$speech\$" <<<"$files" || die "$rpm does not install /$speech (scripts/stage-stand-ins.sh, tauri.conf.json)"
+  unpacked="$(mktemp -d)"
+  dpkg-deb -x "$deb" "$unpacked"
+  found="$(ldd "$unpacked/usr/bin/ironclaw-app" | awk '$1 == "libflite.so.1" { print $3 }')"
+  found="$(realpath -m "${found:-none}")"
+  rm -rf "$unpacked"
+  [ "$found" = "$(realpath -m "$unpacked/$speech")" ] || die "the installed ironclaw-app would load libflite.so.1 from $found, not from /$speech"
+fi

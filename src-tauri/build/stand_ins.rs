@@ -2,7 +2,8 @@
 //! anyway (README footnote 8). Each is a small C file (`stand-ins/*.c`) that answers the few
 //! calls the app's path makes, compiled with an alias for every other symbol the consumer may
 //! ask for, which aborts with a message. They go to `<binary dir>/stand-ins/<name>/`, under
-//! the names of the libraries they stand in for.
+//! the names of the libraries they stand in for; the .deb and .rpm install them under
+//! `/usr/lib/ironclaw-app/stand-ins/` (`scripts/stage-stand-ins.sh`).
 //!
 //! - `speech`: a silent speech synthesiser in place of CMU Flite, which WebKitGTK links for the
 //!   Web Speech API. Relocating Flite's voice tables costs about 5.5 MiB in each of the app's
@@ -58,7 +59,12 @@ pub fn build(os: &str, env: &str) {
         Ok(true) => {
             // `--disable-new-dtags`: DT_RPATH, searched for the libraries WebKit needs too.
             println!("cargo:rustc-link-arg-bins=-Wl,--disable-new-dtags");
+            // Beside the binary as built, and where the .deb and .rpm install them
+            // (`scripts/stage-stand-ins.sh`).
             println!("cargo:rustc-link-arg-bins=-Wl,-rpath,$ORIGIN/stand-ins/speech");
+            println!(
+                "cargo:rustc-link-arg-bins=-Wl,-rpath,$ORIGIN/../lib/ironclaw-app/stand-ins/speech"
+            );
         }
         Ok(false) => {}
         Err(e) => println!("cargo:warning=the app links the system's speech synthesiser: {e}"),

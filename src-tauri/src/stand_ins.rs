@@ -23,10 +23,16 @@ static PERSONS: OnceLock<Vec<(&'static str, Option<OsString>)>> = OnceLock::new(
 /// any other thread runs: it sets environment variables. Returns the directories used.
 #[cfg(target_os = "linux")]
 pub fn prepare(software: bool) -> Vec<PathBuf> {
-    let Some(root) = std::env::current_exe()
-        .ok()
-        .and_then(|exe| exe.parent().map(|bin| bin.join("stand-ins")))
-    else {
+    // Beside the binary as built; under /usr/lib/ironclaw-app as the packages install it.
+    let Some(root) = std::env::current_exe().ok().and_then(|exe| {
+        let bin = exe.parent()?;
+        [
+            bin.join("stand-ins"),
+            bin.join("../lib/ironclaw-app/stand-ins"),
+        ]
+        .into_iter()
+        .find(|root| root.is_dir())
+    }) else {
         return Vec::new();
     };
     let mut dirs: Vec<PathBuf> = vec![root.join("speech")];
