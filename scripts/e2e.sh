@@ -23,10 +23,14 @@ fi
 
 export IRONCLAW_APP_BIN="${IRONCLAW_APP_BIN:-$ROOT/target/debug/ironclaw-app}"
 # Without a GPU the app draws without compositing (src-tauri/src/rendering.rs), and then
-# WebKitWebDriver's screenshot command never answers once a modal dialog has been shown. The
-# suite takes screenshots, so it composites (through software OpenGL); scripts/bench-app.sh
-# measures the shipped default.
+# WebKitWebDriver's screenshot command never answers once a modal dialog has been shown. So the
+# suite composites (through software OpenGL) unless told IRONCLAW_GPU=off, as scripts/test.sh
+# does for its second pass: the tests then take their screenshots from the X server instead
+# (tests/e2e/lib/webdriver.mjs), into target/e2e-screenshots-software.
 export IRONCLAW_GPU="${IRONCLAW_GPU:-on}"
+if [ "$IRONCLAW_GPU" = "off" ] && [ -z "${IRONCLAW_SCREENSHOT_DIR:-}" ]; then
+  export IRONCLAW_SCREENSHOT_DIR="$ROOT/target/e2e-screenshots-software"
+fi
 export IRONCLAW_MOCK_LLM_BIN="${IRONCLAW_MOCK_LLM_BIN:-$ROOT/target/debug/ironclaw-mock-llm}"
 # The system's on-demand session services, minus any notification daemon (see the config).
 bus="$ROOT/target/e2e-bus"

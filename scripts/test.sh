@@ -41,8 +41,11 @@ else
   timed rust-tests cargo test --locked --workspace --no-fail-fast
 fi
 
-# The real app (the debug build from above) under Xvfb through WebDriver.
+# The real app (the debug build from above) under Xvfb through WebDriver: compositing, then as
+# it runs on a machine without a GPU (no compositing, WebKit's web process on the app's LLVM
+# stand-in: README footnote 8).
 timed app-e2e "$ROOT/scripts/e2e.sh" --no-build
+timed app-e2e-no-gpu env IRONCLAW_GPU=off "$ROOT/scripts/e2e.sh" --no-build
 
 # The installers build offline and carry the binary and its desktop entry. `--debug` reuses the
 # debug build above instead of compiling a release one.

@@ -49,13 +49,14 @@ const GL_WRITTEN: &[&str] = &["LLVMIsMultithreaded"];
 pub fn build(os: &str, env: &str) {
     println!("cargo:rerun-if-changed=stand-ins");
     println!("cargo:rerun-if-env-changed=IRONCLAW_STAND_INS");
-    if os != "linux" || env != "gnu" || std::env::var("IRONCLAW_STAND_INS").as_deref() == Ok("off")
-    {
-        return;
-    }
+    let wanted = os == "linux"
+        && env == "gnu"
+        && std::env::var("IRONCLAW_STAND_INS").as_deref() != Ok("off");
     // The directories are not watched (the build writes them): deleted, the processes load
-    // the system's libraries again (`stand_ins::prepare` finds no directory).
-    match speech() {
+    // the system's libraries again (`stand_ins::prepare` finds no directory). One this build
+    // does not make is removed, so that no process finds a stale one.
+    let speech = if wanted { speech() } else { Ok(false) };
+    match speech {
         Ok(true) => {
             // `--disable-new-dtags`: DT_RPATH, searched for the libraries WebKit needs too.
             println!("cargo:rustc-link-arg-bins=-Wl,--disable-new-dtags");
@@ -66,11 +67,29 @@ pub fn build(os: &str, env: &str) {
                 "cargo:rustc-link-arg-bins=-Wl,-rpath,$ORIGIN/../lib/ironclaw-app/stand-ins/speech"
             );
         }
-        Ok(false) => {}
-        Err(e) => println!("cargo:warning=the app links the system's speech synthesiser: {e}"),
+        Ok(false) => remove("speech"),
+        Err(e) => {
+            remove("speech");
+            println!("cargo:warning=the app links the system's speech synthesiser: {e}");
+        }
     }
-    if let Err(e) = gl() {
-        println!("cargo:warning=the web process without a GPU keeps the system's LLVM: {e}");
+    match if wanted { gl() } else { Ok(false) } {
+        Ok(true) => {}
+        Ok(false) => remove("gl"),
+        Err(e) => {
+            remove("gl");
+            println!("cargo:warning=the web process without a GPU keeps the system's LLVM: {e}");
+        }
+    }
+}
+
+/// Takes away `<binary dir>/stand-ins/<name>`, if there is one.
+fn remove(name: &str) {
+    let Ok(out) = std::env::var("OUT_DIR") else {
+        return;
+    };
+    if let Ok(bin) = binary_dir(Path::new(&out)) {
+        let _ = std::fs::remove_dir_all(bin.join("stand-ins").join(name));
     }
 }
 
@@ -126,18 +145,19 @@ fn speech() -> Result<bool, String> {
     Ok(true)
 }
 
-/// The LLVM stand-in for Mesa's software driver, with the identity of that driver.
-fn gl() -> Result<(), String> {
+/// The LLVM stand-in for Mesa's software driver, with the identity of that driver; `false`
+/// where there is no such driver or it links no LLVM.
+fn gl() -> Result<bool, String> {
     let driver = libdir()?.join("dri/swrast_dri.so");
     if !driver.exists() {
-        return Ok(());
+        return Ok(false);
     }
     println!("cargo:rerun-if-changed={}", driver.display());
     let Some(soname) = needed(&driver)?
         .into_iter()
         .find(|n| n.starts_with("libLLVM"))
     else {
-        return Ok(());
+        return Ok(false);
     };
     let llvm = libdir()?.join(&soname);
     println!("cargo:rerun-if-changed={}", llvm.display());
@@ -171,7 +191,8 @@ fn gl() -> Result<(), String> {
     }
     let dir = install("gl", "gl.c", GL_WRITTEN, &[soname], &aliases)?;
     let identity = driver_identity(&driver)?;
-    write_if_changed(&dir.join("driver"), identity.as_bytes())
+    write_if_changed(&dir.join("driver"), identity.as_bytes())?;
+    Ok(true)
 }
 
 /// What `stand_ins::prepare` compares before it uses the `gl` stand-in: the driver's path,

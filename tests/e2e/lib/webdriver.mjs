@@ -2,6 +2,8 @@
 // Spec: https://www.w3.org/TR/webdriver2/ — every command is JSON over HTTP, answers are
 // `{ value }`, errors are `{ value: { error, message } }`.
 
+import { execFileSync } from "node:child_process";
+
 const ELEMENT = "element-6066-11e4-a52e-4f735466cecf";
 
 export const Keys = Object.freeze({
@@ -118,7 +120,11 @@ export class Session {
     return this.cmd("POST", "/execute/async", { script, args: args.map(toWire) });
   }
 
+  /** A PNG of the window. Without compositing (`IRONCLAW_GPU=off`, the app's default without a
+   *  GPU) WebKitWebDriver's screenshot command never answers once a modal dialog has been
+   *  shown, so the X server's picture of the screen is taken instead. */
   async screenshot() {
+    if (process.env.IRONCLAW_GPU === "off") return execFileSync("import", ["-window", "root", "png:-"]);
     return Buffer.from(await this.cmd("GET", "/screenshot"), "base64");
   }
 
@@ -216,6 +222,14 @@ export class Element {
   }
 
   async click() {
+    // Without compositing, WebKitWebDriver does not scroll an element inside a scrolled box
+    // (Settings) into view before it clicks, and calls it not interactable; a person scrolls.
+    if (process.env.IRONCLAW_GPU === "off") {
+      await this.session.cmd("POST", "/execute/sync", {
+        script: "arguments[0].scrollIntoView({ block: 'nearest', inline: 'nearest' });",
+        args: [{ [ELEMENT]: this.id }],
+      });
+    }
     await this.cmd("POST", "/click", {});
   }
 
