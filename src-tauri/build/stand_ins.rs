@@ -55,7 +55,13 @@ pub fn build(os: &str, env: &str) {
     // The directories are not watched (the build writes them): deleted, the processes load
     // the system's libraries again (`stand_ins::prepare` finds no directory). One this build
     // does not make is removed, so that no process finds a stale one.
-    let speech = if wanted { speech() } else { Ok(false) };
+    // pkg-config once: where the system's WebKit, Flite and Mesa are.
+    let libdir = if wanted { libdir().map(Some) } else { Ok(None) };
+    let (speech, gl) = match &libdir {
+        Ok(Some(dir)) => (speech(dir), gl(dir)),
+        Ok(None) => (Ok(false), Ok(false)),
+        Err(e) => (Err(e.clone()), Err(e.clone())),
+    };
     match speech {
         Ok(true) => {
             // `--disable-new-dtags`: DT_RPATH, searched for the libraries WebKit needs too.
@@ -73,7 +79,7 @@ pub fn build(os: &str, env: &str) {
             println!("cargo:warning=the app links the system's speech synthesiser: {e}");
         }
     }
-    match if wanted { gl() } else { Ok(false) } {
+    match gl {
         Ok(true) => {}
         Ok(false) => remove("gl"),
         Err(e) => {
@@ -94,8 +100,7 @@ fn remove(name: &str) {
 }
 
 /// The speech stand-in; `false` where WebKit links no Flite.
-fn speech() -> Result<bool, String> {
-    let libdir = libdir()?;
+fn speech(libdir: &Path) -> Result<bool, String> {
     let webkit = libdir.join("libwebkit2gtk-4.1.so.0");
     if !webkit.exists() {
         return Ok(false);
@@ -121,10 +126,10 @@ fn speech() -> Result<bool, String> {
         }
     }
     let imported: BTreeSet<String> = undefined(&webkit)?.into_iter().map(|s| s.name).collect();
-    let aliases: Vec<Alias> = functions
+    let aliases: Vec<Symbol> = functions
         .iter()
         .filter(|n| !SPEECH_WRITTEN.contains(&n.as_str()) && is_c_identifier(n))
-        .map(|n| Alias {
+        .map(|n| Symbol {
             name: n.clone(),
             function: true,
             version: None,
@@ -153,8 +158,8 @@ fn speech() -> Result<bool, String> {
 
 /// The LLVM stand-in for Mesa's software driver, with the identity of that driver; `false`
 /// where there is no such driver or it links no LLVM.
-fn gl() -> Result<bool, String> {
-    let driver = libdir()?.join("dri/swrast_dri.so");
+fn gl(libdir: &Path) -> Result<bool, String> {
+    let driver = libdir.join("dri/swrast_dri.so");
     if !driver.exists() {
         return Ok(false);
     }
@@ -165,7 +170,7 @@ fn gl() -> Result<bool, String> {
     else {
         return Ok(false);
     };
-    let llvm = libdir()?.join(&soname);
+    let llvm = libdir.join(&soname);
     println!("cargo:rerun-if-changed={}", llvm.display());
     let llvm_defines = defined(&llvm)?;
     let functions: BTreeSet<&str> = llvm_defines
@@ -190,11 +195,7 @@ fn gl() -> Result<bool, String> {
         }
         required.insert(import.name.clone());
         if !GL_WRITTEN.contains(&import.name.as_str()) {
-            aliases.push(Alias {
-                name: import.name,
-                function,
-                version: import.version,
-            });
+            aliases.push(Symbol { function, ..import });
         }
     }
     let dir = install("gl", "gl.c", &[soname], &aliases, &required)?;
@@ -217,12 +218,6 @@ fn driver_identity(driver: &Path) -> Result<String, String> {
     ))
 }
 
-struct Alias {
-    name: String,
-    function: bool,
-    version: Option<String>,
-}
-
 /// Compiles `stand-ins/<source>` with `aliases` into `<binary dir>/stand-ins/<name>/`, as the
 /// first of `sonames`; the others are links to it (the dynamic linker loads one file once,
 /// and finds every name in it). Installs nothing unless the library defines every name in
@@ -231,7 +226,7 @@ fn install(
     name: &str,
     source: &str,
     sonames: &[String],
-    aliases: &[Alias],
+    aliases: &[Symbol],
     required: &BTreeSet<String>,
 ) -> Result<PathBuf, String> {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").map_err(|e| e.to_string())?);
@@ -302,7 +297,7 @@ fn install(
 }
 
 /// Writes through a new file renamed into place (a running app keeps the file it mapped), and
-/// not at all when nothing changed.
+/// not at all when nothing changed. (`ironclaw_ipcgen::write_if_changed` writes text in place.)
 fn write_if_changed(path: &Path, contents: &[u8]) -> Result<(), String> {
     if std::fs::read(path).is_ok_and(|old| old == contents) {
         return Ok(());
