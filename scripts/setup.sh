@@ -27,6 +27,9 @@ PACKAGES+=(python3-pip)
 # (status-notifier-watcher, gtk-sni-tray-standalone), gdbus to read and click the item over D-Bus, and a small window
 # manager with wmctrl so closing the window goes the way a desktop sends it.
 PACKAGES+=(haskell-status-notifier-item-utils haskell-gtk-sni-tray-utils libglib2.0-bin jwm wmctrl)
+# The app benchmark sees pixels change through the X server's DAMAGE extension
+# (scripts/tools/damage-watch.c).
+PACKAGES+=(libxdamage-dev)
 # Node 18+ builds the front end. Debian's nodejs/npm only when there is none (or an older one):
 # a Node from elsewhere ships its own npm, which Debian's npm package would conflict with.
 node_major() { node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }
