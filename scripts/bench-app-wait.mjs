@@ -175,9 +175,9 @@ export async function measureWaits(appBin, { rounds = 20, warmups = 2, env = {},
   // The launch's first turn (a warm-up, so not in the figures above): the first dialog a person
   // meets after starting the app, with nothing in the page used yet.
   let first = null;
-  const damage = await watchDamage();
-  cleanups.push(damage.stop);
   try {
+    const damage = await watchDamage();
+    cleanups.push(damage.stop);
     // No closing screenshot: without compositing, WebKitWebDriver's can hang (scripts/e2e.sh).
     const app = await prepare(t, { replies, sandboxYaml, screenshots: false, appBin });
     const s = await app.start();
