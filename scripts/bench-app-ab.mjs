@@ -66,6 +66,27 @@ const VARIANTS = {
     ".approval-dialog { box-shadow: none !important; } dialog::backdrop { background: transparent !important; } .cell-status::before { animation: none !important; }",
   ),
   "no-transitions": style("* { transition: none !important; }"),
+  // Without compositing, WebKitGTK repaints the whole window when a positioned box goes away
+  // (display: none, removed, a dialog closed, modal or not) but only the box when it turns
+  // invisible (README footnote 9). Here the approval dialog turns invisible as it closes, over
+  // a backdrop that does not dim, and is really closed and removed two frames later.
+  "hide-then-close": `
+    const s = document.createElement("style");
+    s.textContent = "dialog::backdrop { background: transparent !important; }";
+    document.head.append(s);
+    const close = HTMLDialogElement.prototype.close;
+    const remove = Element.prototype.remove;
+    const leaving = new WeakSet();
+    HTMLDialogElement.prototype.close = function (...args) {
+      if (!this.matches('[data-testid="approval-dialog"]')) return close.apply(this, args);
+      this.style.visibility = "hidden";
+      leaving.add(this);
+      // Once the frame after next has been drawn: the output is on screen by then.
+      requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => { close.apply(this, args); remove.call(this); }, 0)));
+    };
+    Element.prototype.remove = function () {
+      if (!leaving.has(this)) remove.call(this);
+    };`,
   // Compositing through OpenGL (Mesa's software rasteriser here), as on a machine with a GPU.
   "gpu-on": { env: { IRONCLAW_GPU: "on" } },
   // JavaScriptCore's interpreter only: 7–8 MiB less at idle (README footnote 8).

@@ -210,6 +210,8 @@ export async function measureWaits(appBin, { rounds = 20, warmups = 2, env = {},
         await s.waitUntil("its empty chat", async () => (await s.allByTestId("execution-cell")).length === 0);
         await new Promise((r) => setTimeout(r, settleMs));
       }
+      // The last round's dialog is gone (a variant may close it late) before the next message.
+      await s.waitUntil("no open dialog", async () => !(await s.execute("return !!document.querySelector('dialog[open]')")));
       const input = await s.waitForTestId("message-input");
       await input.click();
       await input.sendKeys(`round ${i}`);
