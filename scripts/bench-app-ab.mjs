@@ -40,6 +40,28 @@ print(f"days: {len(rows)}")
 print(f"mean temperature: {statistics.mean(temps):.1f} C")
 print(f"warmest day: {max(rows, key=lambda r: r['temp_c'])['day']}")`;
 
+const keptBox = (backdrop) => `
+  const s = document.createElement("style");
+  s.textContent = "dialog::backdrop { ${backdrop}; } dialog.ic-kept { display: block !important; visibility: hidden !important; position: fixed !important; margin: 0 !important; }";
+  document.head.append(s);
+  const close = HTMLDialogElement.prototype.close;
+  const remove = Element.prototype.remove;
+  const kept = new WeakSet();
+  HTMLDialogElement.prototype.close = function (...args) {
+    if (!this.matches('[data-testid="approval-dialog"]')) return close.apply(this, args);
+    const r = this.getBoundingClientRect();
+    Object.assign(this.style, { left: r.left + "px", top: r.top + "px", width: r.width + "px", height: r.height + "px", inset: "auto" });
+    this.style.left = r.left + "px";
+    this.style.top = r.top + "px";
+    this.classList.add("ic-kept");
+    kept.add(this);
+    close.apply(this, args);
+    requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => remove.call(this), 0)));
+  };
+  Element.prototype.remove = function () {
+    if (!kept.has(this)) remove.call(this);
+  };`;
+
 const VARIANTS = {
   shipped: null,
   // The dialog closes as the click lands, not when the core confirms the decision (the
@@ -82,6 +104,38 @@ const VARIANTS = {
       this.style.visibility = "hidden";
       leaving.add(this);
       // Once the frame after next has been drawn: the output is on screen by then.
+      requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => { close.apply(this, args); remove.call(this); }, 0)));
+    };
+    Element.prototype.remove = function () {
+      if (!leaving.has(this)) remove.call(this);
+    };`,
+  // As hide-then-close, but the dialog is really closed at once, so the page is not inert a
+  // moment longer: the box it leaves is kept (fixed, where it was, invisible) and removed two
+  // frames later. The backdrop is transparent, or with `-nobd` not drawn at all.
+  "kept-box": keptBox("background: transparent !important"),
+  "kept-box-nobd": keptBox("display: none !important"),
+  // As hide-then-close, but the dialog is not modal: the page behind is made inert by the
+  // `inert` attribute, which is lifted at once when the dialog turns invisible, so the page
+  // answers the next click while the dialog waits two frames to be closed and removed.
+  nonmodal: `
+    const s = document.createElement("style");
+    s.textContent = "dialog.ic-nm { position: fixed !important; inset: 0 !important; margin: auto !important; height: fit-content; z-index: 1000; } dialog.ic-nm.ic-leave { visibility: hidden !important; }";
+    document.head.append(s);
+    const showModal = HTMLDialogElement.prototype.showModal;
+    const close = HTMLDialogElement.prototype.close;
+    const remove = Element.prototype.remove;
+    const leaving = new WeakSet();
+    HTMLDialogElement.prototype.showModal = function () {
+      if (!this.matches('[data-testid="approval-dialog"]')) return showModal.call(this);
+      this.classList.add("ic-nm");
+      for (const c of document.body.children) if (c.tagName !== "DIALOG" && c.tagName !== "SCRIPT") c.inert = true;
+      this.show();
+    };
+    HTMLDialogElement.prototype.close = function (...args) {
+      if (!this.classList.contains("ic-nm") || leaving.has(this)) return close.apply(this, args);
+      this.classList.add("ic-leave");
+      leaving.add(this);
+      for (const c of document.body.children) c.inert = false;
       requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => { close.apply(this, args); remove.call(this); }, 0)));
     };
     Element.prototype.remove = function () {

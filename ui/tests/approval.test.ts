@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ApprovalRequest } from "../src/bindings/ApprovalRequest";
 import { choicesFor } from "../src/api/fake-script";
-import { ApprovalQueue, SHOW_SENDING_AFTER_MS, rehearseApprovalDialog, type SendDecision } from "../src/views/approval";
+import { ApprovalQueue, LEAVE_BACKSTOP_MS, SHOW_SENDING_AFTER_MS, rehearseApprovalDialog, type SendDecision } from "../src/views/approval";
 import { all, key, q, settle } from "./helpers";
 
 const HASH_A = "a".repeat(64);
@@ -333,6 +333,77 @@ describe("approval dialog", () => {
     expect(q("approval-status").textContent).toBe("The code hash does not match the request; nothing ran.");
     expect(q<HTMLButtonElement>("approve-button").disabled).toBe(false);
     expect(send).toHaveBeenCalledTimes(1);
+  });
+
+  it("a decided dialog leaves in two steps: invisible and deaf at once, removed after the frame after next", async () => {
+    const { queue, changed, send } = setup();
+    queue.add(req({ approvalId: "a1" }));
+    queue.add(req({ approvalId: "a2" }));
+    const first = q("approval-dialog");
+    const approve = q<HTMLButtonElement>("approve-button");
+    expect(approve.disabled).toBe(false);
+    queue.resolved("a1");
+    // At once: invisible, no test ids, and the next request's dialog is the only one found.
+    expect(first.classList.contains("leaving")).toBe(true);
+    expect(first.isConnected).toBe(true);
+    expect(first.querySelector("[data-testid]")).toBeNull();
+    expect(all("approval-dialog")).toHaveLength(1);
+    expect(q("approval-dialog").dataset["approvalId"]).toBe("a2");
+    // Its buttons decide nothing any more.
+    approve.click();
+    await settle();
+    expect(send).not.toHaveBeenCalled();
+    await new Promise((r) => setTimeout(r, 80));
+    expect(first.isConnected).toBe(false);
+    // The last one gone: the queue says so again once it is really removed (focus had been in it).
+    queue.resolved("a2");
+    changed.mockClear();
+    await new Promise((r) => setTimeout(r, 80));
+    expect(changed).toHaveBeenCalledWith([], false);
+    expect(document.querySelector("dialog")).toBeNull();
+  });
+
+  it("a key pressed while a decided dialog leaves finishes the close at once, and only closes it", () => {
+    const { queue } = setup();
+    queue.add(req({ approvalId: "a1" }));
+    queue.add(req({ approvalId: "a2" }));
+    const first = q("approval-dialog");
+    queue.resolved("a1");
+    expect(first.isConnected).toBe(true);
+    // Escape on the leaving dialog removes it; it does not dismiss the next one.
+    key(first, "Escape");
+    expect(first.isConnected).toBe(false);
+    expect(q("approval-dialog").hasAttribute("open")).toBe(true);
+    const second = q("approval-dialog");
+    queue.resolved("a2");
+    key(document.body, "a");
+    expect(second.isConnected).toBe(false);
+  });
+
+  it("a decided dialog is removed within LEAVE_BACKSTOP_MS when no frame is drawn", async () => {
+    const frames = vi.spyOn(window, "requestAnimationFrame").mockImplementation(() => 0);
+    try {
+      const { queue } = setup();
+      queue.add(req({ approvalId: "a1" }));
+      const first = q("approval-dialog");
+      queue.resolved("a1");
+      expect(frames).toHaveBeenCalled();
+      await new Promise((r) => setTimeout(r, LEAVE_BACKSTOP_MS / 2));
+      expect(first.isConnected).toBe(true);
+      await new Promise((r) => setTimeout(r, LEAVE_BACKSTOP_MS));
+      expect(first.isConnected).toBe(false);
+    } finally {
+      frames.mockRestore();
+    }
+  });
+
+  it("a dialog closed undecided (Escape) is removed at once", () => {
+    const { queue, changed } = setup();
+    queue.add(req({ approvalId: "a1" }));
+    const dialog = q("approval-dialog");
+    key(dialog, "Escape");
+    expect(dialog.isConnected).toBe(false);
+    expect(changed).toHaveBeenLastCalledWith([expect.objectContaining({ approvalId: "a1" })], false);
   });
 
   it("a rejection for a request no longer pending closes it and tells the chat", () => {

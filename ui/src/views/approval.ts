@@ -58,6 +58,8 @@ export type SendDecision = (
  * Benchmarks, footnote 9); while it is on its way, `busy` already ignores further clicks.
  */
 export const SHOW_SENDING_AFTER_MS = 150;
+/** The longest a decided dialog stays (invisible, the page still inert) when frames stop. */
+export const LEAVE_BACKSTOP_MS = 100;
 
 /** One open dialog for one request. */
 class ApprovalDialog {
@@ -72,6 +74,8 @@ class ApprovalDialog {
   private readonly controls: (HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement)[];
   private readonly codeEl: HTMLElement;
   private busy = false;
+  /** Closed or closing (close()): decides nothing and answers no key any more. */
+  private leaving = false;
   private sendingShown: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
@@ -79,6 +83,7 @@ class ApprovalDialog {
     position: { index: number; total: number },
     private readonly send: SendDecision,
     private readonly onEscape: () => void,
+    private readonly onGone: () => void = () => {},
   ) {
     const r = req;
     // An MCP call's arguments are JSON after the line that names the tool.
@@ -214,9 +219,11 @@ class ApprovalDialog {
     // Escape closes without deciding (native dialogs fire `cancel`; jsdom only sends keydown).
     this.el.addEventListener("cancel", (ev) => {
       ev.preventDefault();
-      this.onEscape();
+      if (!this.leaving) this.onEscape();
     });
     this.el.addEventListener("keydown", (ev) => {
+      // Closing: the key finished the close (close()) and is meant for the page now.
+      if (this.leaving) return;
       if (ev.key === "Escape") {
         ev.preventDefault();
         this.onEscape();
@@ -248,10 +255,40 @@ class ApprovalDialog {
     this.codeEl.focus();
   }
 
-  close(): void {
+  /**
+   * Closes the dialog. `afterPaint`, for a decided request (a run's first output is usually the
+   * next thing drawn): it turns invisible at once, loses its test ids and stops answering, and
+   * is closed and removed once the frame after next has been drawn. Without compositing,
+   * WebKitGTK repaints only the box of a dialog turning invisible, but the whole window for one
+   * that closes or when the page stops being inert; on the way from Approve to the first output,
+   * that repaint cost about 5 ms of the wait (README, Benchmarks, footnote 9). Meanwhile the page
+   * is still inert, so a key pressed or the pointer pressed anywhere finishes the close at once,
+   * and the key then reaches whatever gets focus back. A timer finishes it if frames stop (a
+   * hidden or minimized window draws none).
+   */
+  close(afterPaint = false): void {
     this.stopSending();
-    if (typeof this.el.close === "function" && this.el.open) this.el.close();
-    this.el.remove();
+    if (this.leaving) return;
+    this.leaving = true;
+    const finish = () => {
+      clearTimeout(backstop);
+      document.removeEventListener("keydown", finish, true);
+      document.removeEventListener("pointerdown", finish, true);
+      if (!this.el.isConnected) return;
+      if (typeof this.el.close === "function" && this.el.open) this.el.close();
+      this.el.remove();
+      this.onGone();
+    };
+    const backstop = setTimeout(finish, afterPaint ? LEAVE_BACKSTOP_MS : 0);
+    if (!afterPaint || typeof requestAnimationFrame !== "function" || document.hidden) {
+      finish();
+      return;
+    }
+    this.el.classList.add("leaving");
+    for (const el of [this.el, ...this.el.querySelectorAll("[data-testid]")]) el.removeAttribute("data-testid");
+    document.addEventListener("keydown", finish, true);
+    document.addEventListener("pointerdown", finish, true);
+    requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(finish, 0)));
   }
 
   /** Whether the answer of this kind may be sent now: offered, and confirmed if it must be. */
@@ -270,7 +307,7 @@ class ApprovalDialog {
   }
 
   private async decide(decision: Decision, freshInterpreter = false): Promise<void> {
-    if (this.busy) return;
+    if (this.busy || this.leaving) return;
     const approving = decision.type !== "deny";
     const choice = choiceOf(this.req, KIND[decision.type]);
     if (!choice) {
@@ -372,7 +409,7 @@ export class ApprovalQueue {
   resolved(approvalId: string): void {
     this.pending = this.pending.filter((p) => p.approvalId !== approvalId);
     if (this.dialog?.approvalId === approvalId) {
-      this.dialog.close();
+      this.dialog.close(true);
       this.dialog = null;
       if (!this.dismissed) {
         this.showNext();
@@ -418,7 +455,11 @@ export class ApprovalQueue {
 
   private show(req: ApprovalRequest): void {
     const index = this.pending.indexOf(req);
-    this.dialog = new ApprovalDialog(req, { index, total: this.pending.length }, this.send, () => this.dismiss());
+    this.dialog = new ApprovalDialog(req, { index, total: this.pending.length }, this.send, () => this.dismiss(), () => {
+      // Really gone (a decided dialog leaves in two steps, close()): focus, which was inside,
+      // now needs a place.
+      if (this.dialog === null) this.hooks.changed(this.pending, false);
+    });
     this.dialog.open();
     this.hooks.changed(this.pending, true);
   }
