@@ -2,14 +2,17 @@
 // overlay, and no key (shortcut or stray) approves: with a request pending, every shortcut and
 // the keys people hit by accident are pressed, in the dialog and outside it, and the code has
 // not run; then one click on the dialog's own button runs it, so the check could have failed.
+// And keys typed right after Enter on Approve are not lost while the decided dialog leaves (it
+// stays, invisible, for two frames: README, Benchmarks, footnote 9).
 
+import { execFileSync } from "node:child_process";
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 
 import { prepare, runCodeReplies } from "./lib/harness.mjs";
-import { Keys, testid } from "./lib/webdriver.mjs";
+import { Keys, RetryableError, testid } from "./lib/webdriver.mjs";
 import { approvalDialog, finishedCell, sendMessage } from "./lib/ui.mjs";
 
 const CODE = `open("ran-marker.txt", "w").write("approved")\nprint("the code ran")\n`;
@@ -114,4 +117,33 @@ test("shortcuts open what they name, are listed on F1, and no key approves", { t
   const cell = await finishedCell(s);
   assert.equal(cell.state, "ok");
   assert.equal(marker(), true, "approved with a click, the code ran");
+});
+
+test("keys typed right after Enter on Approve reach the composer, whenever they come", { timeout: 240_000 }, async (t) => {
+  // Milliseconds between the Enter that approves and the keys typed next: before the core has
+  // confirmed the decision, while the decided dialog leaves, and after.
+  const delays = [0, 15, 30, 45, 90];
+  const replies = delays.flatMap((_, i) => runCodeReplies("python", `print(${i})`, { id: `call_${i}`, after: `Done ${i}.` }));
+  const app = await prepare(t, { replies });
+  const s = await app.start();
+  const composer = () => s.execute("return document.querySelector('[data-testid=\"message-input\"]').value");
+  for (const [i, delay] of delays.entries()) {
+    const input = await s.waitForTestId("message-input");
+    await input.click();
+    await input.sendKeys(`turn ${i}${Keys.ENTER}`);
+    await approvalDialog(s);
+    await s.execute("document.querySelector('[data-testid=\"approve-button\"]').focus()");
+    // Key events from the X server, timed by xdotool, as a person's keyboard sends them (the
+    // pointer rests on empty sidebar, so that window has the keyboard).
+    execFileSync("xdotool", ["mousemove", "20", "795", "key", "Return", "sleep", String(delay / 1000), "type", "--delay", "1", "next"]);
+    // Enter approved: the code ran.
+    assert.equal((await finishedCell(s)).stdout, `${i}\n`);
+    const typed = await s.waitUntil("the keys typed after approving, in the composer", async () => {
+      const v = await composer();
+      if (v !== "next") throw new RetryableError(JSON.stringify(v));
+      return v;
+    }, { timeoutMs: 5_000 });
+    assert.equal(typed, "next", `typed ${delay} ms after the approving Enter`);
+    await (await s.byTestId("message-input")).clear();
+  }
 });
