@@ -13,7 +13,7 @@ import * as path from "node:path";
 
 import { prepare, runCodeReplies } from "./lib/harness.mjs";
 import { Keys, RetryableError, testid } from "./lib/webdriver.mjs";
-import { approvalDialog, finishedCell, sendMessage } from "./lib/ui.mjs";
+import { approvalDialog, cells, finishedCell, sendMessage } from "./lib/ui.mjs";
 
 const CODE = `open("ran-marker.txt", "w").write("approved")\nprint("the code ran")\n`;
 
@@ -119,6 +119,12 @@ test("shortcuts open what they name, are listed on F1, and no key approves", { t
   assert.equal(marker(), true, "approved with a click, the code ran");
 });
 
+/** The `i`th run's cell (from 0), once it has finished. */
+async function ranCell(s, i) {
+  await s.waitUntil(`run ${i + 1}'s cell`, async () => (await cells(s)).length > i);
+  return finishedCell(s);
+}
+
 test("keys typed while a decided dialog leaves reach the composer", { timeout: 240_000 }, async (t) => {
   const turns = 8;
   const replies = Array.from({ length: turns }, (_, i) => runCodeReplies("python", `print(${i})`, { id: `call_${i}`, after: `Done ${i}.` })).flat();
@@ -149,7 +155,7 @@ test("keys typed while a decided dialog leaves reach the composer", { timeout: 2
       return true;
     }, { timeoutMs: 10_000, intervalMs: 1 });
     execFileSync("xdotool", ["type", "--delay", "1", "next"]);
-    assert.equal((await finishedCell(s)).stdout, `${i}\n`, "Enter approved: the code ran");
+    assert.equal((await ranCell(s, i)).stdout, `${i}\n`, "Enter approved: the code ran");
     const typed = await s.waitUntil("the keys typed after approving, in the composer", async () => {
       const v = await s.execute("return document.querySelector('[data-testid=\"message-input\"]').value");
       if (v !== "next") throw new RetryableError(JSON.stringify(v));
@@ -161,4 +167,43 @@ test("keys typed while a decided dialog leaves reach the composer", { timeout: 2
   }
   // The attack ran: keys did arrive while a decided dialog was leaving.
   assert.ok(whileLeaving >= 1, `no key of ${turns} turns arrived while the dialog was leaving`);
+});
+
+test("keys typed while an approval is on its way reach the composer once the dialog has gone", { timeout: 240_000 }, async (t) => {
+  const turns = 4;
+  const replies = Array.from({ length: turns }, (_, i) => runCodeReplies("python", `print(${i})`, { id: `call_${i}`, after: `Done ${i}.` })).flat();
+  const app = await prepare(t, { replies });
+  const s = await app.start();
+  // The page counts the keys (other than the Enter that approves) that go down while the dialog
+  // is open; and the Enter on Approve holds the page 100 ms, as a busy machine would, so the
+  // keys typed behind it are queued before the decision has even been sent.
+  await s.execute(`window.keysOnTheirWay = 0;
+    document.addEventListener("keydown", (e) => {
+      if (e.key !== "Enter" && document.querySelector("dialog[open]:not(.leaving)")) window.keysOnTheirWay++;
+      if (e.key === "Enter" && document.activeElement?.getAttribute("data-testid") === "approve-button") {
+        const until = performance.now() + 100;
+        while (performance.now() < until);
+      }
+    }, true);`);
+  let onTheirWay = 0;
+  for (let i = 0; i < turns && onTheirWay < 2; i++) {
+    const input = await s.waitForTestId("message-input");
+    await input.click();
+    await input.sendKeys(`turn ${i}${Keys.ENTER}`);
+    await approvalDialog(s);
+    await s.execute("document.querySelector('[data-testid=\"approve-button\"]').focus()");
+    // Enter approves, and "next" is typed right behind it, as one hand does.
+    execFileSync("xdotool", ["mousemove", "20", "795", "key", "Return", "type", "--delay", "1", "next"]);
+    assert.equal((await ranCell(s, i)).stdout, `${i}\n`, "Enter approved: the code ran");
+    const typed = await s.waitUntil("the keys typed after approving, in the composer", async () => {
+      const v = await s.execute("return document.querySelector('[data-testid=\"message-input\"]').value");
+      if (v !== "next") throw new RetryableError(JSON.stringify(v));
+      return v;
+    }, { timeoutMs: 5_000 });
+    assert.equal(typed, "next");
+    await (await s.byTestId("message-input")).clear();
+    onTheirWay = await s.execute("return window.keysOnTheirWay");
+  }
+  // The attack ran: keys did go down while the decision was on its way.
+  assert.ok(onTheirWay >= 1, `no key of ${turns} turns went down while a decision was on its way`);
 });

@@ -397,6 +397,60 @@ describe("approval dialog", () => {
     }
   });
 
+  it("characters typed while a decision is on its way reach the field that gets focus back; shortcuts pass", async () => {
+    const composer = document.createElement("textarea");
+    document.body.append(composer);
+    const send = vi.fn<SendDecision>(() => new Promise<void>(() => {}));
+    const queue = new ApprovalQueue(send, {
+      changed: (_p, open) => {
+        if (!open) composer.focus();
+      },
+      notice: () => {},
+    });
+    queue.add(req({ approvalId: "a1" }));
+    const approve = q<HTMLButtonElement>("approve-button");
+    // Before a decision, keys are the dialog's: nothing is kept.
+    expect(key(approve, "x").defaultPrevented).toBe(false);
+    approve.click();
+    expect(send).toHaveBeenCalledTimes(1);
+    expect(key(approve, "h").defaultPrevented).toBe(true);
+    expect(key(approve, "i").defaultPrevented).toBe(true);
+    expect(key(document.body, "!").defaultPrevented).toBe(true);
+    const shortcut = new KeyboardEvent("keydown", { key: "k", ctrlKey: true, bubbles: true, cancelable: true });
+    approve.dispatchEvent(shortcut);
+    expect(shortcut.defaultPrevented).toBe(false);
+    queue.resolved("a1");
+    await new Promise((r) => setTimeout(r, 80));
+    expect(document.querySelector("dialog")).toBeNull();
+    expect(composer.value).toBe("hi!");
+    // Once the dialog has gone, keys are left alone.
+    expect(key(composer, "z").defaultPrevented).toBe(false);
+  });
+
+  it("characters typed while a decision is on its way are dropped when it is refused, and not kept after", async () => {
+    const composer = document.createElement("textarea");
+    document.body.append(composer);
+    let refuse: (e: Error) => void = () => {};
+    const send = vi.fn<SendDecision>(() => new Promise<void>((_ok, fail) => (refuse = fail)));
+    const queue = new ApprovalQueue(send, {
+      changed: (_p, open) => {
+        if (!open) composer.focus();
+      },
+      notice: () => {},
+    });
+    queue.add(req({ approvalId: "a1" }));
+    const approve = q<HTMLButtonElement>("approve-button");
+    approve.click();
+    key(approve, "a");
+    refuse(new Error("the request changed"));
+    await settle();
+    expect(q("approval-status").textContent).toContain("the request changed");
+    expect(key(approve, "b").defaultPrevented).toBe(false);
+    queue.resolved("a1");
+    await new Promise((r) => setTimeout(r, 80));
+    expect(composer.value).toBe("");
+  });
+
   it("a dialog closed undecided (Escape) is removed at once", () => {
     const { queue, changed } = setup();
     queue.add(req({ approvalId: "a1" }));

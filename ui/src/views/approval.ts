@@ -76,6 +76,18 @@ class ApprovalDialog {
   private busy = false;
   /** Closed or closing (close()): decides nothing and answers no key any more. */
   private leaving = false;
+  /** Characters typed while the decision was on its way, for the field that gets focus back. */
+  private typedAhead = "";
+  private readonly typeAhead = (ev: KeyboardEvent): void => {
+    // A dialog taken out of the page other than by close() keeps no keys.
+    if (!this.el.isConnected) {
+      document.removeEventListener("keydown", this.typeAhead, true);
+      return;
+    }
+    if (!isCharacter(ev)) return;
+    ev.preventDefault();
+    this.typedAhead += ev.key;
+  };
   private sendingShown: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
@@ -264,10 +276,12 @@ class ApprovalDialog {
    * that repaint cost about 5 ms of the wait (README, Benchmarks, footnote 9). Meanwhile the page
    * is still inert, so a key pressed or the pointer pressed anywhere finishes the close at once,
    * and the key then reaches whatever gets focus back. A timer finishes it if frames stop (a
-   * hidden or minimized window draws none).
+   * hidden or minimized window draws none). Characters typed while the decision was on its way
+   * (decide()) are typed into the field that gets focus back, if it is one.
    */
   close(afterPaint = false): void {
     this.stopSending();
+    document.removeEventListener("keydown", this.typeAhead, true);
     if (this.leaving) return;
     this.leaving = true;
     const finish = () => {
@@ -278,6 +292,8 @@ class ApprovalDialog {
       if (typeof this.el.close === "function" && this.el.open) this.el.close();
       this.el.remove();
       this.onGone();
+      typeInto(document.activeElement, this.typedAhead);
+      this.typedAhead = "";
     };
     const backstop = setTimeout(finish, afterPaint ? LEAVE_BACKSTOP_MS : 0);
     if (!afterPaint || typeof requestAnimationFrame !== "function" || document.hidden) {
@@ -324,6 +340,9 @@ class ApprovalDialog {
       return;
     }
     this.busy = true;
+    // Someone who approves with Enter and goes on typing at once: those keys would land on the
+    // dialog's button and be lost. Kept, they reach the composer when the dialog has gone.
+    document.addEventListener("keydown", this.typeAhead, true);
     this.sendingShown = setTimeout(() => {
       // Cleared by rejected() and close(), the only ends of `busy`.
       this.sendingShown = null;
@@ -342,6 +361,8 @@ class ApprovalDialog {
   /** The backend refused the decision; the request is still pending. */
   rejected(message: string): void {
     this.stopSending();
+    document.removeEventListener("keydown", this.typeAhead, true);
+    this.typedAhead = "";
     this.busy = false;
     this.sync();
     this.showStatus(message, true);
@@ -469,6 +490,22 @@ export class ApprovalQueue {
     this.dialog = null;
     this.pending = [];
   }
+}
+
+/** A key that types one character (not a shortcut, not part of an input method's composition). */
+function isCharacter(ev: KeyboardEvent): boolean {
+  return [...ev.key].length === 1 && !ev.ctrlKey && !ev.metaKey && !ev.altKey && !ev.isComposing;
+}
+
+/** Types `text` into `field` at its cursor, as typing would, if it is a text field. */
+function typeInto(field: Element | null, text: string): void {
+  if (!text) return;
+  const textField = field instanceof HTMLTextAreaElement || (field instanceof HTMLInputElement && (field.type === "text" || field.type === "search"));
+  if (!textField || field.disabled || field.readOnly) return;
+  // insertText keeps the field's undo history and fires `input`, as typing does.
+  if (typeof document.execCommand === "function" && document.execCommand("insertText", false, text)) return;
+  field.setRangeText(text, field.selectionStart ?? field.value.length, field.selectionEnd ?? field.value.length, "end");
+  field.dispatchEvent(new Event("input", { bubbles: true }));
 }
 
 /** Whether the request is a call of an MCP server's tool rather than code to run. */
