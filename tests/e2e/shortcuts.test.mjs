@@ -125,11 +125,37 @@ async function ranCell(s, i) {
   return finishedCell(s);
 }
 
-test("keys typed while a decided dialog leaves reach the composer", { timeout: 240_000 }, async (t) => {
-  const turns = 8;
+/** An app whose model asks `turns` times to run `print(i)`. */
+async function appAskingToRun(t, turns) {
   const replies = Array.from({ length: turns }, (_, i) => runCodeReplies("python", `print(${i})`, { id: `call_${i}`, after: `Done ${i}.` })).flat();
   const app = await prepare(t, { replies });
-  const s = await app.start();
+  return app.start();
+}
+
+/** Sends turn `i` and waits for its dialog, with the focus on Approve. */
+async function askAndFocusApprove(s, i) {
+  const input = await s.waitForTestId("message-input");
+  await input.click();
+  await input.sendKeys(`turn ${i}${Keys.ENTER}`);
+  await approvalDialog(s);
+  await s.execute("document.querySelector('[data-testid=\"approve-button\"]').focus()");
+}
+
+/** Run `i` ran (the Enter approved), and "next", typed meanwhile, is whole in the composer. */
+async function ranAndTyped(s, i) {
+  assert.equal((await ranCell(s, i)).stdout, `${i}\n`, "Enter approved: the code ran");
+  const typed = await s.waitUntil("the keys typed after approving, in the composer", async () => {
+    const v = await s.execute("return document.querySelector('[data-testid=\"message-input\"]').value");
+    if (v !== "next") throw new RetryableError(JSON.stringify(v));
+    return v;
+  }, { timeoutMs: 5_000 });
+  assert.equal(typed, "next");
+  await (await s.byTestId("message-input")).clear();
+}
+
+test("keys typed while a decided dialog leaves reach the composer", { timeout: 240_000 }, async (t) => {
+  const turns = 8;
+  const s = await appAskingToRun(t, turns);
   // Counts the keys that go down while a decided dialog is still there, invisible (registered
   // before the dialog's own listener, so it sees the dialog as the key found it). And frames
   // asked for meanwhile come 150 ms late, as on a machine too busy to draw: the dialog then
@@ -141,11 +167,7 @@ test("keys typed while a decided dialog leaves reach the composer", { timeout: 2
   const state = () => s.execute(`return document.querySelector("dialog.leaving") ? "leaving" : document.querySelector("dialog[open]") ? "open" : "gone"`);
   let whileLeaving = 0;
   for (let i = 0; i < turns && whileLeaving < 2; i++) {
-    const input = await s.waitForTestId("message-input");
-    await input.click();
-    await input.sendKeys(`turn ${i}${Keys.ENTER}`);
-    await approvalDialog(s);
-    await s.execute("document.querySelector('[data-testid=\"approve-button\"]').focus()");
+    await askAndFocusApprove(s, i);
     // Key events from the X server, as a person's keyboard sends them (the pointer rests on
     // empty sidebar, so that window has the keyboard): Enter approves; once the core has
     // confirmed the decision (the dialog leaving, or gone), "next" is typed.
@@ -155,14 +177,7 @@ test("keys typed while a decided dialog leaves reach the composer", { timeout: 2
       return true;
     }, { timeoutMs: 10_000, intervalMs: 1 });
     execFileSync("xdotool", ["type", "--delay", "1", "next"]);
-    assert.equal((await ranCell(s, i)).stdout, `${i}\n`, "Enter approved: the code ran");
-    const typed = await s.waitUntil("the keys typed after approving, in the composer", async () => {
-      const v = await s.execute("return document.querySelector('[data-testid=\"message-input\"]').value");
-      if (v !== "next") throw new RetryableError(JSON.stringify(v));
-      return v;
-    }, { timeoutMs: 5_000 });
-    assert.equal(typed, "next");
-    await (await s.byTestId("message-input")).clear();
+    await ranAndTyped(s, i);
     whileLeaving = await s.execute("return window.keysWhileLeaving");
   }
   // The attack ran: keys did arrive while a decided dialog was leaving.
@@ -171,9 +186,7 @@ test("keys typed while a decided dialog leaves reach the composer", { timeout: 2
 
 test("keys typed while an approval is on its way reach the composer once the dialog has gone", { timeout: 240_000 }, async (t) => {
   const turns = 4;
-  const replies = Array.from({ length: turns }, (_, i) => runCodeReplies("python", `print(${i})`, { id: `call_${i}`, after: `Done ${i}.` })).flat();
-  const app = await prepare(t, { replies });
-  const s = await app.start();
+  const s = await appAskingToRun(t, turns);
   // The page counts the keys (other than the Enter that approves) that go down while the dialog
   // is open; and the Enter on Approve holds the page 100 ms, as a busy machine would, so the
   // keys typed behind it are queued before the decision has even been sent.
@@ -187,21 +200,10 @@ test("keys typed while an approval is on its way reach the composer once the dia
     }, true);`);
   let onTheirWay = 0;
   for (let i = 0; i < turns && onTheirWay < 2; i++) {
-    const input = await s.waitForTestId("message-input");
-    await input.click();
-    await input.sendKeys(`turn ${i}${Keys.ENTER}`);
-    await approvalDialog(s);
-    await s.execute("document.querySelector('[data-testid=\"approve-button\"]').focus()");
+    await askAndFocusApprove(s, i);
     // Enter approves, and "next" is typed right behind it, as one hand does.
     execFileSync("xdotool", ["mousemove", "20", "795", "key", "Return", "type", "--delay", "1", "next"]);
-    assert.equal((await ranCell(s, i)).stdout, `${i}\n`, "Enter approved: the code ran");
-    const typed = await s.waitUntil("the keys typed after approving, in the composer", async () => {
-      const v = await s.execute("return document.querySelector('[data-testid=\"message-input\"]').value");
-      if (v !== "next") throw new RetryableError(JSON.stringify(v));
-      return v;
-    }, { timeoutMs: 5_000 });
-    assert.equal(typed, "next");
-    await (await s.byTestId("message-input")).clear();
+    await ranAndTyped(s, i);
     onTheirWay = await s.execute("return window.keysOnTheirWay");
   }
   // The attack ran: keys did go down while the decision was on its way.

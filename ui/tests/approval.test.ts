@@ -30,6 +30,19 @@ function setup() {
   return { send, changed, notice, queue };
 }
 
+/** A queue whose closed dialog gives focus to a composer, as the app's does. */
+function withComposer(send: SendDecision) {
+  const composer = document.createElement("textarea");
+  document.body.append(composer);
+  const queue = new ApprovalQueue(send, {
+    changed: (_p, open) => {
+      if (!open) composer.focus();
+    },
+    notice: () => {},
+  });
+  return { composer, queue };
+}
+
 afterEach(() => document.body.replaceChildren());
 
 describe("approval dialog", () => {
@@ -398,15 +411,8 @@ describe("approval dialog", () => {
   });
 
   it("characters typed while a decision is on its way reach the field that gets focus back; shortcuts pass", async () => {
-    const composer = document.createElement("textarea");
-    document.body.append(composer);
     const send = vi.fn<SendDecision>(() => new Promise<void>(() => {}));
-    const queue = new ApprovalQueue(send, {
-      changed: (_p, open) => {
-        if (!open) composer.focus();
-      },
-      notice: () => {},
-    });
+    const { composer, queue } = withComposer(send);
     queue.add(req({ approvalId: "a1" }));
     const approve = q<HTMLButtonElement>("approve-button");
     // Before a decision, keys are the dialog's: nothing is kept.
@@ -428,16 +434,9 @@ describe("approval dialog", () => {
   });
 
   it("characters typed while a decision is on its way are dropped when it is refused, and not kept after", async () => {
-    const composer = document.createElement("textarea");
-    document.body.append(composer);
     let refuse: (e: Error) => void = () => {};
     const send = vi.fn<SendDecision>(() => new Promise<void>((_ok, fail) => (refuse = fail)));
-    const queue = new ApprovalQueue(send, {
-      changed: (_p, open) => {
-        if (!open) composer.focus();
-      },
-      notice: () => {},
-    });
+    const { composer, queue } = withComposer(send);
     queue.add(req({ approvalId: "a1" }));
     const approve = q<HTMLButtonElement>("approve-button");
     approve.click();
