@@ -284,6 +284,7 @@ class ApprovalDialog {
     document.removeEventListener("keydown", this.typeAhead, true);
     if (this.leaving) return;
     this.leaving = true;
+    let backstop: ReturnType<typeof setTimeout> | undefined;
     const finish = () => {
       clearTimeout(backstop);
       document.removeEventListener("keydown", finish, true);
@@ -295,11 +296,11 @@ class ApprovalDialog {
       typeInto(document.activeElement, this.typedAhead);
       this.typedAhead = "";
     };
-    const backstop = setTimeout(finish, afterPaint ? LEAVE_BACKSTOP_MS : 0);
     if (!afterPaint || typeof requestAnimationFrame !== "function" || document.hidden) {
       finish();
       return;
     }
+    backstop = setTimeout(finish, LEAVE_BACKSTOP_MS);
     this.el.classList.add("leaving");
     for (const el of [this.el, ...this.el.querySelectorAll("[data-testid]")]) el.removeAttribute("data-testid");
     document.addEventListener("keydown", finish, true);
