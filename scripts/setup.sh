@@ -122,10 +122,12 @@ if [ "${IRONCLAW_BUILD:-release}" = none ]; then
   WITH_IMAGE=0
 elif [ "${IRONCLAW_BUILD:-release}" = debug ]; then
   # The bench too: the tests build it anyway, and `ironclaw bench` runs it from beside `ironclaw`.
-  quietly cargo-build cargo build --locked -p ironclaw-cli -p ironclaw-bench
+  quietly cargo-build cargo build --locked -p ironclaw-cli -p ironclaw-bench --bin ironclaw-full --bin ironclaw-bench
+  quietly cli-front build_static_front
   BIN="$ROOT/target/debug/ironclaw"
 else
-  quietly cargo-build cargo build --locked --release -p ironclaw-cli
+  quietly cargo-build cargo build --locked --release -p ironclaw-cli --bin ironclaw-full
+  quietly cli-front build_static_front --release
   BIN="$ROOT/target/release/ironclaw"
 fi
 

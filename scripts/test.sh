@@ -26,6 +26,9 @@ quietly clippy cargo clippy --locked --workspace --all-targets "${APP_FEATURES[@
 # about so that no test process runs a cargo build of its own (one with the CLI's narrower
 # features, which would rebuild half the workspace while other tests wait on cargo's lock).
 quietly build cargo build --locked --workspace --bins "${APP_FEATURES[@]}"
+# The front as setup.sh makes it (statically linked), not as the workspace build above left it:
+# the suite runs what people run. Only a relink: its dependencies are setup.sh's.
+quietly cli-front build_static_front
 export IRONCLAW_BIN="$ROOT/target/debug/ironclaw"
 python3 -m py_compile src-tauri/crates/ironclaw-sandbox/image/*.py
 quietly bindings bash scripts/check-bindings.sh

@@ -129,18 +129,11 @@ async fn exec_runs_in_ironclaw_itself_and_every_other_command_in_ironclaw_full()
     let env = TestEnv::new().await;
     // `ironclaw` alone, without `ironclaw-full` beside it.
     let dir = tempfile::tempdir().expect("temp dir");
-    let front = dir.path().join("ironclaw");
-    std::fs::copy(cli_bin(), &front).expect("copy ironclaw");
     let alone = |args: &[&str]| {
-        let template = env.cli();
-        let mut cmd = std::process::Command::new(&front);
-        for (key, value) in template.get_envs() {
-            match value {
-                Some(value) => cmd.env(key, value),
-                None => cmd.env_remove(key),
-            };
-        }
-        cmd.args(args).output().expect("run ironclaw alone")
+        env.front_alone(dir.path())
+            .args(args)
+            .output()
+            .expect("run ironclaw alone")
     };
     let out = alone(&["exec", "--session", "c", "print('alone')"]);
     assert_eq!(succeeded(&out), "alone\n");

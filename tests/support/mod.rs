@@ -148,7 +148,21 @@ impl TestEnv {
 
     /// Environment for running the CLI against this installation.
     pub fn cli(&self) -> Command {
-        let mut cmd = Command::new(cli_bin());
+        self.cli_at(&cli_bin())
+    }
+
+    /// [`Self::cli`] for a copy of the front kept somewhere else (`dir/ironclaw`), without
+    /// `ironclaw-full` beside it: what the front does by itself. Returns the command to run it.
+    pub fn front_alone(&self, dir: &Path) -> Command {
+        let front = dir.join("ironclaw");
+        if !front.exists() {
+            std::fs::copy(cli_bin(), &front).expect("copy ironclaw");
+        }
+        self.cli_at(&front)
+    }
+
+    fn cli_at(&self, program: &Path) -> Command {
+        let mut cmd = Command::new(program);
         cmd.env("IRONCLAW_DATA_DIR", &self.paths.data_dir)
             .env("IRONCLAW_CONFIG_DIR", &self.paths.config_dir)
             .env_remove("IRONCLAW_LOG");
@@ -429,17 +443,50 @@ pub fn cli_bin() -> PathBuf {
             .unwrap_or_else(|| workspace.join("target/debug"));
         let release = profile_dir.file_name().is_some_and(|n| n == "release");
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let mut build = Command::new(cargo);
-        build
-            .current_dir(&workspace)
-            .args(["build", "--quiet", "-p", "ironclaw-cli"]);
-        if release {
-            build.arg("--release");
-        }
-        if let Some(target) = profile_dir.parent() {
-            build.env("CARGO_TARGET_DIR", target);
-        }
-        let built = build.status().map(|s| s.success()).unwrap_or(false);
+        // As scripts/setup.sh builds them (`build_static_front`, scripts/lib.sh): the front
+        // linked statically where glibc is the C library. Each command alone keeps its own
+        // build fresh, so test processes after the first find nothing to do.
+        let static_front = cfg!(all(target_os = "linux", target_env = "gnu"));
+        let builds: [&[&str]; 2] = if static_front {
+            [
+                &[
+                    "build",
+                    "--quiet",
+                    "-p",
+                    "ironclaw-cli",
+                    "--bin",
+                    "ironclaw-full",
+                ],
+                &[
+                    "rustc",
+                    "--quiet",
+                    "-p",
+                    "ironclaw-cli",
+                    "--bin",
+                    "ironclaw",
+                    "--",
+                    "-C",
+                    "target-feature=+crt-static",
+                ],
+            ]
+        } else {
+            [&["build", "--quiet", "-p", "ironclaw-cli"], &[]]
+        };
+        let built = builds.iter().all(|args| {
+            let Some((subcommand, rest)) = args.split_first() else {
+                return true;
+            };
+            let mut build = Command::new(&cargo);
+            build.current_dir(&workspace).arg(subcommand);
+            if release {
+                build.arg("--release");
+            }
+            build.args(rest);
+            if let Some(target) = profile_dir.parent() {
+                build.env("CARGO_TARGET_DIR", target);
+            }
+            build.status().map(|s| s.success()).unwrap_or(false)
+        });
         let bin = profile_dir.join("ironclaw");
         if !built {
             assert!(

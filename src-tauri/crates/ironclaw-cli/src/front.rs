@@ -25,20 +25,29 @@ enum Only {
     Exec(ExecArgs),
 }
 
-pub fn main() -> ExitCode {
+/// How this program was linked: `scripts/build-cli.sh` links the front statically, which
+/// spares every run the dynamic loader's work (README, Benchmarks, footnote 7), and a static
+/// program leaves some runs to `ironclaw-full` (`commands::exec::Ran::NotHere`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Linked {
+    Dynamic,
+    Static,
+}
+
+pub fn main(linked: Linked) -> ExitCode {
     if std::env::args_os()
         .nth(1)
         .is_some_and(|first| first == "exec")
     {
         crate::init_tracing();
         let Only::Exec(args) = ExecOnly::parse().command;
-        return crate::exec_main(args);
+        return crate::exec_main(args, linked);
     }
     hand_off(std::env::args_os().collect())
 }
 
 /// Runs `ironclaw-full` with this command line, in place of this process.
-fn hand_off(args: Vec<OsString>) -> ExitCode {
+pub(crate) fn hand_off(args: Vec<OsString>) -> ExitCode {
     let full = match full_program() {
         Ok(path) => path,
         Err(message) => {

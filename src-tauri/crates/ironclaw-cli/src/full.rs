@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 use ironclaw_protocol::ExportFormat;
 
 use crate::commands;
+use crate::front::Linked;
 
 #[derive(Parser)]
 #[command(
@@ -178,7 +179,7 @@ pub fn main() -> ExitCode {
     crate::init_tracing();
     let cli = Cli::parse();
     let command = match cli.command {
-        Command::Exec(args) => return crate::exec_main(args),
+        Command::Exec(args) => return crate::exec_main(args, Linked::Dynamic),
         other => other,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -201,7 +202,9 @@ pub fn main() -> ExitCode {
                 ImageCommand::Export { file } => commands::image::export(&file).await,
                 ImageCommand::Import { file } => commands::image::import(&file).await,
             },
-            Command::Exec(args) => commands::exec::run(args).await,
+            Command::Exec(args) => commands::exec::run(args, Linked::Dynamic)
+                .await
+                .map(commands::exec::Ran::exit_code),
             Command::Undo {
                 session,
                 run_id,

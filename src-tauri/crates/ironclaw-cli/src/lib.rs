@@ -17,19 +17,27 @@ use std::process::ExitCode;
 
 /// `exec` is one request and its stream: one thread runs it without waking another for each
 /// frame, and spawns no worker threads first (both measurable in its few ms).
-pub fn exec_main(args: commands::exec::ExecArgs) -> ExitCode {
+pub fn exec_main(args: commands::exec::ExecArgs, linked: front::Linked) -> ExitCode {
     match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {
         Ok(runtime) => {
-            let result = runtime.block_on(commands::exec::run(args));
+            let result = runtime.block_on(commands::exec::run(args, linked));
             // Everything the run owed is done (output flushed, checkpoint written, sockets
             // removed); what is left is the blocking pool's idle thread. Dropping the runtime
             // would wait for it to wake and exit, about 0.5 ms of every exec (README,
             // Benchmarks, footnote 7); the process exiting ends it as surely.
             runtime.shutdown_background();
-            finish(result)
+            match result {
+                // Nothing was done yet: the same command line, in the program that can run it.
+                Ok(commands::exec::Ran::NotHere(why)) if linked == front::Linked::Static => {
+                    tracing::debug!(why, "exec: handing this run to {}", front::FULL);
+                    front::hand_off(std::env::args_os().collect())
+                }
+                Ok(ran) => ran.exit_code(),
+                Err(e) => finish(Err(e)),
+            }
         }
         Err(e) => no_runtime(&e),
     }

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::container::UserMapping;
 use crate::error::{Error, Result};
 use crate::paths::{ensure_dir, Paths};
-use crate::policy::NetworkMode;
+use crate::policy::{NetworkMode, Policy};
 
 /// The identity code runs as when the host user is root. Fixed, unprivileged, and far from
 /// the ranges distributions hand out to people, so it never collides with a real account.
@@ -145,6 +145,21 @@ impl Registry {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(Error::io("cannot read", path, e)),
         }
+    }
+
+    /// The network mode the session's next container is made with, from files alone: what
+    /// `set_network` saved, else its profile's. `profile` is one about to be given to the
+    /// session ([`Self::complete`] remembers it), else the one it has.
+    pub fn network_mode(
+        &self,
+        name: &SessionName,
+        policy: &Policy,
+        profile: Option<&str>,
+    ) -> Result<NetworkMode> {
+        let record = self.get(name)?;
+        let profile = profile.or(record.as_ref().and_then(|r| r.profile.as_deref()));
+        let (_, p) = policy.profile(profile)?;
+        Ok(record.and_then(|r| r.network).unwrap_or(p.network))
     }
 
     /// The session's record, created (with its workspace) on first use.
@@ -369,6 +384,43 @@ mod tests {
         assert_eq!(reread.network, Some(NetworkMode::Allowlist));
         reg.remove(&SessionName::new("a").unwrap()).unwrap();
         assert!(reg.get(&SessionName::new("a").unwrap()).unwrap().is_none());
+    }
+
+    /// What the static CLI front decides on before it does anything: the saved mode, else the
+    /// profile's, where a profile given now counts over the one the session has.
+    #[test]
+    fn network_mode_is_the_saved_choice_else_the_profile_about_to_be_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let reg = Registry::new(Paths::at(dir.path(), dir.path().join("cfg")));
+        let policy = Policy::parse(
+            (
+                crate::policy::DEFAULT_POLICY_YAML,
+                Path::new("/opt/ironclaw/config/sandbox.yaml"),
+            ),
+            Some((
+                "profiles:\n  trusted: { network: allowlist }\n",
+                Path::new("/home/me/.config/ironclaw/sandbox.yaml"),
+            )),
+        )
+        .unwrap();
+        let me = UserMapping {
+            uid: 1,
+            gid: 1,
+            substituted_for_root: false,
+        };
+        let name = SessionName::new("s").unwrap();
+        let mode = |profile| reg.network_mode(&name, &policy, profile).unwrap();
+        // No session yet: the profile it would be made with.
+        assert_eq!(mode(None), NetworkMode::None);
+        assert_eq!(mode(Some("trusted")), NetworkMode::Allowlist);
+        let mut record = reg.get_or_create(&name, None, Some("trusted"), me).unwrap();
+        assert_eq!(mode(None), NetworkMode::Allowlist, "the session's profile");
+        assert_eq!(mode(Some("standard")), NetworkMode::None, "a profile given now");
+        record.network = Some(NetworkMode::None);
+        reg.save(&record).unwrap();
+        assert_eq!(mode(None), NetworkMode::None, "the saved choice");
+        assert_eq!(mode(Some("trusted")), NetworkMode::None, "the saved choice");
+        assert!(reg.network_mode(&name, &policy, Some("nope")).is_err());
     }
 
     #[test]

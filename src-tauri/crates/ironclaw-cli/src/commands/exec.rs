@@ -7,10 +7,12 @@ use ironclaw_protocol::Language;
 use ironclaw_sandbox::exec::{ExecEvent, ExecRequest};
 use ironclaw_sandbox::image::{self, BuildOptions};
 use ironclaw_sandbox::network::NetworkChoice;
+use ironclaw_sandbox::policy::NetworkMode;
 use ironclaw_sandbox::session::SessionName;
 use ironclaw_sandbox::SessionOptions;
 use tokio_util::sync::CancellationToken;
 
+use crate::front::Linked;
 use crate::progress::Printer;
 
 /// What `ironclaw help` says of `exec`, in both programs that parse it.
@@ -45,7 +47,83 @@ pub struct ExecArgs {
     code: String,
 }
 
-pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
+/// How a run ended in this program.
+pub enum Ran {
+    Exited(ExitCode),
+    /// Nothing was done: `ironclaw-full` is to run it, for this reason (see [`Linked`]).
+    NotHere(&'static str),
+}
+
+impl Ran {
+    /// In a program that runs every run ([`Linked::Dynamic`]).
+    pub fn exit_code(self) -> ExitCode {
+        match self {
+            Ran::Exited(code) => code,
+            Ran::NotHere(why) => {
+                eprintln!("ironclaw: this program cannot run this: {why}");
+                ExitCode::from(70)
+            }
+        }
+    }
+}
+
+/// Why a statically linked program leaves this run to `ironclaw-full`, if it does.
+///
+/// glibc linked in statically turns host and user names into addresses and ids only through
+/// its built-in `files` and `dns` sources. Any other source /etc/nsswitch.conf names (mDNS,
+/// systemd-resolved, SSSD, LDAP) is loaded with `dlopen`, which in a static program is safe
+/// only against the very glibc it was linked with, and a package update changes that. So the
+/// static front runs only what looks up no name: the person's home folder from `HOME`, the
+/// engine on a local socket, and a session without the egress proxy (which resolves the hosts
+/// an allowlist names). Everything else is handed over before anything is done, at the cost of
+/// one more program start.
+fn static_front_declines(args: &ExecArgs) -> Option<&'static str> {
+    if std::env::var_os("HOME").is_none_or(|home| home.is_empty()) {
+        return Some("HOME is not set, so the home folder comes from the user database");
+    }
+    if args.network.is_some() {
+        return Some("--network may start the egress proxy, which resolves host names");
+    }
+    None
+}
+
+/// [`static_front_declines`], once the files are read.
+fn static_front_declines_run(
+    args: &ExecArgs,
+    name: &SessionName,
+    run: &super::OneRun,
+) -> Option<&'static str> {
+    if let Ok(endpoint) = &run.endpoint {
+        if matches!(
+            endpoint.kind,
+            ironclaw_sandbox::docker::EndpointKind::Tcp { .. }
+        ) {
+            return Some("the engine is reached over TCP, by a host name perhaps");
+        }
+    }
+    let sessions = ironclaw_sandbox::session::Registry::new(run.paths.clone());
+    // An error here is the run's own to report, in the words it always has.
+    match sessions.network_mode(name, &run.policy, args.profile.as_deref()) {
+        Ok(NetworkMode::Allowlist) => {
+            Some("the session's network is an allowlist, whose proxy resolves host names")
+        }
+        Ok(NetworkMode::None) | Err(_) => None,
+    }
+}
+
+pub async fn run(args: ExecArgs, linked: Linked) -> anyhow::Result<Ran> {
+    let name = SessionName::new(args.session.clone())?;
+    if linked == Linked::Static {
+        if let Some(why) = static_front_declines(&args) {
+            return Ok(Ran::NotHere(why));
+        }
+    }
+    let one_run = super::OneRun::read()?;
+    if linked == Linked::Static {
+        if let Some(why) = static_front_declines_run(&args, &name, &one_run) {
+            return Ok(Ran::NotHere(why));
+        }
+    }
     let language = args.lang;
     let code = if args.code == "-" {
         let mut buf = Vec::new();
@@ -55,8 +133,7 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     } else {
         args.code
     };
-    let name = SessionName::new(args.session)?;
-    let sandbox = super::open_for_one_run().await?;
+    let sandbox = one_run.open().await?;
     sandbox.run_once();
     // Checked before anything runs: the session remembers the profile it is given, and a
     // name that is refused later would already be saved, failing every run after it.
@@ -202,9 +279,9 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    Ok(ExitCode::from(
+    Ok(Ran::Exited(ExitCode::from(
         u8::try_from(result.exit_code.clamp(0, 255)).unwrap_or(1),
-    ))
+    )))
 }
 
 /// The longest `--timeout` accepted: a day. Longer work belongs in a profile with its own

@@ -19,15 +19,36 @@ pub async fn open() -> anyhow::Result<Sandbox> {
     Ok(Sandbox::new(docker, paths, policy))
 }
 
-/// [`open`] for `exec`: the engine's ping (when the engine is as last seen) is awaited by the
-/// run itself, once its local work is done (`Sandbox::check_engine_before_use`).
-pub async fn open_for_one_run() -> anyhow::Result<Sandbox> {
-    let paths = Paths::from_env()?;
-    let policy = Policy::load(&paths)?;
-    let (docker, check) = docker::connect_client_deferred(&paths.engine_cache_file()).await?;
-    let sandbox = Sandbox::new(docker, paths, policy);
-    sandbox.check_engine_before_use(check);
-    Ok(sandbox)
+/// What [`open`] reads from files, read before anything is asked of the engine, so that
+/// `exec` can decide on it first ([`OneRun::open`]).
+pub struct OneRun {
+    pub paths: Paths,
+    pub policy: Policy,
+    /// Where the engine is; an error here is reported by [`OneRun::open`], as [`open`] would.
+    pub endpoint: ironclaw_sandbox::Result<docker::Endpoint>,
+}
+
+impl OneRun {
+    pub fn read() -> anyhow::Result<Self> {
+        let paths = Paths::from_env()?;
+        let policy = Policy::load(&paths)?;
+        let endpoint = docker::resolve_endpoint(&docker::EnvSnapshot::from_process());
+        Ok(Self {
+            paths,
+            policy,
+            endpoint,
+        })
+    }
+
+    /// [`open`] for `exec`: the engine's ping (when the engine is as last seen) is awaited by
+    /// the run itself, once its local work is done (`Sandbox::check_engine_before_use`).
+    pub async fn open(self) -> anyhow::Result<Sandbox> {
+        let cache = self.paths.engine_cache_file();
+        let (docker, check) = docker::connect_client_deferred(self.endpoint?, &cache).await?;
+        let sandbox = Sandbox::new(docker, self.paths, self.policy);
+        sandbox.check_engine_before_use(check);
+        Ok(sandbox)
+    }
 }
 
 /// `--network`: applies the choice to the session and says what it did to a running sandbox.

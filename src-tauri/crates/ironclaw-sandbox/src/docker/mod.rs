@@ -68,7 +68,8 @@ pub async fn connect() -> Result<Engine> {
 /// `cache_file` when it is still the same one (one ping instead of the four-request handshake;
 /// see [`known`]). Errors are the full handshake's.
 pub async fn connect_client(cache_file: &Path) -> Result<Docker> {
-    let (docker, check) = connect_client_deferred(cache_file).await?;
+    let endpoint = resolve_endpoint(&EnvSnapshot::from_process())?;
+    let (docker, check) = connect_client_deferred(endpoint, cache_file).await?;
     if let Some(check) = check {
         check.done().await?;
     }
@@ -77,11 +78,12 @@ pub async fn connect_client(cache_file: &Path) -> Result<Docker> {
 
 /// [`connect_client`] for a command that reads local state before it asks the engine anything:
 /// the cache hit's ping is returned still running, for [`known::EngineCheck::done`] before the
-/// first request (see `Sandbox::check_engine_before_use`).
+/// first request (see `Sandbox::check_engine_before_use`). `endpoint` is [`resolve_endpoint`]'s,
+/// taken by the caller, which may decide something on it first.
 pub async fn connect_client_deferred(
+    endpoint: Endpoint,
     cache_file: &Path,
 ) -> Result<(Docker, Option<known::EngineCheck>)> {
-    let endpoint = resolve_endpoint(&EnvSnapshot::from_process())?;
     let span = tracing::info_span!(
         "docker.connect",
         endpoint = %endpoint.host,

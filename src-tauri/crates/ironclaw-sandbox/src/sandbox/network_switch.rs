@@ -69,11 +69,8 @@ impl Sandbox {
     /// The session's network mode: what `set_network` chose (kept across restarts), else its
     /// profile's.
     pub fn network_mode(&self, name: &SessionName) -> Result<NetworkMode> {
-        let record = self.registry.get(name)?;
-        let profile = record.as_ref().and_then(|r| r.profile.as_deref());
-        let (_, p) = self.policy.profile(profile)?;
-        let fallback = record.and_then(|r| r.network).unwrap_or(p.network);
-        Ok(self.egress.mode(name.as_str(), fallback))
+        let saved = self.registry.network_mode(name, &self.policy, None)?;
+        Ok(self.egress.mode(name.as_str(), saved))
     }
 
     /// Applies a choice as typed (`off`, `allowlist`, `allowlist:HOST,...`): the mode, and the
