@@ -415,7 +415,11 @@ mod tests {
         assert_eq!(mode(Some("trusted")), NetworkMode::Allowlist);
         let mut record = reg.get_or_create(&name, None, Some("trusted"), me).unwrap();
         assert_eq!(mode(None), NetworkMode::Allowlist, "the session's profile");
-        assert_eq!(mode(Some("standard")), NetworkMode::None, "a profile given now");
+        assert_eq!(
+            mode(Some("standard")),
+            NetworkMode::None,
+            "a profile given now"
+        );
         record.network = Some(NetworkMode::None);
         reg.save(&record).unwrap();
         assert_eq!(mode(None), NetworkMode::None, "the saved choice");
