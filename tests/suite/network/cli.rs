@@ -80,13 +80,19 @@ fn statically_linked(program: &std::path::Path) -> bool {
 }
 
 /// The front is linked statically where glibc is the C library (`build_static_front`,
-/// scripts/lib.sh), and glibc in a static program must not load the name services
-/// /etc/nsswitch.conf may name. So the front runs by itself only runs that look no name up, and
-/// hands every other one, before doing anything, to `ironclaw-full`: the same command line,
-/// standard input unread.
+/// scripts/lib.sh), and a static glibc must not load the name service modules
+/// /etc/nsswitch.conf may name (ironclaw-cli's `name_services`). So the front hands a run that
+/// would look a name up through one to `ironclaw-full`, before doing anything: the same command
+/// line, standard input unread. Each case runs the front alone (no `ironclaw-full` beside it,
+/// so a hand-over fails with exit 70) under an nsswitch.conf of the test's choosing, bound over
+/// /etc/nsswitch.conf in a mount namespace of its own.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[tokio::test]
-async fn the_static_front_hands_runs_that_may_resolve_names_to_ironclaw_full() {
+async fn the_static_front_hands_runs_that_may_load_a_name_service_to_ironclaw_full() {
+    assert!(
+        nix::unistd::geteuid().is_root(),
+        "binding a file over /etc/nsswitch.conf in a mount namespace needs root: run the suite as root"
+    );
     let env = TestEnv::new().await;
     let _cleanup = RemoveNetworks(env.instance.clone());
     assert!(
@@ -95,64 +101,107 @@ async fn the_static_front_hands_runs_that_may_resolve_names_to_ironclaw_full() {
         cli_bin().display()
     );
     let dir = tempfile::tempdir().expect("temp dir");
-    // Each change to the environment: a value, or `None` to unset it.
-    let alone = |args: &[&str], changes: &[EnvChange]| {
-        let mut cmd = env.front_alone(dir.path());
+    let built_in = dir.path().join("built-in.conf");
+    std::fs::write(&built_in, "passwd: files\nhosts: files dns\n").expect("write nsswitch");
+    let module = dir.path().join("module.conf");
+    std::fs::write(
+        &module,
+        "passwd: files systemd\nhosts: files mdns4_minimal [NOTFOUND=return] dns\n",
+    )
+    .expect("write nsswitch");
+    let front = dir.path().join("front");
+    std::fs::create_dir(&front).expect("mkdir");
+    let alone = |nsswitch: &std::path::Path, args: &[&str], changes: &[EnvChange]| {
+        // The environment and program of the front alone, run through unshare(1).
+        let template = env.front_alone(&front);
+        let mut cmd = std::process::Command::new("unshare");
+        cmd.args(["--mount", "--propagation", "private", "sh", "-c"])
+            .arg(r#"mount --bind "$0" /etc/nsswitch.conf && exec "$@""#)
+            .arg(nsswitch)
+            .arg(template.get_program())
+            .args(args);
+        for (key, value) in template.get_envs() {
+            match value {
+                Some(value) => cmd.env(key, value),
+                None => cmd.env_remove(key),
+            };
+        }
         for (key, value) in changes {
             match value {
                 Some(value) => cmd.env(key, value),
                 None => cmd.env_remove(key),
             };
         }
-        cmd.args(args).output().expect("run ironclaw alone")
+        cmd.output().expect("run ironclaw alone")
     };
-    // The front alone runs a plain run itself, so each refusal below is the front declining.
-    let out = alone(&["exec", "--session", "plain", "print('itself')"], &[]);
-    assert_eq!(
-        (out.status.code(), text(&out.stdout).as_str()),
-        (Some(0), "itself\n"),
-        "{}",
-        text(&out.stderr)
-    );
-
-    let plain = &["exec", "--session", "plain", "print(2)"];
-    let declined: [(&str, &[&str], &[EnvChange]); 3] = [
-        (
-            "--network",
-            &[
-                "exec",
-                "--session",
-                "n",
-                "--network",
-                "allowlist",
-                "print(1)",
-            ],
-            &[],
-        ),
-        ("no HOME", plain, &[("HOME", None)]),
-        (
-            "an engine on TCP",
-            plain,
-            &[("DOCKER_HOST", Some("tcp://127.0.0.1:9"))],
-        ),
-    ];
-    for (case, args, changes) in declined {
-        let out = alone(args, changes);
+    let ran = |out: &std::process::Output, expected: &str, case: &str| {
+        assert_eq!(
+            (out.status.code(), text(&out.stdout).as_str()),
+            (Some(0), expected),
+            "{case}: {}",
+            text(&out.stderr)
+        );
+    };
+    let declined = |out: &std::process::Output, case: &str| {
         assert_eq!(out.status.code(), Some(70), "{case}: {}", text(&out.stderr));
         assert!(
             text(&out.stderr).contains("ironclaw-full is missing"),
             "{case}: {}",
             text(&out.stderr)
         );
-    }
+    };
+
+    // The front alone runs a plain run itself, whatever nsswitch.conf says: so each refusal
+    // below is the front declining.
+    let plain = ["exec", "--session", "plain", "print('itself')"];
+    ran(&alone(&module, &plain, &[]), "itself\n", "plain");
+    declined(&alone(&built_in, &plain, &[("HOME", None)]), "no HOME");
+    let tcp = [("DOCKER_HOST", Some("tcp://127.0.0.1:9"))];
+    declined(&alone(&module, &plain, &tcp), "TCP, hosts by a module");
+    // With built-in sources only, the front itself tries that engine (nothing listens there).
+    let out = alone(&built_in, &plain, &tcp);
+    assert!(
+        text(&out.stderr).contains("tcp://127.0.0.1:9") && out.status.code() == Some(1),
+        "TCP, built-in hosts: {:?} {}",
+        out.status.code(),
+        text(&out.stderr)
+    );
+
+    let allow = [
+        "exec",
+        "--session",
+        "n",
+        "--network",
+        "allowlist",
+        "print('n')",
+    ];
+    declined(&alone(&module, &allow, &[]), "--network, hosts by a module");
     // Declined before anything was done: session `n` was not even created.
     let record = env.paths.sessions_dir().join("n.json");
     assert!(!record.exists(), "{}", record.display());
+    // With built-in sources only, the front runs it itself, egress proxy and all.
+    ran(
+        &alone(&built_in, &allow, &[]),
+        "n\n",
+        "--network, built-in hosts",
+    );
+    // `n` keeps its allowlist: a plain run in it is declined too, then run itself.
+    let again = ["exec", "--session", "n", "print('again')"];
+    declined(
+        &alone(&module, &again, &[]),
+        "an allowlist session, hosts by a module",
+    );
+    ran(
+        &alone(&built_in, &again, &[]),
+        "again\n",
+        "an allowlist session",
+    );
 
-    // With `ironclaw-full` beside it, the same runs are done, the code read from standard input
-    // by the program that runs it.
+    // With `ironclaw-full` beside it, a run handed over is done, the code read from standard
+    // input by the program that runs it.
     let mut full = env.cli();
-    full.args(["exec", "--session", "n", "--network", "allowlist", "-"])
+    full.env_remove("HOME")
+        .args(["exec", "--session", "n", "-"])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
@@ -165,27 +214,5 @@ async fn the_static_front_hands_runs_that_may_resolve_names_to_ironclaw_full() {
             .expect("write the code");
     }
     let out = child.wait_with_output().expect("wait for ironclaw");
-    assert_eq!(
-        (out.status.code(), text(&out.stdout).as_str()),
-        (Some(0), "via full\n"),
-        "{}",
-        text(&out.stderr)
-    );
-    let out = env
-        .cli()
-        .env_remove("HOME")
-        .args(["exec", "--session", "plain", "print('no home')"])
-        .output()
-        .expect("run ironclaw");
-    assert_eq!(text(&out.stdout), "no home\n", "{}", text(&out.stderr));
-
-    // `n` keeps its allowlist: a plain run in it is declined by the front alone too.
-    let out = alone(&["exec", "--session", "n", "print(4)"], &[]);
-    assert_eq!(out.status.code(), Some(70), "{}", text(&out.stderr));
-    let out = env
-        .cli()
-        .args(["exec", "--session", "n", "print(4)"])
-        .output()
-        .expect("run ironclaw");
-    assert_eq!(text(&out.stdout), "4\n", "{}", text(&out.stderr));
+    ran(&out, "via full\n", "handed over");
 }

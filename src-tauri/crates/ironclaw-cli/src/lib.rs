@@ -10,6 +10,7 @@
 pub mod commands;
 pub mod front;
 pub mod full;
+mod name_services;
 mod progress;
 mod terminal;
 

@@ -67,54 +67,57 @@ impl Ran {
     }
 }
 
-/// Why a statically linked program leaves this run to `ironclaw-full`, if it does.
+/// Why a statically linked program leaves this run to `ironclaw-full`, if it does, decided
+/// before anything is read or done.
 ///
-/// glibc linked in statically turns host and user names into addresses and ids only through
-/// its built-in `files` and `dns` sources. Any other source /etc/nsswitch.conf names (mDNS,
-/// systemd-resolved, SSSD, LDAP) is loaded with `dlopen`, which in a static program is safe
-/// only against the very glibc it was linked with, and a package update changes that. So the
-/// static front runs only what looks up no name: the person's home folder from `HOME`, the
-/// engine on a local socket, and a session without the egress proxy (which resolves the hosts
-/// an allowlist names). Everything else is handed over before anything is done, at the cost of
-/// one more program start.
-fn static_front_declines(args: &ExecArgs) -> Option<&'static str> {
+/// A static glibc looks names up with its built-in `files` and `dns` sources only; any other
+/// source /etc/nsswitch.conf names it would load with `dlopen`, which in a static program can
+/// crash (`crate::name_services`). So the static front runs only what looks up no name that
+/// way, and hands every other run over first, at the cost of one more program start.
+fn static_front_declines() -> Option<&'static str> {
+    // Without HOME, the home folder comes from the user database (`passwd`), whose sources
+    // on Debian and Ubuntu include the `systemd` module.
     if std::env::var_os("HOME").is_none_or(|home| home.is_empty()) {
         return Some("HOME is not set, so the home folder comes from the user database");
-    }
-    if args.network.is_some() {
-        return Some("--network may start the egress proxy, which resolves host names");
     }
     None
 }
 
-/// [`static_front_declines`], once the files are read.
+/// [`static_front_declines`], once the files are read: host names are looked up for an engine
+/// on TCP and by the egress proxy of a session whose network is an allowlist, and that is left
+/// to `ironclaw-full` when /etc/nsswitch.conf has a module do it.
 fn static_front_declines_run(
     args: &ExecArgs,
     name: &SessionName,
     run: &super::OneRun,
 ) -> Option<&'static str> {
-    if let Ok(endpoint) = &run.endpoint {
-        if matches!(
+    let on_tcp = run.endpoint.as_ref().is_ok_and(|endpoint| {
+        matches!(
             endpoint.kind,
             ironclaw_sandbox::docker::EndpointKind::Tcp { .. }
-        ) {
-            return Some("the engine is reached over TCP, by a host name perhaps");
-        }
-    }
+        )
+    });
     let sessions = ironclaw_sandbox::session::Registry::new(run.paths.clone());
     // An error here is the run's own to report, in the words it always has.
-    match sessions.network_mode(name, &run.policy, args.profile.as_deref()) {
-        Ok(NetworkMode::Allowlist) => {
-            Some("the session's network is an allowlist, whose proxy resolves host names")
-        }
-        Ok(NetworkMode::None) | Err(_) => None,
+    let proxied = args.network.is_some()
+        || matches!(
+            sessions.network_mode(name, &run.policy, args.profile.as_deref()),
+            Ok(NetworkMode::Allowlist)
+        );
+    if !(on_tcp || proxied) || !crate::name_services::host_lookups_load_a_module() {
+        return None;
     }
+    Some(if on_tcp {
+        "the engine is on TCP, and /etc/nsswitch.conf looks host names up with a module"
+    } else {
+        "the egress proxy looks host names up, and /etc/nsswitch.conf does that with a module"
+    })
 }
 
 pub async fn run(args: ExecArgs, linked: Linked) -> anyhow::Result<Ran> {
     let name = SessionName::new(args.session.clone())?;
     if linked == Linked::Static {
-        if let Some(why) = static_front_declines(&args) {
+        if let Some(why) = static_front_declines() {
             return Ok(Ran::NotHere(why));
         }
     }
