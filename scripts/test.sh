@@ -27,9 +27,12 @@ quietly clippy cargo clippy --locked --workspace --all-targets "${APP_FEATURES[@
 # features, which would rebuild half the workspace while other tests wait on cargo's lock).
 quietly build cargo build --locked --workspace --bins "${APP_FEATURES[@]}"
 # The front as setup.sh makes it (statically linked), not as the workspace build above left it:
-# the suite runs what people run. Only a relink: its dependencies are setup.sh's.
+# the suite runs what people run. Only a relink: its dependencies are setup.sh's. The suite gets
+# hard links of its own, which no later cargo build can swap for a dynamically linked front.
 quietly cli-front build_static_front
-export IRONCLAW_BIN="$ROOT/target/debug/ironclaw"
+mkdir -p "$ROOT/target/debug/suite-cli"
+ln -f "$ROOT/target/debug/ironclaw" "$ROOT/target/debug/ironclaw-full" "$ROOT/target/debug/suite-cli/"
+export IRONCLAW_BIN="$ROOT/target/debug/suite-cli/ironclaw"
 python3 -m py_compile src-tauri/crates/ironclaw-sandbox/image/*.py
 quietly bindings bash scripts/check-bindings.sh
 # Real MCP servers from the package registry, for the suite to run in sandbox containers.

@@ -18,8 +18,7 @@ const BUILT_IN: [&str; 2] = ["files", "dns"];
 
 /// Whether looking host names up (`getaddrinfo`) would load a module in a static program.
 pub fn host_lookups_load_a_module() -> bool {
-    let _ = loads_a_module_per(Path::new(NSSWITCH), "hosts");
-    false
+    loads_a_module_per(Path::new(NSSWITCH), "hosts")
 }
 
 fn loads_a_module_per(conf: &Path, database: &str) -> bool {
