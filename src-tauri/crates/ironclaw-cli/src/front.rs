@@ -25,9 +25,10 @@ enum Only {
     Exec(ExecArgs),
 }
 
-/// How this program was linked: `scripts/build-cli.sh` links the front statically, which
-/// spares every run the dynamic loader's work (README, Benchmarks, footnote 7), and a static
-/// program leaves some runs to `ironclaw-full` (`commands::exec::Ran::NotHere`).
+/// How this program was linked: `scripts/setup.sh` links the front statically
+/// (`build_static_front`, scripts/lib.sh), which spares every run the dynamic loader's work
+/// (README, Benchmarks, footnote 7), and a static program leaves some runs to `ironclaw-full`
+/// (`commands::exec::Ran::NotHere`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Linked {
     Dynamic,
