@@ -443,50 +443,37 @@ pub fn cli_bin() -> PathBuf {
             .unwrap_or_else(|| workspace.join("target/debug"));
         let release = profile_dir.file_name().is_some_and(|n| n == "release");
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        // As scripts/setup.sh builds them (`build_static_front`, scripts/lib.sh): the front
-        // linked statically where glibc is the C library. Each command alone keeps its own
-        // build fresh, so test processes after the first find nothing to do.
-        let static_front = cfg!(all(target_os = "linux", target_env = "gnu"));
-        let builds: [&[&str]; 2] = if static_front {
-            [
-                &[
-                    "build",
-                    "--quiet",
-                    "-p",
-                    "ironclaw-cli",
-                    "--bin",
-                    "ironclaw-full",
-                ],
-                &[
-                    "rustc",
-                    "--quiet",
-                    "-p",
-                    "ironclaw-cli",
-                    "--bin",
-                    "ironclaw",
-                    "--",
-                    "-C",
-                    "target-feature=+crt-static",
-                ],
-            ]
-        } else {
-            [&["build", "--quiet", "-p", "ironclaw-cli"], &[]]
-        };
-        let built = builds.iter().all(|args| {
-            let Some((subcommand, rest)) = args.split_first() else {
-                return true;
-            };
+        // `cargo SUBCOMMAND [--release] ARGS...` in the workspace, into this test's target dir.
+        let cargo_ok = |subcommand: &str, args: &[&str]| {
             let mut build = Command::new(&cargo);
             build.current_dir(&workspace).arg(subcommand);
             if release {
                 build.arg("--release");
             }
-            build.args(rest);
+            build.args(["--quiet", "-p", "ironclaw-cli"]).args(args);
             if let Some(target) = profile_dir.parent() {
                 build.env("CARGO_TARGET_DIR", target);
             }
             build.status().map(|s| s.success()).unwrap_or(false)
-        });
+        };
+        // As scripts/setup.sh builds them (`build_static_front`, scripts/lib.sh): the front
+        // linked statically where glibc is the C library. Each command alone keeps its own
+        // build fresh, so test processes after the first find nothing to do.
+        let built = if cfg!(all(target_os = "linux", target_env = "gnu")) {
+            cargo_ok("build", &["--bin", "ironclaw-full"])
+                && cargo_ok(
+                    "rustc",
+                    &[
+                        "--bin",
+                        "ironclaw",
+                        "--",
+                        "-C",
+                        "target-feature=+crt-static",
+                    ],
+                )
+        } else {
+            cargo_ok("build", &[])
+        };
         let bin = profile_dir.join("ironclaw");
         if !built {
             assert!(
