@@ -197,6 +197,36 @@ async fn the_static_front_hands_runs_that_may_load_a_name_service_to_ironclaw_fu
         "an allowlist session",
     );
 
+    // A profile whose network is an allowlist: named with --profile, then as the default.
+    std::fs::create_dir_all(&env.paths.config_dir).expect("mkdir config");
+    let policy = env.paths.config_dir.join("sandbox.yaml");
+    let trusted = "profiles:\n  trusted: { network: allowlist }\n";
+    std::fs::write(&policy, trusted).expect("write sandbox.yaml");
+    let by_name = [
+        "exec",
+        "--session",
+        "p",
+        "--profile",
+        "trusted",
+        "print('p')",
+    ];
+    declined(
+        &alone(&module, &by_name, &[]),
+        "--profile, hosts by a module",
+    );
+    ran(&alone(&built_in, &by_name, &[]), "p\n", "--profile");
+    std::fs::write(&policy, format!("default_profile: trusted\n{trusted}")).expect("write");
+    let by_default = ["exec", "--session", "q", "print('q')"];
+    declined(
+        &alone(&module, &by_default, &[]),
+        "the default profile, hosts by a module",
+    );
+    ran(
+        &alone(&built_in, &by_default, &[]),
+        "q\n",
+        "the default profile",
+    );
+
     // With `ironclaw-full` beside it, a run handed over is done, the code read from standard
     // input by the program that runs it.
     let mut full = env.cli();
