@@ -26,6 +26,7 @@ pub struct Started(pub Instant);
 
 fn main() {
     let started = Instant::now();
+    ironclaw_desktop::raise_descriptor_limit();
     let prepared = rendering::prepare();
     let stand_ins = stand_ins::prepare(prepared.software);
     tracing_subscriber::fmt()

@@ -220,20 +220,30 @@ find / -path /proc -prune -o -path /sys -prune -o \( -name "$(echo "$h" | cut -c
 }
 
 #[tokio::test]
-async fn undo_keep_in_sandbox_yaml_caps_the_copies_and_a_bigger_run_says_it_cannot_be_undone() {
+async fn undo_keep_in_sandbox_yaml_caps_the_copies_and_a_bigger_run_is_put_back_without_a_record() {
     let env = TestEnv::new().await;
     std::fs::write(env.paths.user_policy_file(), "undo: { keep: 16k }\n").expect("sandbox.yaml");
     let small = json_exec(&env, "k", "head -c 1000 /dev/zero > small.bin");
     assert!(small["run_id"].is_string(), "{small}");
-    let big = json_exec(&env, "k", "head -c 65536 /dev/zero > big.bin");
-    assert_eq!(big["run_id"], Value::Null, "{big}");
-    let why = big["checkpoint_error"]
+    let big = json_exec(&env, "k", "rm small.bin; head -c 65536 /dev/urandom > big.bin");
+    // Its changes pass the cap, so they are not recorded: never "no changes", and the run
+    // stays linked to the state before it.
+    assert_eq!(big["changes"], Value::Null, "{big}");
+    let why = big["changes_unknown"]
         .as_str()
-        .expect("why it cannot be undone");
+        .expect("why its changes are not recorded");
     assert!(why.contains("cap"), "{why}");
+    let run = big["run_id"].as_str().expect("still linked to its before-state");
     assert!(
         env.workspace("k").join("big.bin").exists(),
         "the run itself still ran"
+    );
+    let (code, undone) = undo(&env, &["--session", "k", run]);
+    assert_eq!(code, 0, "{undone}");
+    assert!(!env.workspace("k").join("big.bin").exists());
+    assert_eq!(
+        std::fs::read(env.workspace("k").join("small.bin")).expect("put back"),
+        vec![0u8; 1000]
     );
 }
 

@@ -53,3 +53,31 @@ describe("a reopened run whose checkpoint was dropped", () => {
     cell.el.remove();
   });
 });
+
+describe("a run whose changes could not be recorded", () => {
+  it("never says how many files changed, offers to put back the state before it, and no redo", async () => {
+    const { ChangesStrip } = await import("../src/views/changes");
+    const undone: Array<[string, boolean]> = [];
+    const strip = new ChangesStrip(
+      "e-1",
+      [],
+      { undoable: true, undone: false, notUndoable: null, changesUnknown: "could not read \"invoice\u202etxt.exe\": no room" },
+      { undo: (id, force) => undone.push([id, force]), redo() {}, rewind() {}, detail: () => Promise.reject(new Error("none")) },
+    );
+    document.body.append(strip.el);
+    const q = (id: string) => strip.el.querySelector<HTMLElement>(`[data-testid="${id}"]`);
+    expect(q("cell-changes-summary")?.textContent).toBe("Changes not recorded");
+    expect(q("cell-changes-summary")?.textContent).not.toMatch(/\d/);
+    // The reason names a file the sandbox chose: shown inert, never reordered.
+    expect(q("cell-undo-status")?.textContent).not.toContain("\u202e");
+    expect(q("cell-undo-status")?.textContent).toContain("U+202E");
+    const button = q("cell-undo") as HTMLButtonElement;
+    expect(button.hidden).toBe(false);
+    expect(button.textContent).toBe("Put back as before this run");
+    button.click();
+    expect(undone).toEqual([["e-1", false]]);
+    strip.undone();
+    expect((q("cell-redo") as HTMLButtonElement).hidden).toBe(true);
+    strip.el.remove();
+  });
+});

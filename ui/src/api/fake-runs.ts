@@ -45,5 +45,5 @@ export async function runFlood(r: Runner): Promise<void> {
     if (i % 16 === 15) await r.tick(0); // ~1 MB per task, as IPC batches arrive
   }
   const durationMs = performance.now() - started;
-  r.emit({ type: "executionEnded", executionId, exitCode: 0, durationMs, timedOut: false, cancelled: false, oomKilled: false, peakMemoryBytes: 0, truncated: true, logFile: "logs/flood.log", quotaExceeded: null, changes: [], notUndoable: null });
+  r.emit({ type: "executionEnded", executionId, exitCode: 0, durationMs, timedOut: false, cancelled: false, oomKilled: false, peakMemoryBytes: 0, truncated: true, logFile: "logs/flood.log", quotaExceeded: null, changes: [], notUndoable: null, changesUnknown: null });
 }

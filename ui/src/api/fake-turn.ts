@@ -131,7 +131,7 @@ async function execute(host: TurnHost, id: string, c: Conv, req: ApprovalRequest
     oomKilled: false, peakMemoryBytes: 98 * 1024 * 1024, truncated: false, logFile: `logs/${executionId}.log`,
   };
   const changes: FileChange[] = c.cancelled ? [] : [{ path: "chart.svg", change: "added" }, { path: "sales.csv", change: "modified" }];
-  host.emit(id, { type: "executionEnded", ...ended, quotaExceeded: null, changes, notUndoable: null });
+  host.emit(id, { type: "executionEnded", ...ended, quotaExceeded: null, changes, notUndoable: null, changesUnknown: null });
   c.items.push({ type: "execution", number, approvalId: req.approvalId, language: req.language, code, stdout, stderr: warn, interrupted: false, ...ended, images: c.cancelled ? [] : ["chart.svg"], changes, undoable: changes.length > 0, notUndoable: null, undone: false });
   if (!c.cancelled) {
     const file: WorkspaceEntry = { path: "chart.svg", size: 2048, modifiedMs: Date.now(), kind: "image", changedByLastRun: true };

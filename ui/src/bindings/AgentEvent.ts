@@ -41,7 +41,13 @@ changes: Array<FileChange>,
  * Why the run cannot be undone (its workspace could not be checkpointed); `None` when
  * [`Op::UndoRun`] can take it back.
  */
-notUndoable: string | null, } | { "type": "runUndone", executionId: ExecutionId, restored: Array<FileChange>, alsoUndone: Array<ExecutionId>, } | { "type": "undoBlocked", executionId: ExecutionId, laterRuns: Array<ExecutionId>, paths: Array<string>, } | { "type": "runRedone", executionId: ExecutionId, changes: Array<FileChange>, } | { "type": "rewound", executionId: ExecutionId, undone: Array<ExecutionId>, } | { "type": "turnEnded", turnId: TurnId, status: TurnOutcome, error: string | null, } | { "type": "policyChanged", policy: ApprovalPolicy, flagged: boolean, } | { "type": "error", message: string, } | { "type": "messageNotSaved", text: string, message: string, } | { "type": "networkBlocked", executionId: ExecutionId, 
+notUndoable: string | null, 
+/**
+ * Why what the run changed could not be recorded when it ended: `changes` is then not
+ * its list of changes, and [`Op::UndoRun`] puts the workspace back as it was before
+ * the run (it cannot be redone). `None` when the changes were recorded.
+ */
+changesUnknown: string | null, } | { "type": "runUndone", executionId: ExecutionId, restored: Array<FileChange>, alsoUndone: Array<ExecutionId>, } | { "type": "undoBlocked", executionId: ExecutionId, laterRuns: Array<ExecutionId>, paths: Array<string>, } | { "type": "runRedone", executionId: ExecutionId, changes: Array<FileChange>, } | { "type": "rewound", executionId: ExecutionId, undone: Array<ExecutionId>, } | { "type": "turnEnded", turnId: TurnId, status: TurnOutcome, error: string | null, } | { "type": "policyChanged", policy: ApprovalPolicy, flagged: boolean, } | { "type": "error", message: string, } | { "type": "messageNotSaved", text: string, message: string, } | { "type": "networkBlocked", executionId: ExecutionId, 
 /**
  * `host:port`.
  */

@@ -7,7 +7,7 @@ import { BoundedText, BoundedView, formatHidden } from "../lib/bounded";
 import { formatBytes, formatDuration, h } from "../lib/dom";
 import { highlightElement } from "../lib/highlight";
 import type { FileChange } from "../bindings/FileChange";
-import { ChangesStrip, type UndoActions } from "./changes";
+import { type ChangesState, ChangesStrip, type UndoActions } from "./changes";
 
 type Ended = Extract<AgentEvent, { type: "executionEnded" }>;
 type Resources = Extract<AgentEvent, { type: "executionResources" }>;
@@ -158,8 +158,8 @@ export class ExecutionCell {
   /** What the run changed in the workspace, with Undo. */
   strip: ChangesStrip | null = null;
 
-  showChanges(changes: FileChange[], state: { undoable: boolean; undone: boolean; notUndoable: string | null }): void {
-    if (changes.length === 0 && !state.undone) return;
+  showChanges(changes: FileChange[], state: ChangesState): void {
+    if (changes.length === 0 && !state.undone && !state.changesUnknown) return;
     this.strip?.el.remove();
     this.strip = new ChangesStrip(this.executionId, changes, state, this.actions);
     this.el.append(this.strip.el);

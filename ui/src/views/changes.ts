@@ -8,6 +8,7 @@ import type { ChangeSide } from "../bindings/ChangeSide";
 import type { FileChange } from "../bindings/FileChange";
 import { errorText } from "../api/types";
 import { formatBytes, h } from "../lib/dom";
+import { renderVisible } from "../lib/invisible";
 
 export interface UndoActions {
   undo(executionId: string, force: boolean): void;
@@ -64,6 +65,14 @@ function plural(n: number, one: string, many: string): string {
   return `${n} ${n === 1 ? one : many}`;
 }
 
+/** How a run's changes stand: undoable, undone, not undoable (why), or not recorded (why). */
+export interface ChangesState {
+  undoable: boolean;
+  undone: boolean;
+  notUndoable: string | null;
+  changesUnknown?: string | null;
+}
+
 export class ChangesStrip {
   readonly el: HTMLElement;
   private readonly summary: HTMLElement;
@@ -76,7 +85,7 @@ export class ChangesStrip {
   constructor(
     private readonly executionId: string,
     changes: FileChange[],
-    state: { undoable: boolean; undone: boolean; notUndoable: string | null },
+    state: ChangesState,
     private readonly actions: UndoActions,
   ) {
     const list = h("ul", { testid: "cell-change-list", className: "change-list" });
@@ -108,7 +117,14 @@ export class ChangesStrip {
       this.redoBtn,
       this.rewindBtn,
     );
-    if (state.notUndoable) {
+    if (state.changesUnknown && !state.undone) {
+      // Never "0 files changed": nobody knows what the run changed, but it is linked to the
+      // state before it, and Undo puts that back whatever stopped the record.
+      this.summary.textContent = "Changes not recorded";
+      this.el.dataset["state"] = "unrecorded";
+      this.undoBtn.textContent = "Put back as before this run";
+      this.status.textContent = `What this run changed could not be recorded: ${renderVisible(state.changesUnknown)}`;
+    } else if (state.notUndoable) {
       this.undoBtn.hidden = true;
       this.status.textContent = `Cannot be undone: ${state.notUndoable}`;
     } else if (state.undone) {
@@ -152,10 +168,12 @@ export class ChangesStrip {
   /** Taken back: the files are as before the run; the interpreter is not. */
   undone(alongWith?: string): void {
     this.settle();
+    // A run put back without a record of its changes has nothing to redo.
+    const redoable = this.el.dataset["state"] !== "unrecorded";
     this.el.dataset["state"] = "undone";
     this.undoBtn.hidden = true;
     this.forceBtn.hidden = true;
-    this.redoBtn.hidden = false;
+    this.redoBtn.hidden = !redoable;
     this.status.textContent = `${alongWith ? `Undone with ${alongWith}. ` : "Undone. "}Files restored; variables in the interpreter are unchanged.`;
   }
 

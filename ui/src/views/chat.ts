@@ -578,7 +578,7 @@ export class ChatView {
       case "executionEnded": {
         const cell = this.cells.get(e.executionId);
         cell?.finish(e);
-        cell?.showChanges(e.changes, { undoable: !e.notUndoable, undone: false, notUndoable: e.notUndoable });
+        cell?.showChanges(e.changes, { undoable: !e.notUndoable, undone: false, notUndoable: e.notUndoable, changesUnknown: e.changesUnknown });
         break;
       }
       case "runUndone": {

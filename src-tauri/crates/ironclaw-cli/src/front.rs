@@ -41,6 +41,7 @@ pub fn main(linked: Linked) -> ExitCode {
         .is_some_and(|first| first == "exec")
     {
         crate::init_tracing();
+        ironclaw_workspace::raise_descriptor_limit();
         let Only::Exec(args) = ExecOnly::parse().command;
         return crate::exec_main(args, linked);
     }

@@ -177,6 +177,7 @@ enum SandboxCommand {
 /// Parses the command line and runs the command.
 pub fn main() -> ExitCode {
     crate::init_tracing();
+    ironclaw_workspace::raise_descriptor_limit();
     let cli = Cli::parse();
     let command = match cli.command {
         Command::Exec(args) => return crate::exec_main(args, Linked::Dynamic),

@@ -48,7 +48,8 @@ fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("ironclaw: {}", render(&e));
+            // Errors name files and sessions the sandbox chose: shown, never obeyed.
+            eprintln!("ironclaw: {}", terminal::inert(&render(&e)));
             ExitCode::from(1)
         }
     }

@@ -41,5 +41,7 @@ pub mod workspace;
 pub use command_error::{CommandError, ErrorKind};
 pub use desktop::{validate_external_url, Desktop, DesktopOptions};
 pub use error::{DesktopError, Result};
+/// Called first thing by the app: the descriptor room the system allows, not a desktop's 1,024.
+pub use ironclaw_workspace::raise_descriptor_limit;
 pub use sink::{AppEvent, EventSink, NullSink, Subscriber};
 pub use startup::{HistoryDamage, Recovery, RecoveryOutcome, Startup, StartupNotice};

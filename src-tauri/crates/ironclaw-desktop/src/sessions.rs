@@ -184,10 +184,12 @@ impl Core {
                 exit_code,
                 changes,
                 not_undoable,
+                changes_unknown,
                 ..
             } => {
                 // The run's own changes when its checkpoint has them; else its time window.
-                let exact = not_undoable.is_none().then_some(changes.as_slice());
+                let exact = (not_undoable.is_none() && changes_unknown.is_none())
+                    .then_some(changes.as_slice());
                 self.execution_ended(id, *execution_id, *duration_ms, *exit_code, exact)
             }
             AgentEvent::FetchHostAsked { url, target, .. } => self.fetch_waits(id, url, target),

@@ -258,6 +258,11 @@ pub enum AgentEvent {
         /// Why the run cannot be undone (its workspace could not be checkpointed); `None` when
         /// [`Op::UndoRun`] can take it back.
         not_undoable: Option<String>,
+        /// Why what the run changed could not be recorded when it ended: `changes` is then not
+        /// its list of changes, and [`Op::UndoRun`] puts the workspace back as it was before
+        /// the run (it cannot be redone). `None` when the changes were recorded.
+        #[serde(default)]
+        changes_unknown: Option<String>,
     },
     /// A run's workspace changes were taken back ([`Op::UndoRun`]): the files are as they were
     /// before it, and before each run in `also_undone` (later runs taken back with it).

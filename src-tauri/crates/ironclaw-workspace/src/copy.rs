@@ -25,6 +25,7 @@ use crate::reader::{self, Kind, Refusal, Root};
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Copied {
     pub files: u64,
+    /// Bytes of data written (holes in sparse files stay holes and cost nothing).
     pub bytes: u64,
     /// Paths (relative, `/`-separated) not copied: FIFOs, sockets, devices, and anything that
     /// changed kind or vanished while it was copied.
@@ -39,10 +40,16 @@ pub enum CopyError {
     Write { path: String, source: io::Error },
     #[error("{0} already exists; a copy goes into a new folder only")]
     Exists(String),
+    #[error(
+        "the copy would take more than the {allowed} bytes it may (the workspace grew while it \
+         was copied)"
+    )]
+    TooLarge { allowed: u64 },
 }
 
-/// Copies everything under `source` into `target`, which must not exist yet.
-pub fn copy_tree(source: &Path, target: &Path) -> Result<Copied, CopyError> {
+/// Copies everything under `source` into `target`, which must not exist yet, writing at most
+/// `allowed` bytes of file data (a half-made copy is the caller's to remove).
+pub fn copy_tree(source: &Path, target: &Path, allowed: u64) -> Result<Copied, CopyError> {
     let root = Root::open(source).map_err(|refusal| CopyError::Read {
         path: source.display().to_string(),
         refusal,
@@ -71,9 +78,9 @@ pub fn copy_tree(source: &Path, target: &Path) -> Result<Copied, CopyError> {
         };
         copy_dir(
             fd,
-            &dest,
-            &prefix,
+            (&dest, &prefix),
             owner,
+            allowed,
             &mut copied,
             &mut pending,
             &mut to_seal,
@@ -88,9 +95,9 @@ pub fn copy_tree(source: &Path, target: &Path) -> Result<Copied, CopyError> {
 /// One folder's entries: files and links copied, folders made and queued on `pending`.
 fn copy_dir(
     fd: OwnedFd,
-    target: &Path,
-    prefix: &[u8],
+    (target, prefix): (&Path, &[u8]),
     owner: (Uid, Gid),
+    allowed: u64,
     copied: &mut Copied,
     pending: &mut Vec<(Vec<u8>, std::path::PathBuf)>,
     to_seal: &mut Vec<(std::path::PathBuf, FileStat)>,
@@ -116,18 +123,29 @@ fn copy_dir(
             }
             Kind::File => {
                 // Opened without following a link; what is copied is what was opened.
-                let Ok(mut opened) = dir.open_file(name) else {
+                let Ok(opened) = dir.open_file(name) else {
                     copied.left_out.push(rel);
                     continue;
                 };
-                let mut out = fs::OpenOptions::new()
+                let out = fs::OpenOptions::new()
                     .write(true)
                     .create_new(true)
                     .mode(0o600)
                     .open(&to)
                     .map_err(|source| write_error(&rel, source))?;
-                let bytes = io::copy(&mut opened.file, &mut out)
-                    .map_err(|source| write_error(&rel, source))?;
+                // As big as it was when opened, holes kept: its size is the code's to choose,
+                // what it costs here is the data it holds.
+                let size = opened.stat.st_size.max(0) as u64;
+                let left = allowed.saturating_sub(copied.bytes);
+                let bytes = match crate::sparse::copy(&opened.file, &out, size, left, false) {
+                    Ok(c) => c.written,
+                    Err(crate::sparse::CopyFailed::OverAllowance { .. }) => {
+                        return Err(CopyError::TooLarge { allowed })
+                    }
+                    Err(crate::sparse::CopyFailed::Io(source)) => {
+                        return Err(write_error(&rel, source))
+                    }
+                };
                 drop(out);
                 finish(&to, &opened.stat, owner, &rel)?;
                 copied.files += 1;
@@ -245,7 +263,7 @@ mod tests {
         let before = fs::metadata(src.join("a.txt")).unwrap().mtime();
 
         let dst = dir.path().join("dst");
-        let copied = copy_tree(&src, &dst).unwrap();
+        let copied = copy_tree(&src, &dst, u64::MAX).unwrap();
         assert_eq!((copied.files, copied.bytes), (2, 8));
         assert_eq!(copied.left_out, ["pipe"]);
         assert_eq!(fs::read_to_string(dst.join("a.txt")).unwrap(), "alpha");
@@ -276,10 +294,64 @@ mod tests {
         }
         std::fs::create_dir_all(&deep).unwrap_or(());
         let dst2 = dir.path().join("dst2");
-        let copied = copy_tree(&src, &dst2).unwrap();
+        let copied = copy_tree(&src, &dst2, u64::MAX).unwrap();
         assert!(dst2.join("deep/d/d/d").is_dir());
         assert_eq!(copied.files, 2);
         // Never into an existing folder.
-        assert!(matches!(copy_tree(&src, &dst), Err(CopyError::Exists(_))));
+        assert!(matches!(
+            copy_tree(&src, &dst, u64::MAX),
+            Err(CopyError::Exists(_))
+        ));
+    }
+
+    #[test]
+    fn sparse_files_are_copied_as_sparse_and_the_copy_stops_at_its_allowance() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("src");
+        fs::create_dir(&src).unwrap();
+        // Every size class: empty, under a block, a block, a hole with data at its end, and
+        // a terabyte of hole (apparent size the code chose with one truncate).
+        for (name, size, data_at) in [
+            ("empty", 0u64, None),
+            ("tiny", 10, Some(0u64)),
+            ("block", 4096, Some(0)),
+            ("tail", 64 << 20, Some((64 << 20) - 4)),
+            ("tera", 1 << 40, Some(1 << 39)),
+        ] {
+            let f = fs::File::create(src.join(name)).unwrap();
+            f.set_len(size).unwrap();
+            if let Some(at) = data_at {
+                std::os::unix::fs::FileExt::write_all_at(&f, b"data", at).unwrap();
+            }
+        }
+        let dst = dir.path().join("dst");
+        let copied = copy_tree(&src, &dst, u64::MAX).unwrap();
+        assert_eq!(copied.files, 5);
+        // The data, not the sizes: at most a block per file that holds any.
+        assert!(copied.bytes <= 4 * 8192, "{}", copied.bytes);
+        let used: u64 = ["empty", "tiny", "block", "tail", "tera"]
+            .iter()
+            .map(|n| fs::metadata(dst.join(n)).unwrap())
+            .map(|m| {
+                assert!(m.len() <= 1 << 40);
+                m.blocks() * 512
+            })
+            .sum();
+        assert!(used <= 4 * 8192, "the copy takes {used} bytes");
+        assert_eq!(fs::metadata(dst.join("tera")).unwrap().len(), 1 << 40);
+        let mut tail = vec![0u8; 4];
+        std::os::unix::fs::FileExt::read_exact_at(
+            &fs::File::open(dst.join("tail")).unwrap(),
+            &mut tail,
+            (64 << 20) - 4,
+        )
+        .unwrap();
+        assert_eq!(&tail, b"data");
+        // A copy that would write more than allowed stops.
+        fs::write(src.join("dense"), vec![1u8; 1 << 20]).unwrap();
+        assert!(matches!(
+            copy_tree(&src, &dir.path().join("dst3"), 64 * 1024),
+            Err(CopyError::TooLarge { .. })
+        ));
     }
 }

@@ -11,4 +11,8 @@
 pub mod attach;
 pub mod checkpoint;
 pub mod copy;
+mod descriptors;
 pub mod reader;
+pub mod sparse;
+
+pub use descriptors::raise_descriptor_limit;

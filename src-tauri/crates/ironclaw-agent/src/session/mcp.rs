@@ -292,6 +292,7 @@ pub(super) async fn execute(
         quota_exceeded: None,
         changes: Vec::new(),
         not_undoable: Some(crate::risk::MCP_BEYOND_UNDO.to_string()),
+        changes_unknown: None,
     });
     if !unrecorded.is_empty() {
         return Err(StepError::AfterRun {

@@ -343,7 +343,11 @@ async fn execute(
     .await;
     let activity = result.as_ref().ok().and_then(|r| r.network.as_ref());
     super::network::summary(inner, execution_id, activity);
-    let (changes, not_undoable) = super::undo::record(
+    let super::undo::Recorded {
+        changes,
+        not_undoable,
+        changes_unknown,
+    } = super::undo::record(
         inner,
         &sandbox,
         execution_id,
@@ -432,6 +436,7 @@ async fn execute(
         quota_exceeded,
         changes,
         not_undoable,
+        changes_unknown,
     });
     if !unrecorded.is_empty() {
         let ended = match outcome.exit_code {

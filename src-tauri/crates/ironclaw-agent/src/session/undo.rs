@@ -40,6 +40,16 @@ pub(super) async fn prepare(
     Some(run)
 }
 
+/// What became of a finished run's checkpoint.
+pub(super) struct Recorded {
+    /// What the run changed (empty when unknown).
+    pub changes: Vec<FileChange>,
+    /// Why the run cannot be undone.
+    pub not_undoable: Option<String>,
+    /// Why its changes are not known; it can still be put back as before it.
+    pub changes_unknown: Option<String>,
+}
+
 /// Keeps a finished run's checkpoint with it; returns what the run changed and, when it
 /// cannot be undone, why. A run that failed is checkpointed here (`prepared`).
 pub(super) async fn record<E: std::fmt::Display>(
@@ -48,28 +58,48 @@ pub(super) async fn record<E: std::fmt::Display>(
     execution_id: ExecutionId,
     result: &Result<ExecResult, E>,
     prepared: Option<&str>,
-) -> (Vec<FileChange>, Option<String>) {
+) -> Recorded {
+    let not_undoable = |changes: Vec<FileChange>, why: String| Recorded {
+        changes,
+        not_undoable: Some(why),
+        changes_unknown: None,
+    };
     let (run_id, changes) = match result {
-        Ok(r) => match &r.run_id {
-            Some(run) => (run.clone(), r.changes.clone()),
-            None => {
+        Ok(r) => match (&r.run_id, &r.changes_unknown) {
+            // Linked to its before-state already (`prepare`): Undo puts that back.
+            (Some(_), Some(why)) => {
+                return Recorded {
+                    changes: Vec::new(),
+                    not_undoable: None,
+                    changes_unknown: Some(why.clone()),
+                }
+            }
+            (Some(run), None) => (run.clone(), r.changes.clone()),
+            (None, _) => {
                 let why = r
                     .checkpoint_error
                     .clone()
                     .unwrap_or_else(|| "its changes were not recorded".into());
-                return (r.changes.clone(), Some(why));
+                return not_undoable(r.changes.clone(), why);
             }
         },
         Err(_) => {
             let Some(run) = prepared else {
-                return (
+                return not_undoable(
                     Vec::new(),
-                    Some("the run failed before its changes could be recorded".into()),
+                    "the run failed before its changes could be recorded".into(),
                 );
             };
             match sandbox.finish_checkpoint(&inner.sandbox_session, run).await {
                 Ok(changes) => (run.to_owned(), changes),
-                Err(e) => return (Vec::new(), Some(e.to_string())),
+                // The store keeps the run linked to its before-state (`Store::after_run`).
+                Err(e) => {
+                    return Recorded {
+                        changes: Vec::new(),
+                        not_undoable: None,
+                        changes_unknown: Some(e.to_string()),
+                    }
+                }
             }
         }
     };
@@ -79,12 +109,16 @@ pub(super) async fn record<E: std::fmt::Display>(
         .record_run_checkpoint(execution_id, &run_id, &changes)
     {
         tracing::warn!(error = %e, "could not keep the run's checkpoint in the history");
-        return (
+        return not_undoable(
             changes,
-            Some(format!("the history could not keep its checkpoint: {e}")),
+            format!("the history could not keep its checkpoint: {e}"),
         );
     }
-    (changes, None)
+    Recorded {
+        changes,
+        not_undoable: None,
+        changes_unknown: None,
+    }
 }
 
 /// Handles `Op::UndoRun`; `redo` handles `Op::RedoRun`. Off the actor: restoring files takes

@@ -217,7 +217,12 @@ pub async fn run(args: ExecArgs, linked: Linked) -> anyhow::Result<Ran> {
     }
     if json {
         // A closed pipe (`| head`) is the reader's choice, not an error worth a panic.
-        let mut line = serde_json::to_vec(&result)?;
+        let mut value = serde_json::to_value(&result)?;
+        if result.changes_unknown.is_some() {
+            // Not "no changes": nobody knows what they were (`changes_unknown` says why).
+            value["changes"] = serde_json::Value::Null;
+        }
+        let mut line = serde_json::to_vec(&value)?;
         line.push(b'\n');
         if let Err(e) = stdout.write_all(&line).and_then(|_| stdout.flush()) {
             if e.kind() != std::io::ErrorKind::BrokenPipe {
@@ -252,7 +257,15 @@ pub async fn run(args: ExecArgs, linked: Linked) -> anyhow::Result<Ran> {
             );
         }
         if let Some(why) = &result.checkpoint_error {
+            let why = crate::terminal::inert(why);
             eprintln!("ironclaw: this run cannot be undone: {why}");
+        } else if let (Some(run), Some(why)) = (&result.run_id, &result.changes_unknown) {
+            let why = crate::terminal::inert(why);
+            eprintln!(
+                "ironclaw: what this run changed could not be recorded ({why}); put the \
+                 workspace back as it was before it with `ironclaw undo --session {} {run}`",
+                result.session
+            );
         } else if let (Some(run), false) = (&result.run_id, result.changes.is_empty()) {
             eprintln!(
                 "ironclaw: {} path(s) changed; undo with `ironclaw undo --session {} {run}`",

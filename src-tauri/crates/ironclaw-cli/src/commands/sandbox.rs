@@ -3,6 +3,8 @@ use std::process::ExitCode;
 use ironclaw_sandbox::session::{Registry, SessionName};
 use ironclaw_sandbox::Paths;
 
+use crate::terminal::inert;
+
 pub async fn ls(json: bool) -> anyhow::Result<ExitCode> {
     let sandbox = super::open().await?;
     // Listing is when people look: the moment to tidy containers whose session is gone.
@@ -29,12 +31,17 @@ pub async fn ls(json: bool) -> anyhow::Result<ExitCode> {
             .container
             .map(|c| format!("{:?}: {}", c.state, c.status).to_lowercase())
             .unwrap_or_else(|| "none (created on next run)".into());
+        // A workspace folder's name is the person's to choose, and a profile's the config's:
+        // shown, never obeyed, like everything else on this terminal.
         println!(
-            "{:<24} {:<10} {:<28} {}",
-            s.name,
-            s.profile,
-            state,
-            s.workspace.display()
+            "{}",
+            inert(&format!(
+                "{:<24} {:<10} {:<28} {}",
+                s.name,
+                s.profile,
+                state,
+                s.workspace.display()
+            ))
         );
     }
     print_spares(&spares);
@@ -49,7 +56,13 @@ fn print_spares(spares: &[(ironclaw_sandbox::container::ContainerInfo, bool)]) {
         } else {
             "warm spare, stale: replaced by the next `ironclaw sandbox spare`"
         };
-        println!("{:<24} {:<10} {:<28} ({what})", c.session, c.profile, state);
+        println!(
+            "{}",
+            inert(&format!(
+                "{:<24} {:<10} {:<28} ({what})",
+                c.session, c.profile, state
+            ))
+        );
     }
 }
 

@@ -8,6 +8,8 @@ use ironclaw_sandbox::session::SessionName;
 use ironclaw_sandbox::Paths;
 use ironclaw_workspace::checkpoint::UndoOutcome;
 
+use crate::terminal::inert;
+
 /// Exit code when later runs changed the same files and nothing was changed.
 const CONFLICT: u8 = 2;
 
@@ -60,7 +62,7 @@ pub async fn undo(
                     "ironclaw: nothing changed: later runs ({}) changed the same files ({}). \
                      Undo them too with --force, or undo them first.",
                     later_runs.join(", "),
-                    paths.join(", ")
+                    inert(&paths.join(", "))
                 );
             }
             Ok(ExitCode::from(CONFLICT))

@@ -132,8 +132,12 @@ pub struct ExecResult {
     pub run_id: Option<String>,
     /// What the run changed in the workspace, path by path.
     pub changes: Vec<FileChange>,
-    /// Why this run's changes are not (completely) recorded; it cannot be undone.
+    /// Why the workspace could not be checkpointed before the run; it cannot be undone.
     pub checkpoint_error: Option<String>,
+    /// Why what the run changed could not be recorded when it ended (`changes` is then not
+    /// the list of its changes). It stays linked to its before-state: undoing `run_id` puts
+    /// the workspace back as it was before the run.
+    pub changes_unknown: Option<String>,
     /// The output came over this process's socket (`exec::channel`), not through the engine.
     /// Also false for a run stopped from outside (frozen, over its quota).
     pub direct_output: bool,
@@ -357,6 +361,7 @@ pub(crate) async fn run(
         run_id: None,
         changes: Vec::new(),
         checkpoint_error: None,
+        changes_unknown: None,
         direct_output,
     })
 }
@@ -422,6 +427,7 @@ pub(super) fn ended_by_stop(
         run_id: None,
         changes: Vec::new(),
         checkpoint_error: None,
+        changes_unknown: None,
         direct_output: false,
     }
 }

@@ -30,6 +30,12 @@ impl Sandbox {
             return Ok(store.clone());
         }
         let store = open_store(&self.paths, name, workspace, self.undo_caps().0)?;
+        // Copies keep the disk's floor that the session's runs keep.
+        if let Ok(Some(record)) = self.registry.get(name) {
+            if let Ok((_, profile)) = self.policy.profile(record.profile.as_deref()) {
+                store.keep_free(profile.workspace.keep_free);
+            }
+        }
         store.watch_workspace(
             self.workspace_watch
                 .load(std::sync::atomic::Ordering::Relaxed),
@@ -263,7 +269,12 @@ impl Sandbox {
                     self.keep_undo_total().await;
                 }
             }
-            Err(e) => result.checkpoint_error = Some(e.to_string()),
+            // Still linked to its before-state: undo puts the workspace back as before it
+            // (`Store::undo`), whatever stopped the record.
+            Err(e) => {
+                result.run_id = Some(run);
+                result.changes_unknown = Some(e.to_string());
+            }
         }
     }
 

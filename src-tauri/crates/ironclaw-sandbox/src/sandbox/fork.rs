@@ -53,13 +53,19 @@ impl Sandbox {
         let run = back_before.map(str::to_owned);
         let workspace = source.workspace.clone();
         let copy_target = target.clone();
+        let (_, profile) = self.policy.profile(source.profile.as_deref())?;
+        let quota = profile.workspace;
         let forked = tokio::task::spawn_blocking(move || -> Result<Forked> {
             if let Some(parent) = copy_target.parent() {
                 std::fs::create_dir_all(parent)
                     .map_err(|e| Error::io("cannot create", parent, e))?;
             }
-            let copied = copy_tree(&workspace, &copy_target)
-                .map_err(|e| Error::Checkpoint(format!("copying the workspace failed: {e}")))?;
+            let allowed = branch_room(&workspace, &copy_target, &quota)?;
+            let copied = copy_tree(&workspace, &copy_target, allowed).map_err(|e| {
+                // Half a branch is no branch.
+                let _ = std::fs::remove_dir_all(&copy_target);
+                Error::Checkpoint(format!("copying the workspace failed: {e}"))
+            })?;
             let mut forked = Forked {
                 copied,
                 undone: Vec::new(),
@@ -101,6 +107,42 @@ impl Sandbox {
         }
         Ok(forked)
     }
+}
+
+/// What a branch of `workspace` (copied next to `target`) may write: what the original holds
+/// on the disk (sparse files count their data, as the copy writes only that), checked before
+/// anything is copied against the branch's quota and the disk's free space above `keep_free`.
+fn branch_room(
+    workspace: &Path,
+    target: &Path,
+    quota: &crate::policy::WorkspaceQuota,
+) -> Result<u64> {
+    let io = |e| Error::io("cannot measure the workspace", workspace, e);
+    let limit = crate::quota::Usage {
+        bytes: quota.bytes,
+        files: quota.files,
+    };
+    let used = crate::quota::walk::measure(workspace, limit).map_err(io)?;
+    let free = target
+        .parent()
+        .map(crate::quota::sample)
+        .transpose()
+        .map_err(io)?
+        .map_or(0, |fs| fs.avail_bytes);
+    let room = quota.bytes.min(free.saturating_sub(quota.keep_free));
+    if used.over(limit) || used.usage.bytes > room {
+        return Err(Error::Checkpoint(format!(
+            "a branch copies the workspace, which holds {} on the disk; the branch may take {} \
+             (its quota is {}, and the disk keeps {} of its {} free). Delete files from the \
+             workspace, or free disk space, then branch again",
+            crate::quota::human(used.usage.bytes),
+            crate::quota::human(room),
+            crate::quota::human(quota.bytes),
+            crate::quota::human(quota.keep_free),
+            crate::quota::human(free),
+        )));
+    }
+    Ok(room)
 }
 
 /// The undo record is IronClaw's own (no container mounts it): a plain copy. Stored copies

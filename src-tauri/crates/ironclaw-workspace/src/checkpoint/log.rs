@@ -19,6 +19,10 @@ pub enum RecordKind {
     Undo,
     /// A redo of `run`.
     Redo,
+    /// `run`, whose changes could not be recorded when it ended, put back as before it: the
+    /// workspace compared with the record by metadata alone and made as the record says. It
+    /// counts as the run's record and its undo; it cannot be redone.
+    PutBack,
 }
 
 impl RecordKind {
@@ -29,6 +33,7 @@ impl RecordKind {
             RecordKind::Outside => "outside",
             RecordKind::Undo => "undo",
             RecordKind::Redo => "redo",
+            RecordKind::PutBack => "putback",
         }
     }
 
@@ -39,6 +44,7 @@ impl RecordKind {
             "outside" => RecordKind::Outside,
             "undo" => RecordKind::Undo,
             "redo" => RecordKind::Redo,
+            "putback" => RecordKind::PutBack,
             _ => return None,
         })
     }
@@ -57,8 +63,10 @@ pub(super) fn last_run_entry<'a>(log: &'a [LogEntry], run: &str) -> Result<&'a L
     log.iter()
         .rev()
         .find(|e| {
-            matches!(e.kind, RecordKind::Run | RecordKind::Interrupted)
-                && e.run.as_deref() == Some(run)
+            matches!(
+                e.kind,
+                RecordKind::Run | RecordKind::Interrupted | RecordKind::PutBack
+            ) && e.run.as_deref() == Some(run)
         })
         .ok_or_else(|| CheckpointError::UnknownRun(run.to_owned()))
 }
@@ -67,9 +75,12 @@ pub(super) fn is_undone(log: &[LogEntry], run: &str) -> bool {
     log.iter()
         .rev()
         .find(|e| {
-            matches!(e.kind, RecordKind::Undo | RecordKind::Redo) && e.run.as_deref() == Some(run)
+            matches!(
+                e.kind,
+                RecordKind::Undo | RecordKind::Redo | RecordKind::PutBack
+            ) && e.run.as_deref() == Some(run)
         })
-        .is_some_and(|e| e.kind == RecordKind::Undo)
+        .is_some_and(|e| matches!(e.kind, RecordKind::Undo | RecordKind::PutBack))
 }
 
 pub(super) fn parse_log(text: &str) -> Result<Vec<LogEntry>> {

@@ -36,6 +36,7 @@ pub use node::{diff, Change, ChangeKind, Manifest, Node, Stamp};
 pub use objects::Hash;
 use objects::Objects;
 pub use retention::{enforce_total, kept_under, Retention};
+use scan::Budget;
 use scan::State as ScannedState;
 pub use sides::Stored;
 pub use undo::{Rewound, UndoOutcome};
@@ -66,6 +67,16 @@ pub enum CheckpointError {
     )]
     OverCap { needed: u64 },
     #[error(
+        "the workspace's changed files hold {bytes} bytes (holes in sparse files included), \
+         more than one checkpoint reads ({most}); this run cannot be undone"
+    )]
+    TooMuchToRead { bytes: u64, most: u64 },
+    #[error(
+        "the disk holding IronClaw's data has {free} bytes free, and a checkpoint never takes it \
+         below {keep_free}; this run cannot be undone. Free some space"
+    )]
+    DiskLow { free: u64, keep_free: u64 },
+    #[error(
         "run {0} can no longer be undone: its checkpoint was dropped to stay within the size cap"
     )]
     Expired(String),
@@ -73,6 +84,11 @@ pub enum CheckpointError {
     AlreadyUndone(String),
     #[error("run {0} is not undone, so there is nothing to redo")]
     NotUndone(String),
+    #[error(
+        "run {0} was put back as before it without a record of its changes, so it cannot be \
+         redone"
+    )]
+    NoRedo(String),
     #[error(
         "files of this run were changed since outside any run ({0}); move them out of the way \
          or put them back first, then undo again"
@@ -100,6 +116,8 @@ pub struct Store {
     cap: std::sync::atomic::AtomicU64,
     /// Whether scans start a watch (see [`Store::watch_workspace`]).
     watching: std::sync::atomic::AtomicBool,
+    /// Free space copies never take the data folder's disk below.
+    keep_free: std::sync::atomic::AtomicU64,
     state: Mutex<State>,
 }
 
@@ -110,6 +128,9 @@ pub const WATCH_ANYWAY_FROM: usize = 2_500;
 
 /// The cap when none is configured.
 pub const DEFAULT_CAP_BYTES: u64 = 2 << 30;
+
+/// Free space kept on the data folder's disk when none is configured.
+pub const DEFAULT_KEEP_FREE_BYTES: u64 = 1 << 30;
 
 struct State {
     current: Manifest,
@@ -236,6 +257,7 @@ impl Store {
             objects,
             cap: cap.into(),
             watching: true.into(),
+            keep_free: DEFAULT_KEEP_FREE_BYTES.into(),
             state: Mutex::new(state),
         })
     }
@@ -248,6 +270,37 @@ impl Store {
     pub fn watch_workspace(&self, on: bool) {
         self.watching
             .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The free space copies never take the disk holding the record below (the profile's
+    /// `workspace.keep_free`: the same floor a run's writes keep).
+    pub fn keep_free(&self, bytes: u64) {
+        self.keep_free
+            .store(bytes, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// What the next scan's copies may cost: the cap less what is stored, and no more than
+    /// leaves `keep_free` on the disk; one cap's worth of contents read.
+    fn budget(&self) -> Result<Budget> {
+        let keep_free = self.keep_free.load(std::sync::atomic::Ordering::Relaxed);
+        let fs = nix::sys::statvfs::statvfs(&self.dir)
+            .map_err(|e| CheckpointError::io(&self.dir, e.into()))?;
+        let free = (fs.blocks_available() as u64).saturating_mul(fs.fragment_size() as u64);
+        let room = free.saturating_sub(keep_free);
+        Ok(Budget {
+            disk: self.cap().saturating_sub(self.objects.total()).min(room),
+            read: self.cap(),
+        })
+    }
+
+    /// Whether the disk is what stops the copies now (not the cap, which dropping old
+    /// history can make room under).
+    fn disk_low(&self) -> Option<CheckpointError> {
+        let keep_free = self.keep_free.load(std::sync::atomic::Ordering::Relaxed);
+        let fs = nix::sys::statvfs::statvfs(&self.dir).ok()?;
+        let free = (fs.blocks_available() as u64).saturating_mul(fs.fragment_size() as u64);
+        (free <= keep_free.saturating_add(self.cap().saturating_sub(self.objects.total())))
+            .then_some(CheckpointError::DiskLow { free, keep_free })
     }
 
     /// Takes the record's locks and reloads it if another process added to it meanwhile.
@@ -276,21 +329,31 @@ impl Store {
     }
 
     /// Brings the record up to date with `workspace` and notes `run` as started. Changes found
-    /// are recorded as made outside a run, or, when the last run never finished, as that run's.
+    /// are recorded as made outside a run, or, when the last run never finished (or finished
+    /// without its changes recorded), as that run's.
     pub fn before_run(&self, workspace: &Path, run: &str) -> Result<Vec<Change>> {
         let found = {
             let mut state = self.state()?;
             // Nobody else writes while the lock is held: a half-written object is a crash's.
             self.objects.clean_tmp();
-            let pending = std::fs::read_to_string(self.dir.join("pending")).ok();
-            let (kind, owner) = match pending.as_deref().map(str::trim) {
-                Some(p) if !p.is_empty() => (RecordKind::Interrupted, Some(p.to_owned())),
-                _ => (RecordKind::Outside, None),
+            let (kind, owner) = match self.pending() {
+                Some((p, _)) => (RecordKind::Interrupted, Some(p)),
+                None => (RecordKind::Outside, None),
             };
             self.sync(&mut state, workspace, kind, owner)?
         };
         log::write_atomically(&self.dir.join("pending"), run.as_bytes())?;
         Ok(found)
+    }
+
+    /// The run noted as started and not recorded yet, and whether it has ended: a run whose
+    /// changes could not be recorded when it ended stays linked to its before-state, and
+    /// whatever the next scan finds is its.
+    fn pending(&self) -> Option<(String, bool)> {
+        let text = std::fs::read_to_string(self.dir.join("pending")).ok()?;
+        let mut words = text.split_whitespace();
+        let run = words.next()?.to_owned();
+        Some((run, words.next() == Some("ended")))
     }
 
     /// `run`, noted as started by [`Store::before_run`], never started (its sandbox could not
@@ -299,22 +362,49 @@ impl Store {
     pub fn forget_run(&self, run: &str) -> Result<()> {
         let _state = self.state()?;
         let path = self.dir.join("pending");
-        match std::fs::read_to_string(&path) {
-            Ok(p) if p.trim() == run => {
+        match self.pending() {
+            Some((p, _)) if p == run => {
                 std::fs::remove_file(&path).map_err(|e| CheckpointError::io(&path, e))
             }
             _ => Ok(()),
         }
     }
 
-    /// Records what `run` changed.
+    /// Records what `run` changed. When that fails (the disk, the cap, a file that kept
+    /// changing…), the run stays linked to its before-state: the next scan that succeeds
+    /// records what it finds as the run's, and [`Store::undo`] can put the workspace back as
+    /// it was before the run even when no scan can finish.
     pub fn after_run(&self, workspace: &Path, run: &str) -> Result<Vec<Change>> {
-        let changes = {
-            let mut state = self.state()?;
-            self.sync(&mut state, workspace, RecordKind::Run, Some(run.to_owned()))?
-        };
-        let _ = std::fs::remove_file(self.dir.join("pending"));
-        Ok(changes)
+        let recorded = self.state().and_then(|mut state| {
+            self.sync(&mut state, workspace, RecordKind::Run, Some(run.to_owned()))
+        });
+        match recorded {
+            Ok(changes) => {
+                let _ = std::fs::remove_file(self.dir.join("pending"));
+                Ok(changes)
+            }
+            Err(e) => {
+                if let Err(marked) =
+                    log::write_durably(&self.dir.join("pending"), format!("{run} ended").as_bytes())
+                {
+                    tracing::warn!(error = %marked, "could not mark the run as ended unrecorded");
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Brings the record up to date between runs (before an undo or redo): what changed is
+    /// the unrecorded run's, if one ended so, else made outside any run.
+    fn sync_between_runs(&self, state: &mut State, workspace: &Path) -> Result<Vec<Change>> {
+        match self.pending() {
+            Some((run, true)) => {
+                let changes = self.sync(state, workspace, RecordKind::Interrupted, Some(run))?;
+                let _ = std::fs::remove_file(self.dir.join("pending"));
+                Ok(changes)
+            }
+            _ => self.sync(state, workspace, RecordKind::Outside, None),
+        }
     }
 
     /// What `run` changed, as recorded.
@@ -330,6 +420,10 @@ impl Store {
     /// The newest run that is not undone: what "undo" with no run named takes back.
     pub fn last_run(&self) -> Result<Option<String>> {
         let state = self.state()?;
+        // A run that ended unrecorded is the newest, and can be put back.
+        if let Some((run, true)) = self.pending() {
+            return Ok(Some(run));
+        }
         Ok(state
             .log
             .iter()
@@ -407,7 +501,6 @@ impl Store {
         run: Option<String>,
     ) -> Result<Vec<Change>> {
         // A failed scan leaves `current` as it was; the watch is dropped (by `sync`).
-        let budget = |s: &Store| s.cap().saturating_sub(s.objects.total());
         // Even a one-run process watches a large workspace: a second walk of 10,000 files
         // (~20 ms, `ironclaw bench`'s checkpoint section) costs more than closing a watch.
         let watching = self.watching.load(std::sync::atomic::Ordering::Relaxed)
@@ -416,24 +509,30 @@ impl Store {
             workspace,
             &state.current,
             &self.objects,
-            budget(self),
+            self.budget()?,
             &mut state.watch,
             watching,
         ) {
-            Err(CheckpointError::OverCap { .. }) => {
+            Err(CheckpointError::OverCap { needed }) => {
                 self.objects.abandon();
                 // The names the watch reported were taken by the scan that failed: the retry
                 // walks everything.
                 state.watch = None;
                 self.make_room(state)?;
-                scan::scan(
+                match scan::scan(
                     workspace,
                     &state.current,
                     &self.objects,
-                    budget(self),
+                    self.budget()?,
                     &mut state.watch,
                     watching,
-                )
+                ) {
+                    // Said as what stops it: the disk's floor, or the cap.
+                    Err(CheckpointError::OverCap { .. }) => Err(self
+                        .disk_low()
+                        .unwrap_or(CheckpointError::OverCap { needed })),
+                    other => other,
+                }
             }
             other => other,
         };
@@ -527,6 +626,9 @@ impl Store {
     }
 }
 
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod pressure_tests;
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests;

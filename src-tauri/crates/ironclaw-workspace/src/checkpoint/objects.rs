@@ -6,19 +6,23 @@
 
 use std::fmt;
 use std::fs::File;
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use sha2::{Digest, Sha256};
 
 use super::CheckpointError;
+use crate::sparse;
 
 /// The SHA-256 of a file's contents.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Hash([u8; 32]);
 
 impl Hash {
+    /// Stands for contents that were never read (a put-back's record of what it replaced):
+    /// no object has it, as no input of SHA-256 is known to hash to it.
+    pub(super) const UNREAD: Hash = Hash([0; 32]);
+
     pub fn of(bytes: &[u8]) -> Hash {
         Hash(Sha256::digest(bytes).into())
     }
@@ -49,10 +53,36 @@ impl FromStr for Hash {
 /// `<dir>/<first two hex digits>/<the rest>`, written through a temporary file and a rename.
 pub struct Objects {
     dir: PathBuf,
-    /// Bytes stored, kept up to date by `commit` and `remove_unreferenced`.
+    /// Bytes stored (on the disk: holes are not counted), kept up to date by `commit` and
+    /// `remove_unreferenced`.
     total: std::sync::atomic::AtomicU64,
     /// Copies written but not yet in place: (temporary file, final path, size).
     pending: std::sync::Mutex<Vec<(PathBuf, PathBuf, u64)>>,
+}
+
+/// A copy made by [`Objects::put`]: its temporary file is removed unless it is kept.
+pub struct Copy {
+    tmp: Option<PathBuf>,
+    dest: PathBuf,
+    pub hash: Hash,
+    pub size: u64,
+    /// Bytes written for it (none when the store had it already).
+    pub written: u64,
+}
+
+impl Copy {
+    fn discard(&mut self) {
+        if let Some(tmp) = self.tmp.take() {
+            let _ = std::fs::remove_file(tmp);
+        }
+        self.written = 0;
+    }
+}
+
+impl Drop for Copy {
+    fn drop(&mut self) {
+        self.discard();
+    }
 }
 
 impl Objects {
@@ -99,30 +129,47 @@ impl Objects {
         self.dir.join(&hex[..2]).join(&hex[2..])
     }
 
-    /// Copies everything `file` holds from its current position into the store; returns the
-    /// hash and the number of bytes. A file already stored costs the read alone.
-    pub fn put(&self, file: &mut File) -> Result<(Hash, u64), CheckpointError> {
+    /// Copies the first `size` bytes of `file` into the store (holes stay holes, see
+    /// [`crate::sparse`]), writing at most `allowed` bytes, and returns the copy, which the
+    /// caller keeps with [`Objects::keep`] once it trusts it; a copy dropped unkept leaves
+    /// nothing behind. A file already stored costs the read alone.
+    pub fn put(&self, file: &File, size: u64, allowed: u64) -> Result<Copy, CheckpointError> {
         let tmp_path = self.dir.join("tmp").join(uuid::Uuid::now_v7().to_string());
-        let mut tmp = File::create(&tmp_path).map_err(|e| CheckpointError::io(&tmp_path, e))?;
-        let written = copy_hashing(file, &mut tmp).map_err(|e| CheckpointError::io(&tmp_path, e));
-        let (hash, size) = match written {
-            Ok(done) => done,
-            Err(e) => {
-                let _ = std::fs::remove_file(&tmp_path);
-                return Err(e);
-            }
+        let tmp = File::create(&tmp_path).map_err(|e| CheckpointError::io(&tmp_path, e))?;
+        let mut copy = Copy {
+            tmp: Some(tmp_path),
+            dest: PathBuf::new(),
+            hash: Hash([0; 32]),
+            size: 0,
+            written: 0,
         };
-        let dest = self.path(&hash);
-        if dest.is_file() {
-            let _ = std::fs::remove_file(&tmp_path);
-            return Ok((hash, size));
+        let copied = sparse::copy(file, &tmp, size, allowed, true).map_err(|e| match e {
+            sparse::CopyFailed::OverAllowance { .. } => CheckpointError::OverCap {
+                needed: allowed.saturating_add(1),
+            },
+            sparse::CopyFailed::Io(e) => {
+                CheckpointError::io(copy.tmp.as_deref().unwrap_or(&self.dir), e)
+            }
+        })?;
+        copy.hash = Hash(copied.hash.unwrap_or_default());
+        copy.size = copied.size;
+        copy.written = copied.written;
+        copy.dest = self.path(&copy.hash);
+        if copy.dest.is_file() {
+            copy.discard();
         }
-        // Put in place by `commit`, all at once: one sync for a whole scan, not one per file.
-        self.pending
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push((tmp_path, dest, size));
-        Ok((hash, size))
+        Ok(copy)
+    }
+
+    /// Keeps a copy `put` made: put in place by `commit`, all at once (one sync for a whole
+    /// scan, not one per file).
+    pub fn keep(&self, mut copy: Copy) {
+        if let Some(tmp) = copy.tmp.take() {
+            self.pending
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push((tmp, copy.dest.clone(), copy.written));
+        }
     }
 
     /// Makes the copies `put` wrote durable and puts them in place. Called before any record
@@ -222,8 +269,10 @@ fn stored(dir: &std::path::Path) -> Vec<(PathBuf, u64)> {
         }
         if let Ok(files) = std::fs::read_dir(shard.path()) {
             for f in files.flatten() {
+                // What an object takes on the disk: a sparse one only its data.
                 if let Ok(meta) = f.metadata() {
-                    out.push((f.path(), meta.len()));
+                    use std::os::unix::fs::MetadataExt;
+                    out.push((f.path(), meta.len().min(meta.blocks().saturating_mul(512))));
                 }
             }
         }
@@ -231,28 +280,11 @@ fn stored(dir: &std::path::Path) -> Vec<(PathBuf, u64)> {
     out
 }
 
-fn copy_hashing(from: &mut File, to: &mut File) -> std::io::Result<(Hash, u64)> {
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 256 * 1024];
-    let mut total = 0u64;
-    loop {
-        let n = match from.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        hasher.update(&buf[..n]);
-        to.write_all(&buf[..n])?;
-        total += n as u64;
-    }
-    Ok((Hash(hasher.finalize().into()), total))
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+    use std::io::Write;
 
     #[test]
     fn a_stored_copy_is_independent_of_the_file_it_came_from() {
@@ -260,7 +292,11 @@ mod tests {
         let objects = Objects::open(dir.path().join("objects")).unwrap();
         let source = dir.path().join("data.txt");
         std::fs::write(&source, b"before").unwrap();
-        let (hash, size) = objects.put(&mut File::open(&source).unwrap()).unwrap();
+        let copy = objects
+            .put(&File::open(&source).unwrap(), 6, u64::MAX)
+            .unwrap();
+        let (hash, size) = (copy.hash, copy.size);
+        objects.keep(copy);
         assert_eq!((hash, size), (Hash::of(b"before"), 6));
         assert!(
             !objects.path(&hash).exists(),
@@ -276,8 +312,14 @@ mod tests {
             .unwrap();
         assert_eq!(std::fs::read(objects.path(&hash)).unwrap(), b"before");
         // Stored once.
-        let again = objects.put(&mut File::open(dir.path().join("data.txt")).unwrap());
-        assert_eq!(again.unwrap().0, Hash::of(b"AFTER!"));
+        let again = objects.put(
+            &File::open(dir.path().join("data.txt")).unwrap(),
+            6,
+            u64::MAX,
+        );
+        let again = again.unwrap();
+        assert_eq!(again.hash, Hash::of(b"AFTER!"));
+        objects.keep(again);
         objects.commit().unwrap();
         assert_eq!(
             std::fs::read_dir(dir.path().join("objects/tmp"))
@@ -286,5 +328,43 @@ mod tests {
             0
         );
         assert_eq!(hash.to_string().parse::<Hash>().unwrap(), hash);
+    }
+
+    #[test]
+    fn a_copy_not_kept_leaves_nothing_and_a_sparse_one_costs_its_data() {
+        let dir = tempfile::tempdir().unwrap();
+        let objects = Objects::open(dir.path().join("objects")).unwrap();
+        let source = dir.path().join("sparse");
+        let f = File::create(&source).unwrap();
+        f.set_len(256 << 20).unwrap();
+        std::os::unix::fs::FileExt::write_all_at(&f, b"data", 100 << 20).unwrap();
+        drop(f);
+        let tmp_count = || {
+            std::fs::read_dir(dir.path().join("objects/tmp"))
+                .unwrap()
+                .count()
+        };
+        // A try that is not trusted (the file changed while it was copied) is dropped.
+        let copy = objects
+            .put(&File::open(&source).unwrap(), 256 << 20, u64::MAX)
+            .unwrap();
+        assert_eq!(tmp_count(), 1);
+        drop(copy);
+        assert_eq!(tmp_count(), 0);
+        // Over the allowance: nothing stays either.
+        assert!(matches!(
+            objects.put(&File::open(&source).unwrap(), 256 << 20, 2),
+            Err(CheckpointError::OverCap { .. })
+        ));
+        assert_eq!(tmp_count(), 0);
+        let copy = objects
+            .put(&File::open(&source).unwrap(), 256 << 20, u64::MAX)
+            .unwrap();
+        assert!(copy.written <= 8192, "{}", copy.written);
+        objects.keep(copy);
+        objects.commit().unwrap();
+        // Counted as what it takes on the disk, also when the store is opened again.
+        assert!(objects.total() <= 8192, "{}", objects.total());
+        assert!(stored_bytes(&dir.path().join("objects")) <= 8192);
     }
 }

@@ -8,7 +8,6 @@
 
 use std::ffi::OsStr;
 use std::fs::File;
-use std::io::Write;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -206,11 +205,16 @@ fn write_file(
         Mode::from_bits_truncate(0o600),
     )
     .map_err(|e| failed(path, e.to_string()))?;
-    let mut out = File::from(fd);
+    let out = File::from(fd);
     let written = (|| {
-        let mut source = objects.open_object(content)?;
-        std::io::copy(&mut source, &mut out).map_err(|e| failed(path, e.to_string()))?;
-        out.flush().map_err(|e| failed(path, e.to_string()))?;
+        let source = objects.open_object(content)?;
+        let size = source
+            .metadata()
+            .map_err(|e| failed(path, e.to_string()))?
+            .len();
+        // Holes stay holes: a sparse file put back takes the disk it took.
+        crate::sparse::copy(&source, &out, size, u64::MAX, false)
+            .map_err(|e| failed(path, e.to_string()))?;
         owner.give(&dir, tmp, path)?;
         // After the chown, which clears set-id bits.
         fchmod(out.as_fd(), Mode::from_bits_truncate(mode))

@@ -67,7 +67,7 @@ pub fn scan(
     workspace: &Path,
     previous: &Manifest,
     objects: &Objects,
-    budget: u64,
+    budget: Budget,
     watch: &mut Option<Watch>,
     start_watch: bool,
 ) -> Result<Scanned, CheckpointError> {
@@ -109,7 +109,10 @@ pub fn scan(
         found = Found::new(None);
         let top = root.open_dir("").map_err(|e| refused(b"", e))?;
         // Names that ever had a second name stay looked at (see `Watch::linked`).
-        let linked = watch.take().map(|w| w.linked).unwrap_or_default();
+        let linked = watch
+            .take()
+            .map(|mut w| std::mem::take(&mut w.linked))
+            .unwrap_or_default();
         let started = if start_watch {
             Watch::start(workspace, top.as_fd(), &root_stat)
         } else {
@@ -127,21 +130,32 @@ pub fn scan(
         };
         // Whether files are held is asked of all of them only when someone wants to know
         // (`Store::held_for_writing`): a walk for `ironclaw exec` need not pay for it.
-        walk(&[], top, previous, watch, &mut found, false)?;
+        walk(&root, &[], top, previous, watch, &mut found, false)?;
     }
     let mut to_copy = std::mem::take(&mut found.to_copy);
     // A name reported inside a folder that was new is found twice: by the folder's walk and
     // on its own.
-    to_copy.sort_by(|a, b| a.0.cmp(&b.0));
-    to_copy.dedup_by(|a, b| a.0 == b.0);
-    let needed: u64 = to_copy.iter().map(|(_, size)| size).sum();
-    if needed > budget {
+    to_copy.sort_by(|a, b| a.path.cmp(&b.path));
+    to_copy.dedup_by(|a, b| a.path == b.path);
+    // What the copies may cost is known before any is made: the disk they take (data, not
+    // holes) against what the store may still use, and the bytes hashed (holes read as
+    // zeros) against what one scan may read.
+    let needed: u64 = to_copy.iter().map(|c| c.real).sum();
+    if needed > budget.disk {
         return Err(CheckpointError::OverCap { needed });
     }
+    let apparent: u64 = to_copy.iter().map(|c| c.size).sum();
+    if apparent > budget.read {
+        return Err(CheckpointError::TooMuchToRead {
+            bytes: apparent,
+            most: budget.read,
+        });
+    }
+    let mut spent = 0u64;
     // Files come folder by folder: each folder is opened once for all of its files (which
     // also keeps the events this reading sends to the watch at one per file).
     let mut folder: Option<(Vec<u8>, Option<DirHandle>)> = None;
-    for (n, (path, _)) in to_copy.into_iter().enumerate() {
+    for (n, ToCopy { path, .. }) in to_copy.into_iter().enumerate() {
         if n % 256 == 255 {
             if let Some(w) = watch.as_mut() {
                 w.absorb();
@@ -157,7 +171,14 @@ pub fn scan(
             folder = Some((parent.to_vec(), opened));
         }
         let copied = match folder.as_ref().and_then(|(_, d)| d.as_ref()) {
-            Some(dir) => copy_file(dir, &path, OsStr::from_bytes(name), objects)?,
+            Some(dir) => copy_file(
+                dir,
+                &path,
+                OsStr::from_bytes(name),
+                objects,
+                budget.disk,
+                &mut spent,
+            )?,
             None => None,
         };
         match copied {
@@ -186,6 +207,44 @@ pub fn scan(
         walked: !looked,
         held: found.held,
     })
+}
+
+/// What one scan's copies may cost.
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    /// Bytes the copies may write to the disk.
+    pub disk: u64,
+    /// Bytes of the files' contents (holes included) the copies may read and hash.
+    pub read: u64,
+}
+
+/// A file whose contents the scan must copy: its size, and what it takes on the disk.
+struct ToCopy {
+    path: Vec<u8>,
+    size: u64,
+    real: u64,
+    mode: u32,
+    stamp: Stamp,
+}
+
+/// What the workspace holds now, from its metadata alone: nothing is read or copied, so
+/// nothing about the files' shape or size can make it fail. Files whose stamp moved since
+/// `previous` carry [`Hash::UNREAD`](super::objects::Hash) as their contents.
+pub fn look_only(workspace: &Path, previous: &Manifest) -> Result<Manifest, CheckpointError> {
+    let root = Root::open(workspace).map_err(|e| refused(b"", e))?;
+    let top = root.open_dir("").map_err(|e| refused(b"", e))?;
+    let mut found = Found::new(None);
+    walk(&root, &[], top, previous, &mut None, &mut found, false)?;
+    for c in std::mem::take(&mut found.to_copy) {
+        let node = Node::File {
+            mode: c.mode,
+            size: c.size,
+            content: super::objects::Hash::UNREAD,
+            stamp: c.stamp,
+        };
+        found.out.insert(c.path, node);
+    }
+    Ok(found.out)
 }
 
 /// What a scan found.
@@ -222,7 +281,7 @@ struct Found<'a> {
     base: Option<&'a Manifest>,
     /// Names of `base` that are gone.
     removed: BTreeSet<Vec<u8>>,
-    to_copy: Vec<(Vec<u8>, u64)>,
+    to_copy: Vec<ToCopy>,
     /// Files found held open for writing.
     held: BTreeSet<Vec<u8>>,
 }
@@ -290,10 +349,29 @@ fn child(prefix: &[u8], name: &OsStr) -> Vec<u8> {
     path
 }
 
+/// Folder descriptors a walk holds at most, whatever the tree's shape: a desktop's usual soft
+/// limit is 1,024 descriptors for the whole process, and a tree is the sandbox's to shape.
+pub(super) const HELD_FOLDERS: usize = 16;
+
+/// One folder of a walk: its path, identity, descriptor (while held) and the folders in it
+/// still to walk.
+struct Frame {
+    prefix: Vec<u8>,
+    id: (u64, u64),
+    dir: Option<DirHandle>,
+    subdirs: Vec<std::ffi::OsString>,
+}
+
 /// Walks the folder `prefix`, open as `top`, and everything under it, into `found`; every
 /// folder is watched before it is listed. With `ask`, every file is asked whether it is held
 /// for writing (who opened what before the walk is not known).
+///
+/// Depth first, holding at most [`HELD_FOLDERS`] descriptors: a folder deeper down the path
+/// than that gives its descriptor up, and gets one back through the `..` of the folder below
+/// it when the walk returns, checked to be the same folder (else opened again from `root`,
+/// checked the same way; a folder moved meanwhile fails the scan, which then fails closed).
 fn walk(
+    root: &Root,
     prefix: &[u8],
     top: OwnedFd,
     previous: &Manifest,
@@ -301,53 +379,128 @@ fn walk(
     found: &mut Found<'_>,
     ask: bool,
 ) -> Result<(), CheckpointError> {
-    // Folders still to read, with their path; a stack, so depth costs no recursion.
-    let mut stack: Vec<(Vec<u8>, OwnedFd)> = vec![(prefix.to_vec(), top)];
-    while let Some((prefix, fd)) = stack.pop() {
-        if let Some(w) = watch.as_mut() {
-            // This walk's own reads are events too: keep the queue from overflowing.
-            w.absorb();
-            let added = nix::sys::stat::fstat(fd.as_fd())
-                .map_err(|e| e.to_string())
-                .and_then(|stat| w.add(&prefix, fd.as_fd(), &stat));
-            if let Err(why) = added {
-                tracing::info!(why, "checkpoint: runs walk the whole workspace");
-                *watch = None;
-            }
-        }
-        let (entries, dir) = match reader::entries(fd) {
-            Ok(listed) => listed,
-            // Gone or replaced since its parent was listed: the code is still at work. What is
-            // there now is seen by the next scan.
-            Err(Refusal::Missing | Refusal::Link | Refusal::NotADir(_)) => continue,
-            Err(e) => return Err(refused(&prefix, e)),
+    let mut stack: Vec<Frame> = Vec::new();
+    // Frames from this one up hold their descriptor; the ones below gave it up.
+    let mut lowest_held = 0usize;
+    let Some(first) = list(prefix.to_vec(), top, previous, watch, found, ask)? else {
+        return Ok(());
+    };
+    stack.push(first);
+    loop {
+        let Some(frame) = stack.last_mut() else {
+            return Ok(());
         };
-        for entry in entries {
-            let path = child(&prefix, &entry.name);
-            if not_kept(&path) {
-                continue;
+        let Some(name) = frame.subdirs.pop() else {
+            let done = stack.pop();
+            let Some(parent) = stack.last_mut() else {
+                return Ok(());
+            };
+            if parent.dir.is_none() {
+                parent.dir = Some(reopen(root, done.and_then(|d| d.dir), parent)?);
+                lowest_held = stack.len() - 1;
             }
-            if entry.kind == Kind::Dir {
-                match dir.open_dir(&entry.name) {
-                    Ok(child) => stack.push((path.clone(), child)),
-                    Err(Refusal::Missing | Refusal::Link | Refusal::NotADir(_)) => continue,
-                    Err(e) => return Err(refused(&path, e)),
+            continue;
+        };
+        let path = child(&frame.prefix, &name);
+        let Some(dir) = frame.dir.as_ref() else {
+            return Err(refused(&frame.prefix, Refusal::Changed));
+        };
+        let fd = match dir.open_dir(&name) {
+            Ok(fd) => fd,
+            Err(Refusal::Missing | Refusal::Link | Refusal::NotADir(_)) => continue,
+            Err(e) => return Err(refused(&path, e)),
+        };
+        if let Some(next) = list(path, fd, previous, watch, found, ask)? {
+            stack.push(next);
+            if stack.len() - lowest_held > HELD_FOLDERS {
+                if let Some(f) = stack.get_mut(lowest_held) {
+                    f.dir = None;
                 }
-            }
-            if let Some(w) = watch.as_mut() {
-                if entry.kind == Kind::File && entry.stat.st_nlink > 1 {
-                    w.linked.insert(path.clone());
-                }
-            }
-            // A file to be copied is asked on the descriptor it is copied from.
-            let copies = found.to_copy.len();
-            add_entry(&dir, path.clone(), &entry, previous, found)?;
-            if ask && entry.kind == Kind::File && found.to_copy.len() == copies {
-                probe(&dir, &entry.name, &path, found);
+                lowest_held += 1;
             }
         }
     }
-    Ok(())
+}
+
+/// The folder `prefix`, open as `fd`: watched, listed into `found`, and returned as a frame
+/// holding its descriptor. `None` when it went away meanwhile.
+fn list(
+    prefix: Vec<u8>,
+    fd: OwnedFd,
+    previous: &Manifest,
+    watch: &mut Option<Watch>,
+    found: &mut Found<'_>,
+    ask: bool,
+) -> Result<Option<Frame>, CheckpointError> {
+    let stat = nix::sys::stat::fstat(fd.as_fd()).map_err(|e| refused(&prefix, Refusal::Os(e)))?;
+    if let Some(w) = watch.as_mut() {
+        // This walk's own reads are events too: keep the queue from overflowing.
+        w.absorb();
+        if let Err(why) = w.add(&prefix, fd.as_fd(), &stat) {
+            tracing::info!(why, "checkpoint: runs walk the whole workspace");
+            *watch = None;
+        }
+    }
+    let (entries, dir) = match reader::entries(fd) {
+        Ok(listed) => listed,
+        // Gone or replaced since its parent was listed: the code is still at work. What is
+        // there now is seen by the next scan.
+        Err(Refusal::Missing | Refusal::Link | Refusal::NotADir(_)) => return Ok(None),
+        Err(e) => return Err(refused(&prefix, e)),
+    };
+    let mut subdirs = Vec::new();
+    for entry in entries {
+        let path = child(&prefix, &entry.name);
+        if not_kept(&path) {
+            continue;
+        }
+        if entry.kind == Kind::Dir {
+            subdirs.push(entry.name.clone());
+        }
+        if let Some(w) = watch.as_mut() {
+            if entry.kind == Kind::File && entry.stat.st_nlink > 1 {
+                w.linked.insert(path.clone());
+            }
+        }
+        // A file to be copied is asked on the descriptor it is copied from.
+        let copies = found.to_copy.len();
+        add_entry(&dir, path.clone(), &entry, previous, found)?;
+        if ask && entry.kind == Kind::File && found.to_copy.len() == copies {
+            probe(&dir, &entry.name, &path, found);
+        }
+    }
+    // Popped from the end: walked in name order.
+    subdirs.reverse();
+    Ok(Some(Frame {
+        prefix,
+        id: (stat.st_dev, stat.st_ino),
+        dir: Some(dir),
+        subdirs,
+    }))
+}
+
+/// The descriptor `parent` gave up, back: through `..` of the folder walked last when that is
+/// still `parent`, else from `root` by path; either way only if it is the same folder.
+fn reopen(
+    root: &Root,
+    below: Option<DirHandle>,
+    parent: &Frame,
+) -> Result<DirHandle, CheckpointError> {
+    let same = |fd: &OwnedFd| {
+        nix::sys::stat::fstat(fd.as_fd()).is_ok_and(|s| (s.st_dev, s.st_ino) == parent.id)
+    };
+    if let Some(fd) = below.and_then(|b| b.open_dir(OsStr::new("..")).ok()) {
+        if same(&fd) {
+            return DirHandle::new(fd).map_err(|e| refused(&parent.prefix, e));
+        }
+    }
+    match root.open_dir_at(Path::new(OsStr::from_bytes(&parent.prefix))) {
+        Ok(fd) if same(&fd) => DirHandle::new(fd).map_err(|e| refused(&parent.prefix, e)),
+        // Moved or replaced while its folders were walked: what the walk found so far cannot
+        // be trusted to be one moment's tree.
+        Ok(_) => Err(refused(&parent.prefix, Refusal::Changed)),
+        Err(e) => Err(refused(&parent.prefix, e)),
+    }
 }
 
 /// Records one entry of a listed folder (a folder's contents are the caller's to walk).
@@ -388,7 +541,13 @@ fn add_entry(
                     stamp,
                 },
                 _ => {
-                    found.to_copy.push((path, size));
+                    found.to_copy.push(ToCopy {
+                        path,
+                        size,
+                        real: crate::sparse::real_bytes(&entry.stat),
+                        mode: mode_of(&entry.stat),
+                        stamp,
+                    });
                     return Ok(());
                 }
             }
@@ -450,16 +609,20 @@ fn split(path: &[u8]) -> (&[u8], &[u8]) {
     }
 }
 
-/// Copies the file `name` of `dir` (at `path`) into the store, and says whether some process
-/// holds it open for writing; `None` when it vanished or stopped being a file meanwhile.
+/// Copies the file `name` of `dir` (at `path`) into the store, writing at most `allowed`
+/// bytes (added to `spent`), and says whether some process holds it open for writing; `None`
+/// when it vanished or stopped being a file meanwhile. Each try copies no more than the size
+/// the file had when it was opened; a try the file changed under is dropped whole.
 fn copy_file(
     dir: &DirHandle,
     path: &[u8],
     name: &OsStr,
     objects: &Objects,
+    allowed: u64,
+    spent: &mut u64,
 ) -> Result<Option<(Node, bool)>, CheckpointError> {
     for _ in 0..UNSTABLE_TRIES {
-        let mut opened = match dir.open_file(name) {
+        let opened = match dir.open_file(name) {
             Ok(f) => f,
             Err(
                 Refusal::Missing
@@ -470,20 +633,24 @@ fn copy_file(
             ) => return Ok(None),
             Err(e) => return Err(refused(path, e)),
         };
-        let (content, size) = objects.put(&mut opened.file)?;
+        let size = opened.stat.st_size.max(0) as u64;
+        let copy = objects.put(&opened.file, size, allowed.saturating_sub(*spent))?;
         // What was copied is the file's contents only if nothing wrote to it meanwhile; the
         // change time tells, and the code cannot set it back.
         let after = nix::sys::stat::fstat(&opened.file).map_err(|e| CheckpointError::Io {
             path: String::from_utf8_lossy(path).into_owned(),
             reason: e.to_string(),
         })?;
-        if stamp_of(&after) == stamp_of(&opened.stat) && size == after.st_size.max(0) as u64 {
+        // Spent whether kept or not: the disk was written either way.
+        *spent += copy.written;
+        if stamp_of(&after) == stamp_of(&opened.stat) && copy.size == after.st_size.max(0) as u64 {
             let node = Node::File {
                 mode: mode_of(&after),
-                size,
-                content,
+                size: copy.size,
+                content: copy.hash,
                 stamp: stamp_of(&after),
             };
+            objects.keep(copy);
             let held = live::held_for_writing(&opened.file) == Some(true);
             return Ok(Some((node, held)));
         }

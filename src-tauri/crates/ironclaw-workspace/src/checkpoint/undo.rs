@@ -36,9 +36,21 @@ pub struct Rewound {
 impl Store {
     /// Puts back the state from before `run`. When later runs changed the same files, nothing
     /// is changed and they are named, unless `force`: then they are undone first, newest first.
+    ///
+    /// A run whose changes could not be recorded when it ended is undone from its record when
+    /// a scan can now make one, and otherwise put back as it was before it (see
+    /// [`Store::put_back`]): undo never depends on the bookkeeping that failed.
     pub fn undo(&self, workspace: &Path, run: &str, force: bool) -> Result<UndoOutcome> {
         let mut state = self.state()?;
-        self.sync(&mut state, workspace, RecordKind::Outside, None)?;
+        if let Err(e) = self.sync_between_runs(&mut state, workspace) {
+            return match self.pending() {
+                Some((pending, true)) if pending == run => {
+                    tracing::info!(error = %e, "undo: the run is put back without a record");
+                    self.put_back(&mut state, workspace, run)
+                }
+                _ => Err(e),
+            };
+        }
         let target = last_run_entry(&state.log, run)?.clone();
         if target.seq <= state.pruned_through && target.changed > 0 {
             return Err(CheckpointError::Expired(run.to_owned()));
@@ -153,8 +165,11 @@ impl Store {
     /// Puts back what an undone `run` had made.
     pub fn redo(&self, workspace: &Path, run: &str) -> Result<Vec<Change>> {
         let mut state = self.state()?;
-        self.sync(&mut state, workspace, RecordKind::Outside, None)?;
+        self.sync_between_runs(&mut state, workspace)?;
         let target = last_run_entry(&state.log, run)?.clone();
+        if target.kind == RecordKind::PutBack {
+            return Err(CheckpointError::NoRedo(run.to_owned()));
+        }
         if target.seq <= state.pruned_through && target.changed > 0 {
             return Err(CheckpointError::Expired(run.to_owned()));
         }
@@ -177,6 +192,40 @@ impl Store {
             RecordKind::Redo,
             Some(run.to_owned()),
         )
+    }
+
+    /// Puts the workspace back as the record's `current` says it was before `run`, which
+    /// ended without its changes recorded, from a walk of the metadata alone: whatever differs
+    /// from the record (a file whose stamp moved, a name that is new, gone or of another kind)
+    /// is made as the record says, from the stored copies. Nothing is read or copied from the
+    /// workspace, so neither the shape of the tree nor the size of its files can stop it.
+    fn put_back(&self, state: &mut State, workspace: &Path, run: &str) -> Result<UndoOutcome> {
+        let now = super::scan::look_only(workspace, &state.current)?;
+        // Each change goes from what is there now to what the record has.
+        let changes = super::diff(&now, &state.current);
+        restore::apply(workspace, &changes, Side::After, &self.objects)?;
+        let seq = state.log.last().map_or(1, |e| e.seq + 1);
+        if !changes.is_empty() {
+            super::write_durably(
+                &self.dir.join("records").join(seq.to_string()),
+                super::node::encode_changes(&changes).as_bytes(),
+            )?;
+        }
+        let entry = super::LogEntry {
+            seq,
+            kind: RecordKind::PutBack,
+            run: Some(run.to_owned()),
+            changed: changes.len(),
+        };
+        state.log_len += super::append_log(&self.dir.join("log"), &entry)?;
+        state.log.push(entry);
+        let _ = std::fs::remove_file(self.dir.join("pending"));
+        // Restored files have new stamps: the next scan reads them again.
+        state.watch = None;
+        Ok(UndoOutcome::Restored {
+            changes,
+            also_undone: Vec::new(),
+        })
     }
 
     fn take_back(&self, state: &mut State, workspace: &Path, run: &str) -> Result<Vec<Change>> {

@@ -36,6 +36,28 @@ pub const FULL_WALK_EVERY: Duration = Duration::from_secs(600);
 /// bounded.
 const MAX_NAMES: usize = 50_000;
 
+/// The part of the user's inotify watches (`fs.inotify.max_user_watches`, counted per UID by
+/// the kernel) all of this process's watches together may take: the rest stays for the
+/// person's other programs (editors, file managers, sync clients). A workspace with more
+/// folders than that is walked instead.
+const SHARE_OF_USER_WATCHES: usize = 8;
+
+/// Watches this process's `Watch`es hold, all workspaces together.
+static WATCHES_HELD: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// How many watches this process may hold at most: an eighth of the user's budget (the
+/// kernel's default budget when it cannot be read).
+pub fn watch_share() -> usize {
+    static SHARE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *SHARE.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches")
+            .ok()
+            .and_then(|t| t.trim().parse::<usize>().ok())
+            .unwrap_or(8_192)
+            / SHARE_OF_USER_WATCHES
+    })
+}
+
 /// Filesystems whose every change on this machine's view of them is a local system call, so
 /// the kernel sees (and reports) each one.
 const LOCAL: [statfs::FsType; 5] = [
@@ -127,6 +149,15 @@ pub struct Watch {
     /// Open counts of names moved away, by the move's cookie, until the new name is reported.
     moving: HashMap<u32, i64>,
     began: Instant,
+    /// Watches this one added (an upper bound on what it holds: the kernel also drops the
+    /// watch of a deleted folder), counted in [`WATCHES_HELD`] until it is dropped.
+    added: usize,
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        WATCHES_HELD.fetch_sub(self.added, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 impl Watch {
@@ -156,6 +187,7 @@ impl Watch {
             open: HashMap::new(),
             moving: HashMap::new(),
             began: Instant::now(),
+            added: 0,
         })
     }
 
@@ -168,6 +200,16 @@ impl Watch {
                 String::from_utf8_lossy(path)
             ));
         }
+        let share = watch_share();
+        let taken = WATCHES_HELD.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if taken >= share {
+            WATCHES_HELD.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+            return Err(format!(
+                "the workspaces hold more folders than IronClaw's share of the user's inotify \
+                 watches ({share}, an eighth of fs.inotify.max_user_watches)"
+            ));
+        }
+        self.added += 1;
         // Through the descriptor, so the watch is on exactly the folder that is listed, not
         // on whatever its path names by now.
         let proc = format!("/proc/self/fd/{}", dir.as_raw_fd());

@@ -18,7 +18,11 @@ use super::*;
 /// opened, and so send the watch no event that would cover for what it missed.
 fn walked(ws: &Path, scratch: &Path, known: &Manifest) -> Manifest {
     let objects = Objects::open(scratch.join("objects")).unwrap();
-    let scanned = scan::scan(ws, known, &objects, u64::MAX, &mut None, true).unwrap();
+    let budget = scan::Budget {
+        disk: u64::MAX,
+        read: u64::MAX,
+    };
+    let scanned = scan::scan(ws, known, &objects, budget, &mut None, true).unwrap();
     assert!(scanned.walked);
     let scan::State::Whole(m) = scanned.state else {
         panic!("a scan without a watch walks everything")

@@ -36,10 +36,16 @@ pub(super) fn render(event: AgentEvent) {
             quota_exceeded,
             changes,
             not_undoable,
+            changes_unknown,
             ..
         } => {
             let mut line = format!("── exit {exit_code} · {:.0} ms", duration_ms);
             match (changes.len(), &not_undoable) {
+                _ if changes_unknown.is_some() => line.push_str(&format!(
+                    " · what it changed could not be recorded: {} · /undo puts the files back \
+                     as before it",
+                    inert(changes_unknown.as_deref().unwrap_or_default())
+                )),
                 (0, None) => {}
                 (n, None) => line.push_str(&format!(" · {n} file(s) changed (/undo)")),
                 (n, Some(why)) => line.push_str(&format!(

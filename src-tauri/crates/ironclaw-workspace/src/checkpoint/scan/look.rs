@@ -80,7 +80,7 @@ pub(super) fn look_at(
             // New here: everything in it is new to the record, and it is watched from now on.
             match dir.open_dir(name) {
                 // What is in a new folder may have been opened before its watch began.
-                Ok(fd) => walk(&path, fd, previous, watch, found, true)?,
+                Ok(fd) => walk(root, &path, fd, previous, watch, found, true)?,
                 Err(Refusal::Missing | Refusal::Link | Refusal::NotADir(_)) => {
                     found.remove(&path);
                     continue;
