@@ -225,7 +225,11 @@ async fn undo_keep_in_sandbox_yaml_caps_the_copies_and_a_bigger_run_is_put_back_
     std::fs::write(env.paths.user_policy_file(), "undo: { keep: 16k }\n").expect("sandbox.yaml");
     let small = json_exec(&env, "k", "head -c 1000 /dev/zero > small.bin");
     assert!(small["run_id"].is_string(), "{small}");
-    let big = json_exec(&env, "k", "rm small.bin; head -c 65536 /dev/urandom > big.bin");
+    let big = json_exec(
+        &env,
+        "k",
+        "rm small.bin; head -c 65536 /dev/urandom > big.bin",
+    );
     // Its changes pass the cap, so they are not recorded: never "no changes", and the run
     // stays linked to the state before it.
     assert_eq!(big["changes"], Value::Null, "{big}");
@@ -233,7 +237,9 @@ async fn undo_keep_in_sandbox_yaml_caps_the_copies_and_a_bigger_run_is_put_back_
         .as_str()
         .expect("why its changes are not recorded");
     assert!(why.contains("cap"), "{why}");
-    let run = big["run_id"].as_str().expect("still linked to its before-state");
+    let run = big["run_id"]
+        .as_str()
+        .expect("still linked to its before-state");
     assert!(
         env.workspace("k").join("big.bin").exists(),
         "the run itself still ran"

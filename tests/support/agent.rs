@@ -651,6 +651,21 @@ pub fn ended_runs(
         .collect()
 }
 
+/// Each `ExecutionEnded` whose changes could not be recorded: the run, and why.
+pub fn unrecorded_runs(events: &[AgentEvent]) -> Vec<(ironclaw_protocol::ExecutionId, String)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ExecutionEnded {
+                execution_id,
+                changes_unknown: Some(why),
+                ..
+            } => Some((*execution_id, why.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
 /// `ironclaw chat` as a real process in `env`: `args` after `chat`, stdin closed. Returns its
 /// stdout and stderr once it has exited, which it must do successfully within
 /// [`EVENT_GUARD`].

@@ -25,3 +25,4 @@ mod signatures;
 mod stop_reasons;
 mod tool_loop;
 mod undo;
+mod undo_pressure;

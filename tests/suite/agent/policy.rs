@@ -206,8 +206,12 @@ async fn ask_unless_undoable_asks_once_the_workspace_cannot_be_checkpointed() {
     assert_eq!(req.code, "echo small > small.txt", "{}", agent.dump());
     let runs = ended_runs(&agent.seen);
     assert_eq!(runs.len(), 1, "the big write ran unasked");
-    let why = runs[0].2.clone().expect("marked as not undoable");
-    assert!(why.contains("cap"), "{why}");
+    // Let through as undoable, it stays undoable: its changes could not be recorded within
+    // the cap, but it is linked to the state before it, and never reported as "no changes".
+    assert_eq!(runs[0].2, None, "{}", agent.dump());
+    let unrecorded = unrecorded_runs(&agent.seen);
+    assert_eq!(unrecorded.len(), 1, "{}", agent.dump());
+    assert!(unrecorded[0].1.contains("cap"), "{}", unrecorded[0].1);
     assert!(agent.workspace().join("big.bin").exists());
     let because = req.asked_because.clone().expect("why it asked");
     assert!(
@@ -217,6 +221,15 @@ async fn ask_unless_undoable_asks_once_the_workspace_cannot_be_checkpointed() {
     agent.deny(&req, "no");
     agent.turn_done().await;
     assert!(!agent.workspace().join("small.txt").exists());
+    // Undo puts it back as it was before it, though no scan could record it.
+    agent.op(ironclaw_protocol::Op::UndoRun {
+        execution_id: runs[0].0,
+        force: false,
+    });
+    agent
+        .next_event_matching("RunUndone", |e| matches!(e, AgentEvent::RunUndone { .. }))
+        .await;
+    assert!(!agent.workspace().join("big.bin").exists());
 }
 
 /// A shared writable mapping kept by the interpreter after its run can change a file with no
