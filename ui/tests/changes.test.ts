@@ -41,7 +41,7 @@ describe("a reopened run whose checkpoint was dropped", () => {
         type: "execution", executionId: "e-old", number: 3, approvalId: "a-old", language: "python", code: "x = 1",
         stdout: "", stderr: "", exitCode: 0, durationMs: 5, timedOut: false, cancelled: false, oomKilled: false,
         interrupted: false, truncated: false, logFile: null, images: [], changes: [{ path: "big.bin", change: "modified" }],
-        undoable: false, notUndoable: "its checkpoint was dropped to keep the undo history within its size cap (Settings → Undo history)", undone: false,
+        undoable: false, notUndoable: "its checkpoint was dropped to keep the undo history within its size cap (Settings → Undo history)", undone: false, changesUnknown: null,
       },
       { stop() {}, openLog() {}, undo() {}, redo() {}, rewind() {}, detail: () => Promise.reject(new Error("none")) },
     );

@@ -140,3 +140,89 @@ async fn a_run_whose_copies_were_dropped_for_the_cap_is_marked_when_reopened() {
     }
     assert_eq!((marks[2].1, marks[2].2.clone()), (true, None), "{marks:?}");
 }
+
+/// A run whose changes pass the cap is not "0 files changed": the event and the reopened
+/// conversation say its changes could not be recorded, still offer Undo, and Undo puts the
+/// workspace back as it was before the run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_whose_changes_could_not_be_recorded_says_so_when_reopened_and_is_put_back() {
+    let mut app = App::start().await;
+    let mut settings = app.desktop.get_settings().expect("settings");
+    settings.undo_keep_bytes = Some(1 << 20);
+    app.desktop
+        .save_settings(&settings)
+        .await
+        .expect("save the cap");
+    app.open().await;
+    app.push_all([
+        asks_to_run("c1", "shell", "echo mine > notes.txt"),
+        asks_to_run(
+            "c2",
+            "shell",
+            "rm notes.txt; head -c 2097152 /dev/urandom > big.bin",
+        ),
+        says("done"),
+    ]);
+    app.send("write, then replace").await;
+    approve_and_end(&mut app).await;
+    app.approve_next_request().await;
+    let (big, unknown) = match app
+        .next_event("executionEnded", |e| {
+            matches!(e, AgentEvent::ExecutionEnded { .. })
+        })
+        .await
+    {
+        AgentEvent::ExecutionEnded {
+            execution_id,
+            changes_unknown,
+            not_undoable,
+            ..
+        } => {
+            assert_eq!(not_undoable, None);
+            (execution_id, changes_unknown)
+        }
+        _ => unreachable!(),
+    };
+    assert!(unknown.is_some_and(|why| why.contains("cap")));
+    app.turn_end().await;
+
+    let view = app.open().await;
+    let marked = view.items.iter().find_map(|i| match i {
+        HistoryItem::Execution {
+            execution_id,
+            undoable,
+            changes_unknown,
+            ..
+        } if *execution_id == big => Some((*undoable, changes_unknown.clone())),
+        _ => None,
+    });
+    let (undoable, unknown) = marked.expect("the run is in the view");
+    assert!(undoable);
+    assert!(unknown.is_some(), "reopened, it still says so");
+
+    let ws = app
+        .env
+        .paths
+        .workspaces_dir()
+        .join(app.conversation.to_string());
+    assert!(ws.join("big.bin").exists(), "the run ran");
+    app.desktop
+        .undo_run(app.conversation, big, false)
+        .await
+        .expect("undo");
+    app.next_event("runUndone", |e| matches!(e, AgentEvent::RunUndone { .. }))
+        .await;
+    assert!(!ws.join("big.bin").exists());
+    assert_eq!(
+        std::fs::read_to_string(ws.join("notes.txt")).expect("put back"),
+        "mine\n"
+    );
+    let view = app.open().await;
+    assert!(view.items.iter().all(|i| !matches!(
+        i,
+        HistoryItem::Execution {
+            changes_unknown: Some(_),
+            ..
+        }
+    )));
+}

@@ -158,7 +158,7 @@ export function SEED_CONVERSATIONS(): { summary: ConversationSummary; items: His
           interrupted: false, truncated: false, logFile: "logs/exec-seed-1.log",
           // old-plot.png was deleted from the workspace since: it comes back as a placeholder.
           images: ["chart.svg", "old-plot.png"],
-          changes: [{ path: "chart.svg", change: "added" }], undoable: true, notUndoable: null, undone: false,
+          changes: [{ path: "chart.svg", change: "added" }], undoable: true, notUndoable: null, undone: false, changesUnknown: null,
         },
         {
           type: "assistant", id: "m3", status: "complete", at: ago(3), model: "openai:gpt-4o",

@@ -132,7 +132,7 @@ async function execute(host: TurnHost, id: string, c: Conv, req: ApprovalRequest
   };
   const changes: FileChange[] = c.cancelled ? [] : [{ path: "chart.svg", change: "added" }, { path: "sales.csv", change: "modified" }];
   host.emit(id, { type: "executionEnded", ...ended, quotaExceeded: null, changes, notUndoable: null, changesUnknown: null });
-  c.items.push({ type: "execution", number, approvalId: req.approvalId, language: req.language, code, stdout, stderr: warn, interrupted: false, ...ended, images: c.cancelled ? [] : ["chart.svg"], changes, undoable: changes.length > 0, notUndoable: null, undone: false });
+  c.items.push({ type: "execution", number, approvalId: req.approvalId, language: req.language, code, stdout, stderr: warn, interrupted: false, ...ended, images: c.cancelled ? [] : ["chart.svg"], changes, undoable: changes.length > 0, notUndoable: null, undone: false, changesUnknown: null });
   if (!c.cancelled) {
     const file: WorkspaceEntry = { path: "chart.svg", size: 2048, modifiedMs: Date.now(), kind: "image", changedByLastRun: true };
     c.files = [file, ...c.files.filter((f) => f.path !== file.path).map((f) => ({ ...f, changedByLastRun: false }))];

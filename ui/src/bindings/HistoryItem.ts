@@ -61,4 +61,9 @@ notUndoable: string | null,
 /**
  * It is undone now (`redo_run` puts it back).
  */
-undone: boolean, } | { "type": "fetch", callId: ToolCallId, report: FetchReport, at: Timestamp, } | { "type": "viewed", callId: ToolCallId, path: string, image?: SentImage | null, error?: string | null, at: Timestamp, };
+undone: boolean, 
+/**
+ * Why what it changed is not known: its changes could not be recorded when it ended
+ * (`undo_run` puts the workspace back as it was before it).
+ */
+changesUnknown: string | null, } | { "type": "fetch", callId: ToolCallId, report: FetchReport, at: Timestamp, } | { "type": "viewed", callId: ToolCallId, path: string, image?: SentImage | null, error?: string | null, at: Timestamp, };

@@ -190,7 +190,7 @@ export class ExecutionCell {
     }
     cell.stdout.paint();
     cell.stderr.paint();
-    cell.showChanges(item.changes, { undoable: item.undoable, undone: item.undone, notUndoable: item.notUndoable });
+    cell.showChanges(item.changes, { undoable: item.undoable, undone: item.undone, notUndoable: item.notUndoable, changesUnknown: item.changesUnknown });
     return cell;
   }
 

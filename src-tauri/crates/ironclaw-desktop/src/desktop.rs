@@ -378,6 +378,9 @@ impl Desktop {
                         &self.core.paths.checkpoints_dir().join(id.to_string()),
                     )
                     .unwrap_or_default(),
+                    unrecorded: ironclaw_workspace::checkpoint::unrecorded_run(
+                        &self.core.paths.checkpoints_dir().join(id.to_string()),
+                    ),
                 },
             ),
             pending_approvals: pending,

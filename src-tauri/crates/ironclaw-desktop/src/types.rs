@@ -111,6 +111,9 @@ pub enum HistoryItem {
         not_undoable: Option<String>,
         /// It is undone now (`redo_run` puts it back).
         undone: bool,
+        /// Why what it changed is not known: its changes could not be recorded when it ended
+        /// (`undo_run` puts the workspace back as it was before it).
+        changes_unknown: Option<String>,
     },
     /// A page the model fetched (`fetch_url`), as the person was shown it.
     Fetch {

@@ -20,6 +20,9 @@ pub struct RunExtras {
     pub checkpoints: HashMap<ExecutionId, RunCheckpoint>,
     /// Checkpoint runs whose copies were dropped for the undo history's size cap.
     pub expired: std::collections::HashSet<String>,
+    /// The checkpoint run whose changes could not be recorded when it ended (it can be put
+    /// back as before it).
+    pub unrecorded: Option<String>,
     /// The pictures messages carried to the model (the person's, and `view_image` results):
     /// what is known of each without its bytes.
     pub message_images: HashMap<MessageId, Vec<ironclaw_store::ImageInfo>>,
@@ -208,6 +211,9 @@ fn push_approval(
                     .to_owned()
             }),
             undone: checkpoint.is_some_and(|c| c.undone),
+            changes_unknown: checkpoint
+                .filter(|c| !c.undone && runs.unrecorded.as_ref() == Some(&c.run_id))
+                .map(|_| "they could not be recorded when it ended".to_owned()),
         });
     }
 }

@@ -195,6 +195,16 @@ pub fn expired_runs(dir: &Path) -> Result<std::collections::HashSet<String>> {
         .collect())
 }
 
+/// The run of the record in `dir` whose changes could not be recorded when it ended, if any:
+/// it is linked to the state before it and can be put back (see [`Store::undo`]). Reads one
+/// small file, so a conversation's view can mark it cheaply.
+pub fn unrecorded_run(dir: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(dir.join("pending")).ok()?;
+    let mut words = text.split_whitespace();
+    let run = words.next()?.to_owned();
+    (words.next() == Some("ended")).then_some(run)
+}
+
 /// The whole manifest is written every this many records (and before records are dropped):
 /// between, `current` on disk is the last snapshot plus the records after it.
 const SNAPSHOT_EVERY: u64 = 64;
@@ -351,9 +361,9 @@ impl Store {
     /// whatever the next scan finds is its.
     fn pending(&self) -> Option<(String, bool)> {
         let text = std::fs::read_to_string(self.dir.join("pending")).ok()?;
-        let mut words = text.split_whitespace();
-        let run = words.next()?.to_owned();
-        Some((run, words.next() == Some("ended")))
+        let run = text.split_whitespace().next()?.to_owned();
+        let ended = unrecorded_run(&self.dir).is_some();
+        Some((run, ended))
     }
 
     /// `run`, noted as started by [`Store::before_run`], never started (its sandbox could not
