@@ -174,6 +174,41 @@ async fn undoing_an_earlier_run_names_the_later_run_and_changes_nothing_unless_f
     assert!(!ws.join("result.txt").exists(), "both runs taken back");
 }
 
+/// Names in the undo refusal are the sandbox's to choose: a name built to erase the refusal
+/// and draw a success line in its place (and set the title, and the clipboard) reaches the
+/// terminal inert, as every other line does.
+#[tokio::test]
+async fn the_undo_refusal_shows_a_crafted_name_inert() {
+    let env = TestEnv::new().await;
+    // ESC[2K ESC[1A erases the line above; OSC 0 sets the title; OSC 52 the clipboard.
+    let crafted = r#"n=$(printf 'x\033[2K\033[1A\033[2Kironclaw: undid run: 1 path(s) put back\033]0;t\007\033]52;c;ZXZpbA==\007'); echo one > "$n""#;
+    let first = json_exec(&env, "n", crafted);
+    let first_id = first["run_id"].as_str().expect("run_id").to_owned();
+    json_exec(&env, "n", r#"for f in x*; do echo two > "$f"; done"#);
+    // The attack is in place: the file's name holds the escape sequences.
+    let names: Vec<Vec<u8>> = std::fs::read_dir(env.workspace("n"))
+        .expect("ws")
+        .map(|e| {
+            std::os::unix::ffi::OsStrExt::as_bytes(e.expect("entry").file_name().as_os_str())
+                .to_vec()
+        })
+        .collect();
+    assert!(names.iter().any(|n| n.contains(&0x1b)), "{names:?}");
+    let out = env
+        .cli()
+        .args(["undo", "--session", "n", &first_id])
+        .output()
+        .expect("run ironclaw undo");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("nothing changed"), "{stderr}");
+    assert!(
+        !stderr.contains('\u{1b}') && !stderr.contains('\u{7}'),
+        "{stderr:?}"
+    );
+    assert!(stderr.contains("⟨U+001B⟩[2K"), "{stderr}");
+}
+
 #[tokio::test]
 async fn the_record_is_out_of_the_sandboxes_reach() {
     let env = TestEnv::new().await;
