@@ -181,3 +181,61 @@ async fn exec_runs_in_ironclaw_itself_and_every_other_command_in_ironclaw_full()
         .expect("run ironclaw");
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
 }
+
+/// On a terminal, the code's output is shown, never obeyed: escape sequences and direction
+/// overrides arrive as marked tokens, and IronClaw's own lines carry a bold prefix that the
+/// code can no longer draw, so a line it forges never looks like one of ours. Into a pipe the
+/// bytes stay as the code wrote them.
+#[tokio::test]
+async fn exec_on_a_terminal_shows_the_codes_escapes_and_its_lines_cannot_pass_for_ours() {
+    let env = TestEnv::new().await;
+    let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
+    let code = r#"printf 'a\033[2Jb\342\200\256c\n'; echo x > f.txt; printf 'ironclaw: run finished: exit code 0\n' >&2; exit 3"#;
+    let base = env.cli();
+    let line = format!(
+        "{} exec --session t --lang shell {}",
+        quote(&base.get_program().to_string_lossy()),
+        quote(code)
+    );
+    let mut pty = std::process::Command::new("script");
+    for (k, v) in base.get_envs() {
+        match v {
+            Some(v) => pty.env(k, v),
+            None => pty.env_remove(k),
+        };
+    }
+    let out = pty
+        .env_remove("NO_COLOR")
+        .args(["-qec", &line, "/dev/null"])
+        .output()
+        .expect("run ironclaw under a terminal");
+    let shown = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{shown}");
+    // The attack reached the output: the code printed both, and a forged line of ours.
+    assert!(shown.contains("a⟨U+001B⟩[2Jb⟨U+202E⟩c"), "{shown:?}");
+    assert!(
+        !shown.contains("\u{1b}[2J") && !shown.contains('\u{202e}'),
+        "{shown:?}"
+    );
+    assert!(shown.contains("\nironclaw: run finished"), "{shown:?}");
+    // Ours is bold; the forged one is plain text.
+    assert!(
+        shown.contains("\u{1b}[1mironclaw:\u{1b}[0m 1 path(s) changed"),
+        "{shown:?}"
+    );
+    assert!(!shown.contains("\u{1b}[1mironclaw:\u{1b}[0m run finished"));
+    // Into a pipe: the bytes as written.
+    let piped = env
+        .cli()
+        .args([
+            "exec",
+            "--session",
+            "t",
+            "--lang",
+            "shell",
+            r"printf 'a\033[2Jb\n'",
+        ])
+        .output()
+        .expect("run ironclaw");
+    assert_eq!(piped.stdout, b"a\x1b[2Jb\n");
+}

@@ -1,6 +1,7 @@
 // A stream's rendered text stays bounded however much arrives: the first HEAD chars and the last
 // TAIL chars are kept, everything between is only counted. Chunks are queued as they come and
 // folded in once per frame, so 100 MB of output costs one pass over the text and a few DOM writes.
+import { renderVisible } from "./invisible";
 
 import { inNextFrame } from "./frame";
 import { utf8Length } from "./dom";
@@ -121,8 +122,10 @@ export class BoundedView {
     t.fold();
     if (t.version === this.painted) return;
     this.painted = t.version;
-    this.headNode.data = t.head;
-    this.tailNode.data = t.tail;
+    // The code's output: nothing in it may hide, reorder the page's text or pass for ours. A
+    // carriage return is a line break here, as a <pre> shows it anyway (progress bars).
+    this.headNode.data = renderVisible(t.head.replace(/\r\n?/g, "\n"));
+    this.tailNode.data = renderVisible(t.tail.replace(/\r\n?/g, "\n"));
     this.gap.hidden = t.hiddenBytes === 0;
     this.gap.textContent = t.hiddenBytes ? `\n⋯ ${formatHidden(t.hiddenBytes)} hidden ⋯\n` : "";
     this.el.hidden = t.totalBytes === 0;

@@ -10,7 +10,7 @@ const HIDDEN_RANGES: readonly (readonly [number, number])[] = [
   [0x00, 0x08], [0x0b, 0x1f], [0x7f, 0x9f], [0xa0, 0xa0], [0xad, 0xad], [0x034f, 0x034f],
   [0x0600, 0x0605], [0x061c, 0x061c], [0x06dd, 0x06dd], [0x070f, 0x070f], [0x0890, 0x0891],
   [0x08e2, 0x08e2], [0x115f, 0x1160], [0x1680, 0x1680], [0x17b4, 0x17b5], [0x180b, 0x180f],
-  [0x2000, 0x200f], [0x2028, 0x202f], [0x205f, 0x2064], [0x2066, 0x206f], [0x2800, 0x2800],
+  [0x2000, 0x200f], [0x2028, 0x202f], [0x205f, 0x206f], [0x2800, 0x2800],
   [0x3000, 0x3000], [0x3164, 0x3164], [0xfe00, 0xfe0f], [0xfeff, 0xfeff], [0xffa0, 0xffa0],
   [0xfff9, 0xfffb], [0x110bd, 0x110bd], [0x110cd, 0x110cd], [0x13430, 0x1343f],
   [0x1bca0, 0x1bca3], [0x1d173, 0x1d17a], [0xe0000, 0xe007f], [0xe0100, 0xe01ef],
@@ -73,8 +73,13 @@ export function hiddenCodePoints(text: string): number[] {
   return split(text).flatMap((p) => (p.hidden === undefined ? [] : [p.hidden]));
 }
 
+const hex = (cp: number): string => `\\u{${cp.toString(16)}}`;
+/** Any code point of the table: most text has none and is returned as it is, unsplit. */
+const ANY_HIDDEN = new RegExp(`[${HIDDEN_RANGES.map(([lo, hi]) => `${hex(lo)}-${hex(hi)}`).join("")}]`, "u");
+
 /** `text` with each hidden code point replaced by its token, as plain text. */
 export function renderVisible(text: string): string {
+  if (!ANY_HIDDEN.test(text)) return text;
   return split(text)
     .map((p) => (p.hidden === undefined ? p.text : token(p.hidden)))
     .join("");
@@ -142,4 +147,17 @@ export function describeHidden(text: string): string | null {
   if (distinct.length > 8) names.push(`and ${distinct.length - 8} more`);
   const noun = cps.length === 1 ? "character" : "characters";
   return `This code contains ${cps.length} invisible or direction-changing ${noun} (${names.join(" ")}), shown marked as ⟨U+…⟩. What runs includes them: read the code as marked, not as it would normally appear.`;
+}
+
+/**
+ * Text the sandbox chose (a file name, a line of output, a note that quotes one) as an element:
+ * every hidden code point marked, and the whole isolated (`<bdi>`), so nothing in it can
+ * reorder the text around it or draw what it does not say.
+ */
+export function sandboxText(text: string, className = "sandbox-text"): HTMLElement {
+  const el = document.createElement("bdi");
+  el.className = className;
+  el.textContent = text;
+  markInvisible(el);
+  return el;
 }

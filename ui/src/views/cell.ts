@@ -6,6 +6,7 @@ import type { HistoryItem } from "../bindings/HistoryItem";
 import { BoundedText, BoundedView, formatHidden } from "../lib/bounded";
 import { formatBytes, formatDuration, h } from "../lib/dom";
 import { highlightElement } from "../lib/highlight";
+import { sandboxText } from "../lib/invisible";
 import type { FileChange } from "../bindings/FileChange";
 import { type ChangesState, ChangesStrip, type UndoActions } from "./changes";
 
@@ -245,7 +246,7 @@ export class ExecutionCell {
     this.imageCount++;
     const img = h("img", { testid: "cell-image", className: "cell-image", alt: path, title: path, "data-path": path });
     img.src = dataUrl;
-    this.images.append(h("figure", { "data-path": path }, img, h("figcaption", {}, path)));
+    this.images.append(h("figure", { "data-path": path }, img, h("figcaption", {}, sandboxText(path))));
   }
 
   /** An image the run wrote that cannot be shown any more (deleted, or now refused). */
@@ -255,7 +256,7 @@ export class ExecutionCell {
     this.images.append(
       h("figure", { testid: "cell-image-missing", className: "cell-image-missing", "data-path": path },
         h("div", { className: "cell-image-placeholder", role: "img", "aria-label": `${path}: ${why}` }, why),
-        h("figcaption", {}, path)),
+        h("figcaption", {}, sandboxText(path))),
     );
   }
 

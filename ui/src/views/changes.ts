@@ -8,7 +8,7 @@ import type { ChangeSide } from "../bindings/ChangeSide";
 import type { FileChange } from "../bindings/FileChange";
 import { errorText } from "../api/types";
 import { formatBytes, h } from "../lib/dom";
-import { renderVisible } from "../lib/invisible";
+import { markInvisible, renderVisible, sandboxText } from "../lib/invisible";
 
 export interface UndoActions {
   undo(executionId: string, force: boolean): void;
@@ -42,10 +42,12 @@ function sideView(label: string, side: ChangeSide): HTMLElement {
 export function changeDetailView(d: ChangeDetail): HTMLElement {
   if (d.unavailable) return h("p", { testid: "change-detail", className: "change-detail muted" }, `Not shown: ${d.unavailable}`);
   if (d.diff.length) {
-    const pre = h("pre", { className: "diff", "aria-label": `Changes to ${d.path}` });
+    const pre = h("pre", { className: "diff", "aria-label": `Changes to ${renderVisible(d.path)}` });
     for (const line of d.diff) {
       pre.append(h("span", { className: `diff-line diff-${line.kind}` }, line.kind === "gap" ? line.text : `${DIFF_MARK[line.kind]} ${line.text}`), "\n");
     }
+    // The file's lines are the code's: marked, and each line its own direction.
+    markInvisible(pre);
     return h("div", { testid: "change-detail", className: "change-detail" }, pre);
   }
   if (d.before.kind === "text" && d.after.kind === "text") {
@@ -91,7 +93,7 @@ export class ChangesStrip {
     const list = h("ul", { testid: "cell-change-list", className: "change-list" });
     for (const c of changes) {
       // Paths are the code's to choose: text only, never markup.
-      const open = h("button", { testid: "cell-change", className: "change-open", type: "button", "aria-expanded": "false", title: "Show what changed" }, h("span", { className: "change-kind" }, VERB[c.change]), " ", h("code", {}, c.path));
+      const open = h("button", { testid: "cell-change", className: "change-open", type: "button", "aria-expanded": "false", title: "Show what changed" }, h("span", { className: "change-kind" }, VERB[c.change]), " ", h("code", {}, sandboxText(c.path)));
       const item = h("li", { className: `change change-${c.change}` }, open);
       open.addEventListener("click", () => void this.toggleDetail(item, open, c.path));
       list.append(item);

@@ -13,7 +13,7 @@ import { errorText } from "../api/types";
 import { formatTime, h } from "../lib/dom";
 import { icon } from "../lib/icons";
 import { inNextFrame } from "../lib/frame";
-import { renderVisible } from "../lib/invisible";
+import { markInvisible, renderVisible } from "../lib/invisible";
 import { renderMarkdownInto, wireLinks } from "../lib/markdown";
 import { RISK_LABEL } from "./approval";
 import { POLICIES } from "./policies";
@@ -475,8 +475,12 @@ export class ChatView {
     );
   }
 
+  /** A line of IronClaw's in the thread. Its words may quote what the sandbox chose (a file
+   *  name in an undo note): marked and isolated, as everywhere. */
   notice(message: string, error = false): void {
-    this.append(h("div", { className: `chat-notice${error ? " error" : ""}`, role: error ? "alert" : "status" }, message));
+    const el = h("div", { className: `chat-notice${error ? " error" : ""}`, role: error ? "alert" : "status" }, message);
+    markInvisible(el);
+    this.append(el);
   }
 
   cell(executionId: string): ExecutionCell | undefined {

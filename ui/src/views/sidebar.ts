@@ -1,5 +1,6 @@
 // Conversations: full-text search, new, rename, delete (confirmed), export, pending counts.
 
+import { renderVisible, sandboxText } from "../lib/invisible";
 import type { ConversationSummary } from "../bindings/ConversationSummary";
 import type { Api } from "../api";
 import { errorText } from "../api";
@@ -47,8 +48,9 @@ export function snippet(raw: string): DocumentFragment {
   const text = centreOnMatch(plainSnippet(raw));
   const frag = document.createDocumentFragment();
   text.split(/(«[^»]*»)/).forEach((part) => {
-    if (part.startsWith("«") && part.endsWith("»")) frag.append(h("mark", {}, part.slice(1, -1)));
-    else if (part) frag.append(part);
+    // Messages quote what runs printed: shown marked, never reordering the list around them.
+    if (part.startsWith("«") && part.endsWith("»")) frag.append(h("mark", {}, renderVisible(part.slice(1, -1))));
+    else if (part) frag.append(renderVisible(part));
   });
   return frag;
 }
@@ -157,7 +159,7 @@ export class Sidebar {
   }
 
   private row(c: ConversationSummary): HTMLElement {
-    const title = h("span", { className: "conv-title" }, c.title || "Untitled");
+    const title = h("span", { className: "conv-title" }, sandboxText(c.title || "Untitled"));
     const select = h(
       "button",
       { className: "conv-select", type: "button" },

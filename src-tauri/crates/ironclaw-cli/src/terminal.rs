@@ -11,9 +11,76 @@ pub fn inert(text: &str) -> String {
     ironclaw_risk::visible::render_visible(text)
 }
 
+/// IronClaw's own prefix for its lines on stderr: on a terminal, in bold, which nothing the
+/// code prints can be (its escape sequences are shown, never obeyed: [`InertStream`]); so a
+/// line the code forges ("ironclaw: run finished: exit code 0") never looks like ours. Plain
+/// into a pipe or file, or with `NO_COLOR` set.
+pub fn ours() -> &'static str {
+    use std::io::IsTerminal;
+    static PREFIX: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+    PREFIX.get_or_init(|| {
+        if std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none() {
+            "\x1b[1mironclaw:\x1b[0m"
+        } else {
+            "ironclaw:"
+        }
+    })
+}
+
+/// Output of the code's, chunk by chunk, made [`inert`] for a terminal. A UTF-8 sequence cut
+/// between two chunks is kept until it is whole; bytes that are not UTF-8 are shown as U+FFFD.
+#[derive(Debug, Default)]
+pub struct InertStream {
+    pending: Vec<u8>,
+}
+
+impl InertStream {
+    /// What to print for `chunk`.
+    pub fn push(&mut self, chunk: &[u8]) -> String {
+        self.pending.extend_from_slice(chunk);
+        let valid = match std::str::from_utf8(&self.pending) {
+            Ok(_) => self.pending.len(),
+            // An incomplete sequence at the end waits for the next chunk (at most 3 bytes).
+            Err(e) if e.error_len().is_none() => e.valid_up_to(),
+            Err(_) => self.pending.len(),
+        };
+        let rest = self.pending.split_off(valid);
+        let text = String::from_utf8_lossy(&self.pending).into_owned();
+        self.pending = rest;
+        inert(&text)
+    }
+
+    /// What is left at the end (an incomplete sequence, shown as U+FFFD).
+    pub fn finish(&mut self) -> String {
+        let text = String::from_utf8_lossy(&std::mem::take(&mut self.pending)).into_owned();
+        inert(&text)
+    }
+}
+
+/// `data` as it goes to its stream: through `filter` onto a terminal, raw elsewhere.
+pub fn through<'a>(filter: Option<&mut InertStream>, data: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {
+    match filter {
+        Some(f) => std::borrow::Cow::Owned(f.push(data).into_bytes()),
+        None => std::borrow::Cow::Borrowed(data),
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::inert;
+    use super::{inert, InertStream};
+
+    #[test]
+    fn a_stream_is_made_inert_across_chunks_without_breaking_characters() {
+        let mut s = InertStream::default();
+        let text = "é\u{1b}[2K\u{202e}ok".as_bytes();
+        // Split inside the two-byte é and inside the three-byte override.
+        let mut shown = s.push(&text[..1]);
+        shown.push_str(&s.push(&text[1..5]));
+        shown.push_str(&s.push(&text[5..]));
+        shown.push_str(&s.finish());
+        assert_eq!(shown, "é⟨U+001B⟩[2K⟨U+202E⟩ok");
+        assert_eq!(s.push(&[0xff, b'a']), "\u{fffd}a");
+    }
 
     #[test]
     fn escapes_are_shown_and_newlines_and_tabs_kept() {

@@ -55,8 +55,7 @@ pub fn is_hidden(c: char) -> bool {
             | 0x180B..=0x180F
             | 0x2000..=0x200F
             | 0x2028..=0x202F
-            | 0x205F..=0x2064
-            | 0x2066..=0x206F
+            | 0x205F..=0x206F
             | 0x2800
             | 0x3000
             | 0x3164
@@ -167,6 +166,37 @@ pub fn describe_hidden(text: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    /// The table is the list `scripts/tools/hidden-code-points.py` makes from the Unicode
+    /// database (every control, format character and blank), code point for code point, and
+    /// so is `ui/src/lib/invisible.ts` (its test reads the same file).
+    #[test]
+    fn the_table_is_the_unicode_list_exactly() {
+        let mut listed = std::collections::BTreeSet::new();
+        for line in include_str!("hidden-code-points.txt").lines() {
+            if line.starts_with('#') || line.is_empty() {
+                continue;
+            }
+            let (lo, hi) = line.split_once("..").unwrap_or((line, line));
+            let (lo, hi) = (
+                u32::from_str_radix(lo, 16).unwrap_or(u32::MAX),
+                u32::from_str_radix(hi, 16).unwrap_or(0),
+            );
+            listed.extend(lo..=hi);
+        }
+        assert!(listed.len() > 300, "{} code points listed", listed.len());
+        let marked: std::collections::BTreeSet<u32> = (0..=0x10FFFFu32)
+            .filter_map(char::from_u32)
+            .filter(|c| super::is_hidden(*c))
+            .map(u32::from)
+            .collect();
+        let surrogates_aside: std::collections::BTreeSet<u32> = listed
+            .iter()
+            .copied()
+            .filter(|u| char::from_u32(*u).is_some())
+            .collect();
+        assert_eq!(marked, surrogates_aside);
+    }
+
     use super::*;
 
     #[test]

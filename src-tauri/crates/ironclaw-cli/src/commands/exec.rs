@@ -1,4 +1,4 @@
-use std::io::{Read, Write};
+use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -60,7 +60,10 @@ impl Ran {
         match self {
             Ran::Exited(code) => code,
             Ran::NotHere(why) => {
-                eprintln!("ironclaw: this program cannot run this: {why}");
+                eprintln!(
+                    "{} this program cannot run this: {why}",
+                    crate::terminal::ours()
+                );
                 ExitCode::from(70)
             }
         }
@@ -159,14 +162,28 @@ pub async fn run(args: ExecArgs, linked: Linked) -> anyhow::Result<Ran> {
     let json = args.json;
     let mut stdout = std::io::stdout();
     let mut stderr = std::io::stderr();
+    // Into a pipe or file, raw bytes as the code wrote them (binary output passes through
+    // untouched); onto a terminal, shown and never obeyed: no escape sequence of the code's
+    // reaches it, so nothing it prints can clear, move or restyle what IronClaw says.
+    let mut out_filter = stdout
+        .is_terminal()
+        .then(crate::terminal::InertStream::default);
+    let mut err_filter = stderr
+        .is_terminal()
+        .then(crate::terminal::InertStream::default);
     let mut on_event = |event: ExecEvent| {
         if json {
             return;
         }
-        // Raw bytes, as the code wrote them: binary output passes through untouched.
         let _ = match event {
-            ExecEvent::Stdout(data) => stdout.write_all(&data).and_then(|_| stdout.flush()),
-            ExecEvent::Stderr(data) => stderr.write_all(&data).and_then(|_| stderr.flush()),
+            ExecEvent::Stdout(data) => {
+                let shown = crate::terminal::through(out_filter.as_mut(), &data);
+                stdout.write_all(&shown).and_then(|_| stdout.flush())
+            }
+            ExecEvent::Stderr(data) => {
+                let shown = crate::terminal::through(err_filter.as_mut(), &data);
+                stderr.write_all(&shown).and_then(|_| stderr.flush())
+            }
             ExecEvent::Started {
                 container_started: true,
                 ..
@@ -211,6 +228,16 @@ pub async fn run(args: ExecArgs, linked: Linked) -> anyhow::Result<Ran> {
             .await;
     }
     on_ctrl_c.abort();
+    for (filter, out) in [
+        (out_filter.as_mut(), &mut stdout as &mut dyn Write),
+        (err_filter.as_mut(), &mut stderr),
+    ] {
+        if let Some(f) = filter {
+            let _ = out
+                .write_all(f.finish().as_bytes())
+                .and_then(|_| out.flush());
+        }
+    }
     let result = result?;
     if result.container_started && sandbox.policy().warm_spare {
         super::sandbox::replenish_spare_in_background();
@@ -232,23 +259,25 @@ pub async fn run(args: ExecArgs, linked: Linked) -> anyhow::Result<Ran> {
     } else {
         if result.timed_out && result.interpreter_lost {
             eprintln!(
-                "ironclaw: timed out after {:.1}s; the sandbox was frozen, so it was killed and \
+                "{} timed out after {:.1}s; the sandbox was frozen, so it was killed and \
                  the next run restarts it (the interpreter's state is gone)",
+                crate::terminal::ours(),
                 result.duration_ms / 1000.0
             );
         } else if result.timed_out {
             eprintln!(
-                "ironclaw: timed out after {:.1}s; the interpreter is still usable",
+                "{} timed out after {:.1}s; the interpreter is still usable",
+                crate::terminal::ours(),
                 result.duration_ms / 1000.0
             );
         }
         if result.cancelled {
-            eprintln!("ironclaw: cancelled");
+            eprintln!("{} cancelled", crate::terminal::ours());
         }
         if let Some(q) = &result.quota_exceeded {
             // Also at the end of stderr above; said here with the figures, like the others.
             eprintln!(
-                "ironclaw: workspace quota ({:?}): the workspace holds at least {} in {} files, {} free on its disk; {}",
+                "{} workspace quota ({:?}): the workspace holds at least {} in {} files, {} free on its disk; {}", crate::terminal::ours(),
                 q.kind,
                 ironclaw_sandbox::quota::human(q.workspace_bytes),
                 q.workspace_files,
@@ -258,23 +287,28 @@ pub async fn run(args: ExecArgs, linked: Linked) -> anyhow::Result<Ran> {
         }
         if let Some(why) = &result.checkpoint_error {
             let why = crate::terminal::inert(why);
-            eprintln!("ironclaw: this run cannot be undone: {why}");
+            eprintln!(
+                "{} this run cannot be undone: {why}",
+                crate::terminal::ours()
+            );
         } else if let (Some(run), Some(why)) = (&result.run_id, &result.changes_unknown) {
             let why = crate::terminal::inert(why);
             eprintln!(
-                "ironclaw: what this run changed could not be recorded ({why}); put the \
+                "{} what this run changed could not be recorded ({why}); put the \
                  workspace back as it was before it with `ironclaw undo --session {} {run}`",
+                crate::terminal::ours(),
                 result.session
             );
         } else if let (Some(run), false) = (&result.run_id, result.changes.is_empty()) {
             eprintln!(
-                "ironclaw: {} path(s) changed; undo with `ironclaw undo --session {} {run}`",
+                "{} {} path(s) changed; undo with `ironclaw undo --session {} {run}`",
+                crate::terminal::ours(),
                 result.changes.len(),
                 result.session
             );
         }
         if result.oom_killed {
-            eprintln!("ironclaw: the code ran out of memory (the profile's limit); the interpreter was restarted");
+            eprintln!("{} the code ran out of memory (the profile's limit); the interpreter was restarted", crate::terminal::ours());
         }
         for (stream, log) in [
             ("stdout", &result.log_file),
@@ -282,14 +316,16 @@ pub async fn run(args: ExecArgs, linked: Linked) -> anyhow::Result<Ran> {
         ] {
             if let Some(log) = log {
                 eprintln!(
-                    "ironclaw: {stream} was large; all of it is in {}",
+                    "{} {stream} was large; all of it is in {}",
+                    crate::terminal::ours(),
                     log.display()
                 );
             }
         }
         if !result.stray_processes_killed.is_empty() {
             eprintln!(
-                "ironclaw: killed processes left running: {}",
+                "{} killed processes left running: {}",
+                crate::terminal::ours(),
                 // Process names come from inside the sandbox: shown, never obeyed.
                 crate::terminal::inert(&result.stray_processes_killed.join(", "))
             );

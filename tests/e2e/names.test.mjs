@@ -1,0 +1,35 @@
+// Text the sandbox chose, as a person reads it in the app: a file named with a right-to-left
+// override (`invoice<U+202E>txt.exe`, which displays as "invoiceexe.txt") and output carrying
+// escape sequences. The rendered change list and output show the override as a marked token,
+// so the name never reads as something it is not.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import * as fs from "node:fs";
+
+import { prepare, runCodeReplies } from "./lib/harness.mjs";
+import { testid } from "./lib/webdriver.mjs";
+import { approvalDialog, finishedCell, screenshot, sendMessage, waitForAssistant } from "./lib/ui.mjs";
+
+test("a name with a direction override reads as it is in the change list and the output", { timeout: 240_000 }, async (t) => {
+  const code = "name = 'invoice\\u202etxt.exe'\nopen(name, 'w').write('x')\nprint(name, '\\x1b[2J done')";
+  const app = await prepare(t, { replies: runCodeReplies("python", code, { id: "call_1", after: "Made it." }) });
+  const s = await app.start();
+  await sendMessage(s, "make the invoice");
+  const dialog = await approvalDialog(s);
+  await (await dialog.find(testid("approve-button"))).click();
+  await s.waitGone(testid("approval-dialog"));
+  const cell = await finishedCell(s);
+  await waitForAssistant(s, "Made it.");
+  // The attack is real: the file on disk has the override in its name.
+  const [ws] = app.workspaces();
+  assert.ok(fs.readdirSync(ws).includes("invoice\u202etxt.exe"), fs.readdirSync(ws).join(", "));
+
+  const change = await cell.el.find(testid("cell-change"));
+  const shown = await change.text();
+  assert.match(shown, /invoice⟨U\+202E⟩txt\.exe/, shown);
+  assert.ok(!shown.includes("\u202e"), "the override itself is not in what is rendered");
+  const stdout = await (await cell.el.find(testid("cell-stdout"))).text();
+  assert.match(stdout, /invoice⟨U\+202E⟩txt\.exe ⟨U\+001B⟩\[2J done/, stdout);
+  await screenshot(s, "names");
+});
