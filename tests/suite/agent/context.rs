@@ -169,6 +169,9 @@ async fn a_provider_that_counts_more_than_the_estimate_gets_one_harder_retry() {
     ]);
     agent.send("turn 0: print the lines");
     agent.turn_done().await;
+    // A server that does not say how long its window is: nothing to learn, so IronClaw
+    // compacts harder once.
+    agent.server.refuse_without_naming_the_window();
     agent.server.enforce_window(ContextLimit {
         tokens: 3_000,
         bytes_per_token: 3.0,
@@ -405,4 +408,107 @@ async fn ironclaw_chat_with_ollama_takes_the_window_from_the_model_and_sends_it_
         );
         assert!(!request.truncated);
     }
+}
+
+/// A server whose window is smaller than IronClaw assumed refuses with its own words: the
+/// window it names is learnt (kept for the model, told to the person), the conversation is
+/// fitted to it and goes on; and a model that answers the summary request with nothing does
+/// not end the conversation: its start is left out with a marker, and later turns work.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refusal_teaches_the_window_and_an_empty_summary_does_not_end_the_conversation() {
+    let env = TestEnv::new().await;
+    let mut agent =
+        Agent::start_with_window(env, Wire::OpenAi, ApprovalPolicy::NeverAsk, WINDOW).await;
+    agent.push_all([
+        asks_to_run("c0", "python", &prints(6, 0)),
+        says("First done."),
+        asks_to_run("c1", "python", &prints(6, 1)),
+        says("Second done."),
+    ]);
+    agent.send("turn 0: print the lines");
+    agent.turn_done().await;
+    agent.send("turn 1: more lines");
+    agent.turn_done().await;
+    let sent_before = agent.requests().len();
+    // The server's real window: 2,250 tokens, refused in OpenAI's words.
+    agent.server.enforce_window(ContextLimit {
+        tokens: 2_250,
+        bytes_per_token: 3.0,
+    });
+    agent.server.push_toolless(says(""));
+    agent.push(says("Third done."));
+    agent.send("turn 2: and now?");
+    let events = agent.collect_until_turn_end().await;
+    assert!(
+        matches!(
+            events.last(),
+            Some(AgentEvent::TurnEnded {
+                status: TurnOutcome::Done,
+                ..
+            })
+        ),
+        "{}",
+        agent.dump()
+    );
+    let notes: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Note { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    // The refusal happened, and taught the window.
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("2250 tokens") && n.contains("8192")),
+        "{notes:?} {}",
+        agent.dump()
+    );
+    assert!(
+        notes.iter().any(|n| n.contains("could not summarise")),
+        "{notes:?}"
+    );
+    let requests = agent.requests();
+    let refused = requests[sent_before..]
+        .iter()
+        .filter(|r| {
+            ContextLimit {
+                tokens: 2_250,
+                bytes_per_token: 3.0,
+            }
+            .count(&r.body)
+                > 2_250
+        })
+        .count();
+    assert_eq!(
+        refused, 1,
+        "only the first request after the window passed it"
+    );
+    // Later turns are fitted to the learnt window from the start: no refusal, and the meter
+    // measures against it.
+    agent.push(says("Fourth done."));
+    agent.send("turn 3: once more");
+    let events = agent.collect_until_turn_end().await;
+    assert!(matches!(
+        events.last(),
+        Some(AgentEvent::TurnEnded {
+            status: TurnOutcome::Done,
+            ..
+        })
+    ));
+    assert!(events.iter().any(|e| matches!(
+        e,
+        AgentEvent::ContextUsage {
+            window_tokens: 2_250,
+            ..
+        }
+    )));
+    let after = agent.requests();
+    assert!(after[requests.len()..].iter().all(|r| ContextLimit {
+        tokens: 2_250,
+        bytes_per_token: 3.0
+    }
+    .count(&r.body)
+        <= 2_250));
 }

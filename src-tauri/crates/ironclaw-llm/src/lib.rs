@@ -56,6 +56,6 @@ pub use retry::RetryPolicy;
 pub use tokio_util::sync::CancellationToken;
 pub use types::{ChatRequest, Image, Message, StopReason, StreamEvent, ToolCall, ToolSpec, Usage};
 pub use window::{
-    choose_window, known_context_window, ContextWindow, ToolMode, WindowSource,
-    DEFAULT_CONTEXT_WINDOW,
+    choose_window, known_context_window, window_from_refusal, ContextWindow, ToolMode,
+    WindowSource, DEFAULT_CONTEXT_WINDOW,
 };

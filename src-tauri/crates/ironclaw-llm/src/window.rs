@@ -32,6 +32,8 @@ pub enum WindowSource {
     Provider,
     KnownModel,
     Default,
+    /// Said by the server when it refused a longer request (learnt, kept per model).
+    Refused,
 }
 
 impl WindowSource {
@@ -43,6 +45,7 @@ impl WindowSource {
             WindowSource::Default => {
                 "a cautious default for an unknown model; set context_window to change it"
             }
+            WindowSource::Refused => "as the server said when it refused a longer request",
         }
     }
 }
@@ -120,9 +123,84 @@ pub fn choose_window(setting: Option<u32>, reported: Option<u32>, model: &str) -
     }
 }
 
+/// The window a server named when it refused a request as too long, from its own words:
+/// OpenAI's and vLLM's ("maximum context length is 2250 tokens"), Anthropic's ("210000 tokens >
+/// 200000 maximum"), llama.cpp's ("exceeds the available context size (4096 tokens)") and
+/// Ollama's and others' ("context length of 4096", "n_ctx = 4096", "num_ctx: 2048"). Numbers
+/// that say how long the request was are not it. `None` when no window is named.
+pub fn window_from_refusal(message: &str) -> Option<u32> {
+    const NAMES: &[&str] = &[
+        "maximum context length",
+        "max context length",
+        "context length",
+        "context size",
+        "context window",
+        "maximum context",
+        "n_ctx",
+        "num_ctx",
+        "max_model_len",
+        "n_ctx_slot",
+    ];
+    let lower = message.to_ascii_lowercase();
+    let bytes = lower.as_bytes();
+    let mut found: Option<u32> = None;
+    let mut i = 0;
+    while i < bytes.len() {
+        if !bytes[i].is_ascii_digit() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() && (bytes[i].is_ascii_digit() || bytes[i] == b',') {
+            i += 1;
+        }
+        let Ok(n) = lower[start..i].replace(',', "").parse::<u64>() else {
+            continue;
+        };
+        let before = lower[..start].trim_end_matches([' ', '(', ':', '=', '"']);
+        let before = ["is", "of", "to"]
+            .iter()
+            .find_map(|w| before.strip_suffix(w).filter(|b| b.ends_with(' ')))
+            .map_or(before, |b| b.trim_end());
+        let after = &lower[i..];
+        let names_it = NAMES.iter().any(|name| before.ends_with(name))
+            || after.starts_with(" maximum")
+            || after.starts_with(" tokens maximum");
+        if names_it && (256..=100_000_000).contains(&n) {
+            let n = n as u32;
+            found = Some(found.map_or(n, |f| f.min(n)));
+        }
+    }
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refusal_names_the_window_in_each_servers_words() {
+        let cases = [
+            // OpenAI (and vLLM, and OpenAI-compatible servers that copy it).
+            ("This model's maximum context length is 2250 tokens. However, your messages resulted in 3071 tokens. Please reduce the length of the messages.", Some(2250)),
+            ("This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4000 in the messages, 1000 in the completion).", Some(4096)),
+            // Anthropic.
+            ("prompt is too long: 210517 tokens > 200000 maximum", Some(200_000)),
+            // llama.cpp's server.
+            ("the request exceeds the available context size (4096 tokens), try increasing it", Some(4096)),
+            ("request (5120 tokens) exceeds the available context size (4096 tokens), try increasing it", Some(4096)),
+            // Ollama and others.
+            ("input length exceeds the context length of 2048", Some(2048)),
+            ("requested tokens (9000) exceed context window of 8,192", Some(8192)),
+            ("llama_decode failed: n_ctx = 2048", Some(2048)),
+            // Says how much too long, not how long: no window.
+            ("prompt too long; exceeded max context length by 100 tokens", None),
+            ("the conversation is too long", None),
+        ];
+        for (message, window) in cases {
+            assert_eq!(window_from_refusal(message), window, "{message}");
+        }
+    }
 
     #[test]
     fn the_most_specific_prefix_wins_and_provider_prefixes_are_ignored() {

@@ -63,7 +63,7 @@ pub(super) async fn prepare(
     if !fitted.fits() || harder {
         if let Some(covers) = compact::covers(&transcript, compaction.as_ref()) {
             let before = fitted.tokens;
-            let new = summarise(
+            let new = match summarise(
                 inner,
                 rt,
                 &estimator,
@@ -72,7 +72,12 @@ pub(super) async fn prepare(
                 covers,
                 cancel,
             )
-            .await?;
+            .await
+            {
+                Ok(summary) => summary,
+                Err(StepError::Failed(why)) => left_out(inner, covers, &why).await,
+                Err(other) => return Err(other),
+            };
             fitted = fit_now(Some(&new), harder);
             record(inner, turn_id, &new, before, fitted.tokens)?;
             compaction = Some(new);
@@ -203,6 +208,34 @@ async fn summarise(
     };
     *inner.compaction.lock().await = Some(compaction.clone());
     Ok(compaction)
+}
+
+/// When the model cannot summarise the conversation's start (an error, an empty answer), that
+/// start is left out with a marker the model and the person both see: a conversation never
+/// dies of its own length.
+async fn left_out(inner: &Inner, covers: usize, why: &str) -> Compaction {
+    tracing::warn!(
+        why,
+        covers,
+        "no summary: the conversation's start is left out"
+    );
+    inner.emit(AgentEvent::Note {
+        text: format!(
+            "The conversation outgrew the model's context window and the model could not \
+             summarise its start ({why}), so its first {covers} message(s) of yours and what \
+             followed them are left out of what the model reads. The history keeps them."
+        ),
+    });
+    let compaction = Compaction {
+        covers_user_messages: covers,
+        text: format!(
+            "[The first {covers} user message(s) of this conversation and the replies to them \
+             are left out: they no longer fit the context window and could not be summarised. \
+             Ask the user if something from them is needed.]"
+        ),
+    };
+    *inner.compaction.lock().await = Some(compaction.clone());
+    compaction
 }
 
 /// Keeps the summary in the history and tells the person.

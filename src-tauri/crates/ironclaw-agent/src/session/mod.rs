@@ -148,6 +148,11 @@ pub(crate) struct Inner {
     pub mcp: tokio::sync::OnceCell<Arc<ironclaw_mcp::Servers>>,
 }
 
+/// Where the window a model's server named in a refusal is kept (all conversations share it).
+pub fn learned_window_key(provider: &str, model: &str) -> String {
+    format!("context_window_refused:{provider}:{model}")
+}
+
 impl Inner {
     /// The sandbox and the model, resolved on the first call; the model is the one the person
     /// switched to, if they did.
@@ -160,7 +165,43 @@ impl Inner {
         if let Some((provider, model)) = remembered {
             self.use_model(&provider, &model).await;
         }
-        Ok(self.with_override(base))
+        Ok(self.with_learned_window(self.with_override(base)))
+    }
+
+    /// `rt` with the window its model's server named when it last refused a request as too
+    /// long, when that is smaller than what IronClaw assumed: the server knows.
+    fn with_learned_window(&self, mut rt: Runtime) -> Runtime {
+        let key = learned_window_key(rt.provider.id(), &rt.model);
+        if let Ok(Some(tokens)) = self.deps.history.get_setting::<u32>(&key) {
+            if tokens < rt.context_window.tokens {
+                rt.context_window =
+                    ironclaw_llm::ContextWindow::new(tokens, ironclaw_llm::WindowSource::Refused);
+            }
+        }
+        rt
+    }
+
+    /// Keeps the window a refusal named for `rt`'s model (every conversation's, from now on)
+    /// and tells the person. `false` when it teaches nothing new.
+    pub(super) fn learn_refused_window(&self, rt: &Runtime, tokens: u32) -> bool {
+        if tokens >= rt.context_window.tokens {
+            return false;
+        }
+        let key = learned_window_key(rt.provider.id(), &rt.model);
+        if let Err(e) = self.deps.history.set_setting(&key, &tokens) {
+            tracing::warn!(error = %e, "could not keep the window the server named");
+        }
+        self.emit(AgentEvent::Note {
+            text: format!(
+                "{} refused the request as too long: its context window is {tokens} tokens, not \
+                 the {} IronClaw assumed ({}). IronClaw keeps to {tokens} for this model from \
+                 now on, and fitted the conversation again.",
+                rt.model,
+                rt.context_window.tokens,
+                rt.context_window.source.describe()
+            ),
+        });
+        true
     }
 
     fn with_override(&self, base: &Runtime) -> Runtime {

@@ -130,7 +130,8 @@ async fn steps(
     turn_id: ironclaw_protocol::TurnId,
     cancel: &CancellationToken,
 ) -> Result<(), StepError> {
-    let rt = &inner.runtime().await.map_err(StepError::Failed)?;
+    let mut runtime = inner.runtime().await.map_err(StepError::Failed)?;
+    let mut rt = &runtime;
     let (profile_name, profile) = rt
         .sandbox
         .policy()
@@ -166,6 +167,16 @@ async fn steps(
             .instrument(span)
             .await
         {
+            // The server named its window, smaller than assumed: fit to that, from now on.
+            Err(StepError::ContextTooLong(message))
+                if ironclaw_llm::window_from_refusal(&message)
+                    .is_some_and(|w| inner.learn_refused_window(rt, w)) =>
+            {
+                tracing::warn!(%message, "the server named a smaller window; fitting to it");
+                runtime = inner.runtime().await.map_err(StepError::Failed)?;
+                rt = &runtime;
+                continue;
+            }
             // Our estimate said it fit; the provider counts differently. Once.
             Err(StepError::ContextTooLong(message)) if effort == Effort::Normal => {
                 tracing::warn!(%message, "the provider found the request too long; compacting harder");

@@ -90,6 +90,8 @@ struct Inner {
     models: Option<Vec<String>>,
     request_log: Option<PathBuf>,
     window: Option<ContextLimit>,
+    /// Refusals for length do not name the window (as some servers' do not).
+    refusal_names_no_window: bool,
     /// What `/api/show` reports as the model's `context_length`.
     model_context_length: Option<u64>,
     /// `/api/show` leaves `tools` out of the capabilities.
@@ -149,6 +151,12 @@ impl ScriptedServer {
     /// Rejects chat requests longer than `limit` from now on, as the real services do.
     pub fn enforce_window(&self, limit: ContextLimit) {
         self.shared.lock().window = Some(limit);
+    }
+
+    /// Refusals for length say only that the request was too long, not how long the window
+    /// is, as some servers' do.
+    pub fn refuse_without_naming_the_window(&self) {
+        self.shared.lock().refusal_names_no_window = true;
     }
 
     /// What `/api/show` reports as the model's window (default 131072).
@@ -314,7 +322,8 @@ async fn handle(
         .filter(|(limit, counted)| counted > limit);
     let models = record(&shared, recorded);
     if let (Some((limit, counted)), &Method::POST) = (over, &method) {
-        return Ok(too_long(path.as_str(), limit, counted));
+        let named = !shared.lock().refusal_names_no_window;
+        return Ok(too_long(path.as_str(), limit, counted, named));
     }
 
     Ok(match (&method, path.as_str()) {

@@ -26,8 +26,10 @@ impl ContextLimit {
 }
 
 /// The services' own answers to a prompt over the window (status 400 and their bodies).
-pub(super) fn too_long(path: &str, limit: u64, counted: u64) -> Response<Body> {
-    let body = if path.ends_with("/messages") {
+pub(super) fn too_long(path: &str, limit: u64, counted: u64, named: bool) -> Response<Body> {
+    let body = if !named {
+        json!({"error": {"message": "The input is too long for this model; shorten the conversation.", "type": "invalid_request_error", "code": "context_length_exceeded"}})
+    } else if path.ends_with("/messages") {
         json!({"type": "error", "error": {"type": "invalid_request_error", "message": format!("prompt is too long: {counted} tokens > {limit} maximum")}})
     } else {
         json!({"error": {"message": format!("This model's maximum context length is {limit} tokens. However, your messages resulted in {counted} tokens. Please reduce the length of the messages."), "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}})
