@@ -342,3 +342,45 @@ async fn chat_image_sends_the_picture_and_a_missing_one_stops_the_chat_naming_it
     );
     assert_eq!(server.chat_requests().len(), 2, "no model was asked");
 }
+
+/// A tool the model was not offered never runs: a text-only model that calls `view_image`
+/// anyway gets a tool error, the chat does not say the model looked at anything, and no
+/// picture goes out with the next request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_the_model_was_not_offered_never_runs() {
+    let mut agent =
+        Agent::start_text_only(TestEnv::new().await, Wire::OpenAi, ApprovalPolicy::NeverAsk).await;
+    agent.push_all([
+        asks_to_run(
+            "c1",
+            "python",
+            "import base64\nopen('/workspace/pic.png', 'wb').write(base64.b64decode('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=='))",
+        ),
+        asks_to_view("c2", "pic.png"),
+        says("ok"),
+    ]);
+    agent.send("draw, then look");
+    let events = agent.collect_until_turn_end().await;
+    assert!(
+        agent.workspace().join("pic.png").exists(),
+        "the picture was there to look at"
+    );
+    // The model did ask: the second request had no view_image to offer.
+    let requests = agent.requests();
+    assert!(!requests[1].body["tools"].to_string().contains("view_image"));
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::ImageViewed { .. })),
+        "{}",
+        agent.dump()
+    );
+    let results = tool_results(&requests[2]);
+    assert!(
+        results
+            .iter()
+            .any(|r| r.contains("view_image") && r.contains("not offered")),
+        "{results:?}"
+    );
+    assert!(pictures_in(&requests[2].body).is_empty());
+}

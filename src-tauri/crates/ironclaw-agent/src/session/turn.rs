@@ -252,7 +252,21 @@ async fn steps(
                 })
                 .map_err(|e| StepError::Failed(format!("could not record the tool call: {e}")))?;
             let mut shown = Vec::new();
-            let handled = if call.name == tools::FETCH_URL {
+            // Only what this request offered runs: a model that names another tool (one it
+            // was offered before a switch of model, or none at all) is told so, and nothing
+            // happens on its behalf.
+            let offered = request.tools.iter().any(|t| t.name == call.name)
+                || (code_blocks && call.name == tools::RUN_CODE);
+            let handled = if !offered {
+                Ok((
+                    format!(
+                        "unknown tool `{}`: it was not offered to you in this request, so \
+                         nothing ran. Use only the tools you were given.",
+                        call.name
+                    ),
+                    true,
+                ))
+            } else if call.name == tools::FETCH_URL {
                 fetch::handle(inner, recorded.id, call, cancel).await
             } else if call.name == tools::VIEW_IMAGE {
                 view_image::handle(inner, recorded.id, call).await.map(
