@@ -31,6 +31,13 @@ pub mod recovery;
 
 type Res<T> = Result<T, CommandError>;
 
+/// Quits the app as the tray's Quit does (Ctrl+Q): the window goes at once, then the
+/// conversations' sandboxes are stopped.
+#[tauri::command]
+pub fn quit_app(app: tauri::AppHandle) {
+    app.exit(0);
+}
+
 #[tauri::command]
 pub async fn doctor(desktop: State<'_, Desktop>) -> Res<DoctorReport> {
     Ok(desktop.doctor().await)

@@ -12,11 +12,17 @@ import { testid } from "./lib/webdriver.mjs";
 import { approvalDialog, finishedCell, screenshot, sendMessage, waitForAssistant } from "./lib/ui.mjs";
 
 test("a name with a direction override reads as it is in the change list and the output", { timeout: 240_000 }, async (t) => {
-  const code = "name = 'invoice\\u202etxt.exe'\nopen(name, 'w').write('x')\nprint(name, '\\x1b[2J done')";
+  // A long line too: its end is part of what is approved, never hidden behind a scrollbar.
+  const code = `name = 'invoice\\u202etxt.exe'\nopen(name, 'w').write('x')  # ${"the end of this line must be seen ".repeat(8)}END\nprint(name, '\\x1b[2J done')`;
   const app = await prepare(t, { replies: runCodeReplies("python", code, { id: "call_1", after: "Made it." }) });
   const s = await app.start();
   await sendMessage(s, "make the invoice");
   const dialog = await approvalDialog(s);
+  const overflow = await s.execute(
+    "const el = document.querySelector('[data-testid=\"approval-code\"]'); return el.scrollWidth - el.clientWidth;",
+  );
+  assert.ok(overflow <= 1, `the code scrolls sideways by ${overflow}px`);
+  assert.match(await (await s.byTestId("approval-code")).text(), /must be seen END/);
   await (await dialog.find(testid("approve-button"))).click();
   await s.waitGone(testid("approval-dialog"));
   const cell = await finishedCell(s);

@@ -379,6 +379,9 @@ export class App {
       case "zoomReset":
         updatePrefs({ zoom: 1 });
         return;
+      case "quit":
+        void this.api.quitApp().catch((e) => this.failed(e, "Could not quit"));
+        return;
       case "newConversation":
       case "search":
       case "settings":
@@ -411,8 +414,15 @@ export class App {
   }
 
   private closeOverlay(): void {
-    this.overlay?.remove();
+    const overlay = this.overlay;
+    const active = document.activeElement;
+    const hadFocus = !!overlay && !!active && overlay.contains(active);
+    overlay?.remove();
     this.overlay = null;
+    // Focus inside what closed would go with it, and keys typed next would go nowhere.
+    if (overlay && (hadFocus || !document.activeElement || document.activeElement === document.body) && this.shell.isConnected) {
+      this.chat.focusInput();
+    }
   }
 
   /** Where a failed command points, by its kind: the system check for Docker and the image,

@@ -634,7 +634,15 @@ describe("undo a run", () => {
     expect(q<HTMLButtonElement>("cell-rewind", second).hidden).toBe(false);
     expect(q<HTMLButtonElement>("cell-rewind", third).hidden).toBe(true);
 
+    // Two runs would be undone by one click: it asks once more, saying how many.
     q<HTMLButtonElement>("cell-rewind", first).click();
+    await settle(20);
+    expect(api.calls.filter((c) => c.name === "rewindTo")).toHaveLength(0);
+    expect(q("cell-undo-status", first).textContent).toContain("undoes the 2 runs after this one");
+    const confirm = q<HTMLButtonElement>("cell-rewind-confirm", first);
+    expect(confirm.hidden).toBe(false);
+    expect(confirm.textContent).toBe("Undo 2 later runs");
+    confirm.click();
     await settle(60);
     const call = api.calls.filter((c) => c.name === "rewindTo");
     expect(call.map((c) => c.args[1])).toEqual([first.dataset["executionId"]]);
@@ -642,6 +650,8 @@ describe("undo a run", () => {
     expect(q("cell-changes", third).dataset["state"]).toBe("undone");
     expect(q("cell-changes", first).dataset["state"]).not.toBe("undone");
     expect(q("cell-undo-status", first).textContent).toContain("Rewound: 2 later runs undone");
+    // The Undo beside it says what it would take back.
+    expect(q("cell-undo", first).textContent).toBe("Undo this run too");
     expect(q<HTMLButtonElement>("cell-redo", third).hidden).toBe(false);
     // Nothing later stands now: no rewind offered anywhere.
     for (const c of [first, second, third]) expect(q<HTMLButtonElement>("cell-rewind", c).hidden).toBe(true);

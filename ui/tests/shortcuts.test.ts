@@ -18,6 +18,7 @@ describe("shortcut table", () => {
     expect(matchShortcut(ctrl("+", { shiftKey: true }), false)).toBe("zoomIn");
     expect(matchShortcut(ctrl("-"), false)).toBe("zoomOut");
     expect(matchShortcut(ctrl("0"), false)).toBe("zoomReset");
+    expect(matchShortcut(ctrl("q"), true)).toBe("quit");
     expect(matchShortcut(k("F1"), true)).toBe("help");
     expect(matchShortcut(k("?", { shiftKey: true }), false)).toBe("help");
     // Cmd on macOS is Ctrl elsewhere.
@@ -137,4 +138,22 @@ describe("shortcuts in the app", () => {
     await settle(20);
     expect(api.calls.filter((c) => c.name === "decide")).toHaveLength(1);
   });
+
+  it("Escape out of Settings gives the keys back to the composer, and Ctrl+Q quits", async () => {
+    const { api } = await start();
+    press(",", { ctrlKey: true });
+    await settle(10);
+    expect(all("settings-screen")).toHaveLength(1);
+    expect(q("settings-screen").contains(document.activeElement)).toBe(true);
+    press("Escape");
+    await settle(5);
+    expect(all("settings-screen")).toHaveLength(0);
+    // Not lost on the page: what is typed next goes into the message box.
+    expect(document.activeElement).toBe(q("message-input"));
+    expect(api.quitRequests).toBe(0);
+    press("q", { ctrlKey: true });
+    await settle(5);
+    expect(api.quitRequests).toBe(1);
+  });
 });
+

@@ -44,6 +44,11 @@ import type { UndoUsage } from "../bindings/UndoUsage";
 import type { WorkspaceEntry } from "../bindings/WorkspaceEntry";
 
 export interface Commands {
+  /**
+   * Quits the app as the tray's Quit does (Ctrl+Q): the window goes at once, then the
+   * conversations' sandboxes are stopped.
+   */
+  quitApp(): Promise<void>;
   doctor(): Promise<DoctorReport>;
   prepareImage(onProgress: (message: ImageProgress) => void): Promise<void>;
   getSettings(): Promise<Settings>;
@@ -185,6 +190,7 @@ export interface Commands {
 
 /** Every command's name, as `invoke` sends it. */
 export const COMMAND_NAMES = [
+  "quit_app",
   "doctor",
   "prepare_image",
   "get_settings",
@@ -236,6 +242,7 @@ export const COMMAND_NAMES = [
 ] as const;
 
 export const tauriCommands: Commands = {
+  quitApp: () => invoke<void>("quit_app"),
   doctor: () => invoke<DoctorReport>("doctor"),
   prepareImage: (onProgress) => invoke<void>("prepare_image", { onProgress: channel(onProgress) }),
   getSettings: () => invoke<Settings>("get_settings"),

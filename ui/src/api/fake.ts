@@ -548,6 +548,12 @@ export class FakeBackend implements Api {
     return folderOpening(id, this.scenario !== "nofilemanager");
   }
 
+  /** Quitting, as the app would; tests read how often it was asked. */
+  quitRequests = 0;
+  async quitApp(): Promise<void> {
+    this.quitRequests += 1;
+  }
+
   async openExternal(url: string): Promise<void> {
     this.log("openExternal", url);
   }

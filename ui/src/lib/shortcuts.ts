@@ -6,7 +6,7 @@
 // (focus starts on the code, Enter outside a focused button does nothing, Escape closes
 // without deciding). "Focus the pending approval" only opens that dialog.
 
-export type ShortcutAction = "newConversation" | "search" | "settings" | "pendingApproval" | "help" | "zoomIn" | "zoomOut" | "zoomReset";
+export type ShortcutAction = "newConversation" | "search" | "settings" | "pendingApproval" | "help" | "zoomIn" | "zoomOut" | "zoomReset" | "quit";
 
 export interface KeyLike {
   key: string;
@@ -34,6 +34,7 @@ const BINDINGS: readonly Binding[] = [
   { action: "zoomIn", mod: true, keys: ["=", "+"] },
   { action: "zoomOut", mod: true, keys: ["-", "_"] },
   { action: "zoomReset", mod: true, keys: ["0"] },
+  { action: "quit", mod: true, keys: ["q"] },
   { action: "help", mod: false, keys: ["f1"] },
   { action: "help", mod: false, keys: ["?"] },
 ];
@@ -47,6 +48,7 @@ export const SHORTCUT_LIST: readonly { keys: string[]; label: string }[] = [
   { keys: ["Ctrl", "="], label: "Larger text" },
   { keys: ["Ctrl", "-"], label: "Smaller text" },
   { keys: ["Ctrl", "0"], label: "Text at the system size" },
+  { keys: ["Ctrl", "Q"], label: "Quit (the sandboxes are stopped)" },
   { keys: ["F1"], label: "This list (or ? when not typing)" },
   { keys: ["Esc"], label: "Close a dialog or panel without deciding anything" },
 ];

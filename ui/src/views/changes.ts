@@ -83,6 +83,9 @@ export class ChangesStrip {
   private readonly redoBtn: HTMLButtonElement;
   private readonly forceBtn: HTMLButtonElement;
   private readonly rewindBtn: HTMLButtonElement;
+  private readonly rewindConfirm: HTMLButtonElement;
+  /** Later runs whose changes stand: what a rewind to this run would undo. */
+  private laterStanding = 0;
 
   constructor(
     private readonly executionId: string,
@@ -105,7 +108,19 @@ export class ChangesStrip {
     this.forceBtn = h("button", { testid: "cell-undo-force", className: "btn btn-small", type: "button", hidden: true }, "Undo those too");
     // Shown by the thread only while a later run's changes stand (see `rewindable`).
     this.rewindBtn = h("button", { testid: "cell-rewind", className: "btn btn-small btn-quiet", type: "button", hidden: true, title: "Put the files back as they were right after this run: every later run is undone (each can be redone)" }, "Rewind files to here");
-    this.rewindBtn.addEventListener("click", () => this.send(() => this.actions.rewind(this.executionId)));
+    // More than one run undone by one click is asked once more, saying how many.
+    this.rewindConfirm = h("button", { testid: "cell-rewind-confirm", className: "btn btn-small btn-danger", type: "button", hidden: true }, "Undo them");
+    this.rewindBtn.addEventListener("click", () => {
+      if (this.laterStanding > 1 && this.rewindConfirm.hidden) {
+        this.rewindConfirm.hidden = false;
+        this.rewindConfirm.textContent = `Undo ${this.laterStanding} later runs`;
+        this.status.textContent = `Rewinding undoes the ${this.laterStanding} runs after this one, newest first; each can be redone.`;
+        this.rewindConfirm.focus();
+        return;
+      }
+      this.send(() => this.actions.rewind(this.executionId));
+    });
+    this.rewindConfirm.addEventListener("click", () => this.send(() => this.actions.rewind(this.executionId)));
     this.undoBtn.addEventListener("click", () => this.send(() => this.actions.undo(this.executionId, false)));
     this.forceBtn.addEventListener("click", () => this.send(() => this.actions.undo(this.executionId, true)));
     this.redoBtn.addEventListener("click", () => this.send(() => this.actions.redo(this.executionId)));
@@ -118,6 +133,7 @@ export class ChangesStrip {
       this.undoBtn,
       this.redoBtn,
       this.rewindBtn,
+      this.rewindConfirm,
     );
     if (state.changesUnknown && !state.undone) {
       // Never "0 files changed": nobody knows what the run changed, but it is linked to the
@@ -157,6 +173,7 @@ export class ChangesStrip {
 
   private send(act: () => void): void {
     this.working = true;
+    this.rewindConfirm.hidden = true;
     for (const b of [this.undoBtn, this.redoBtn, this.forceBtn, this.rewindBtn]) b.disabled = true;
     this.status.textContent = "Working…";
     act();
@@ -201,8 +218,10 @@ export class ChangesStrip {
   }
 
   /** Offer "Rewind files to here" when a later run's changes stand and this run's do too. */
-  rewindable(later: boolean): void {
-    this.rewindBtn.hidden = !(later && this.standing);
+  rewindable(later: number): void {
+    this.laterStanding = later;
+    this.rewindBtn.hidden = !(later > 0 && this.standing);
+    if (this.rewindBtn.hidden) this.rewindConfirm.hidden = true;
   }
 
   /** A rewind to this run is done: `count` later runs were undone. */
@@ -210,6 +229,8 @@ export class ChangesStrip {
     this.settle();
     this.status.textContent =
       count === 0 ? "Nothing to rewind: no later run's changes stand." : `Rewound: ${count === 1 ? "1 later run" : `${count} later runs`} undone; the files are as this run left them.`;
+    // Beside that, the Undo button takes back this run itself: say so.
+    this.undoBtn.textContent = "Undo this run too";
   }
 
   /** The core refused (its reason is shown in the thread). */

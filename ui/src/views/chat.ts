@@ -670,10 +670,10 @@ export class ChatView {
 
   /** "Rewind files to here" on each run whose changes stand while a later run's do too. */
   private updateRewind(): void {
-    let later = false;
+    let later = 0;
     for (const cell of [...this.cells.values()].reverse()) {
       cell.strip?.rewindable(later);
-      later ||= cell.strip?.standing ?? false;
+      if (cell.strip?.standing) later += 1;
     }
   }
 
