@@ -425,6 +425,9 @@ describe("first run", () => {
     expect(q("doctor-screen")).toBeTruthy();
     expect(q("docker-status").dataset["state"]).toBe("ok");
     expect(q("image-status").dataset["ready"]).toBe("true");
+    // Before the person tried anything nothing is wrong: a hint, not a red error.
+    expect(q("provider-status").classList.contains("error")).toBe(false);
+    expect(q("ollama-note").hidden).toBe(false);
     q<HTMLSelectElement>("provider-kind").value = "openai";
     q<HTMLSelectElement>("provider-kind").dispatchEvent(new Event("change"));
     q<HTMLInputElement>("provider-base-url").value = "http://127.0.0.1:8080/v1";
@@ -432,6 +435,8 @@ describe("first run", () => {
     q<HTMLButtonElement>("save-provider").click();
     await settle(10);
     expect(q("provider-status").textContent).toMatch(/connected/i);
+    // A model is connected: "No Ollama is running…" is no longer said.
+    expect(q("ollama-note").hidden).toBe(true);
     q<HTMLButtonElement>("doctor-continue").click();
     await settle();
     expect(q("chat-view")).toBeTruthy();

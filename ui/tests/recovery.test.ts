@@ -60,3 +60,18 @@ describe("recovery screen (damaged history)", () => {
     expect(await api.startupNotices()).toEqual([]);
   });
 });
+
+describe("which way out is offered first", () => {
+  it("is Recover for a damaged database, and Start fresh for a file that is no database at all", async () => {
+    const api = new FakeBackend({ scenario: "damaged" });
+    const state = await api.startupState();
+    const damage = state.historyDamage!;
+    for (const notADatabase of [false, true]) {
+      document.body.replaceChildren(recoveryScreen(api, { ...damage, notADatabase }, () => {}));
+      const primary = document.querySelectorAll(".recovery .btn-primary");
+      expect(primary).toHaveLength(1);
+      expect(primary[0]?.getAttribute("data-testid")).toBe(notADatabase ? "recovery-start-fresh" : "recovery-recover");
+      expect(document.querySelector(".recovery .actions button")?.getAttribute("data-testid")).toBe(primary[0]?.getAttribute("data-testid"));
+    }
+  });
+});

@@ -69,7 +69,7 @@ export async function doctorScreen(api: Api, actions: DoctorActions, known?: Doc
   const provider = new ProviderFields({ kind: "provider-kind", baseUrl: "provider-base-url", model: "provider-model", apiKey: "provider-api-key" }, settings);
   const providerStatus = h("p", { testid: "provider-status", className: "check-detail", role: "status" });
   const saveProvider = h("button", { testid: "save-provider", className: "btn btn-primary", type: "button" }, "Save and test");
-  const ollamaNote = h("p", { className: "check-detail" });
+  const ollamaNote = h("p", { testid: "ollama-note", className: "check-detail" });
   const modelMark = h("span", { testid: "model-mark", className: "check-mark", "aria-hidden": "true" });
   applyModelMark(modelMark, "untested");
   const continueBtn = h("button", { testid: "doctor-continue", className: "btn btn-primary btn-large", type: "button" }, "Continue");
@@ -126,12 +126,15 @@ export async function doctorScreen(api: Api, actions: DoctorActions, known?: Doc
       else provider.preferKind("openai");
     }
     provider.keyringNote(m.keyringAvailable ? null : m.keyringMessage);
+    // Once a model is set up, where else one could come from is no longer news.
+    ollamaNote.hidden = m.configured && models.length === 0;
+    // Nothing has gone wrong before the person tried anything: a hint, never a red error.
     providerStatus.textContent = m.configured
       ? "A model is set up."
       : models.length
         ? "Not saved yet: IronClaw will use the local Ollama until you save a choice."
-        : "No model is set up yet.";
-    providerStatus.classList.toggle("error", !m.configured && models.length === 0);
+        : "Choose where your model runs, then save: no model is set up yet.";
+    providerStatus.classList.remove("error");
   }
 
   // MCP servers: a line per server of mcp.yaml, each started in its container and asked for

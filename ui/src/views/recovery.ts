@@ -21,8 +21,10 @@ export function recoveryScreen(api: Api, damage: HistoryDamage, done: (outcome: 
     backup.select();
     void navigator.clipboard?.writeText(damage.backup).catch(() => document.execCommand("copy"));
   });
-  const fresh = h("button", { testid: "recovery-start-fresh", className: "btn btn-large", type: "button" }, "Start fresh");
-  const recover = h("button", { testid: "recovery-recover", className: "btn btn-primary btn-large", type: "button" }, "Recover what can be read");
+  // The likelier way out is the primary one: when the file is no database at all, there is
+  // nothing to read back, and Start fresh is what a person wants.
+  const fresh = h("button", { testid: "recovery-start-fresh", className: `btn btn-large${damage.notADatabase ? " btn-primary" : ""}`, type: "button" }, "Start fresh");
+  const recover = h("button", { testid: "recovery-recover", className: `btn btn-large${damage.notADatabase ? "" : " btn-primary"}`, type: "button" }, "Recover what can be read");
   const status = h("p", { testid: "recovery-status", className: "check-detail", role: "status" });
   const card = h(
     "div",
@@ -40,7 +42,7 @@ export function recoveryScreen(api: Api, damage: HistoryDamage, done: (outcome: 
     h("p", {}, damage.notADatabase
       ? "The file is not a database at all, so there is probably nothing to recover from it."
       : "Recovery copies every conversation and message SQLite can still read into a new history."),
-    h("div", { className: "actions" }, recover, fresh),
+    h("div", { className: "actions" }, ...(damage.notADatabase ? [fresh, recover] : [recover, fresh])),
     h("p", { className: "check-detail" }, "Start fresh begins an empty history. Either way the copy above stays where it is."),
     status,
   );
