@@ -192,7 +192,8 @@ describe("whole screens against the fake backend", () => {
   it("shows how full the context is and marks where the conversation was summarised", async () => {
     const { api } = await startApp();
     const meter = q("context-meter");
-    expect(meter.hidden).toBe(true);
+    // The kept gauge of its last request, until a new one comes.
+    expect(meter.textContent).toBe("Context 26%");
     api.emit("conv-sales", { type: "contextUsage", model: "qwen3:8b", usedTokens: 7000, windowTokens: 8192, windowSource: "known for this model" });
     expect(meter.hidden).toBe(false);
     expect(meter.textContent).toBe("Context 85%");
@@ -671,5 +672,13 @@ describe("undo a run", () => {
     const seeded = all("execution-cell")[0]!;
     expect(q("cell-changes-summary", seeded).textContent).toBe("1 file changed");
     expect(q<HTMLButtonElement>("cell-undo", seeded).hidden).toBe(false);
+  });
+
+  it("a reopened conversation shows how full its context is before its next turn", async () => {
+    await startApp();
+    const meter = q("context-meter");
+    expect(meter.hidden).toBe(false);
+    expect(meter.textContent).toBe("Context 26%");
+    expect(meter.title).toContain("known for this model");
   });
 });

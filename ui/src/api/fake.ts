@@ -332,6 +332,8 @@ export class FakeBackend implements Api {
       instructions: id === "conv-sales" ? DEMO_INSTRUCTIONS : [],
       attached: this.attached.get(id) ?? [],
       model: c.model ?? FAKE_MODELS[0]!,
+      // The seeded conversation was used before: its meter shows from the start.
+      context: id === "conv-sales" ? { model: "mock", usedTokens: 2100, windowTokens: 8192, windowSource: "known for this model" } : null,
     });
   }
 

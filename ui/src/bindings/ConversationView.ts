@@ -2,6 +2,7 @@
 import type { ApprovalPolicy } from "./ApprovalPolicy";
 import type { ApprovalRequest } from "./ApprovalRequest";
 import type { AttachedItem } from "./AttachedItem";
+import type { ContextGauge } from "./ContextGauge";
 import type { ConversationSummary } from "./ConversationSummary";
 import type { HistoryItem } from "./HistoryItem";
 import type { InstructionFile } from "./InstructionFile";
@@ -35,4 +36,9 @@ attached: Array<AttachedItem>,
 /**
  * The model the next turn uses.
  */
-model: ModelOption | null, };
+model: ModelOption | null, 
+/**
+ * How full the context was at the conversation's last request, so the meter is there
+ * from the moment it opens; `None` before its first turn.
+ */
+context: ContextGauge | null, };

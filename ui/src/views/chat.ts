@@ -1,6 +1,7 @@
 // The conversation: messages (streaming markdown), approval cards and execution cells, plus the
 // composer. Streaming text is re-rendered at most once per animation frame per message.
 
+import type { ContextGauge } from "../bindings/ContextGauge";
 import type { AgentEvent } from "../bindings/AgentEvent";
 import type { ChangeDetail } from "../bindings/ChangeDetail";
 import type { ApprovalRequest } from "../bindings/ApprovalRequest";
@@ -186,6 +187,15 @@ export class ChatView {
     this.title.textContent = title;
   }
 
+  /** The header's "Context N%" chip, with the model and the window's source on hover. */
+  private showContext(e: ContextGauge): void {
+    const pct = Math.min(100, Math.round((100 * e.usedTokens) / Math.max(1, e.windowTokens)));
+    this.meter.hidden = false;
+    this.meter.textContent = `Context ${pct}%`;
+    this.meter.classList.toggle("full", pct >= 80);
+    this.meter.title = `${e.model}: about ${e.usedTokens.toLocaleString()} of ${e.windowTokens.toLocaleString()} tokens in use (window ${e.windowSource}). When the conversation outgrows it, the earlier part is summarised.`;
+  }
+
   /** Renders a freshly opened conversation. */
   load(view: ConversationView): void {
     for (const c of this.cells.values()) c.dispose();
@@ -197,6 +207,8 @@ export class ChatView {
     this.fetchHosts.clear();
     this.log.replaceChildren(this.empty);
     this.meter.hidden = true;
+    // Right from the moment it opens: the last request's gauge, until the next one.
+    if (view.context) this.showContext(view.context);
     this.showInstructions(view.instructions);
     this.tray.show(view.attached);
     this.picker.set(view.model);
@@ -523,14 +535,9 @@ export class ChatView {
       case "note":
         this.notice(e.text);
         break;
-      case "contextUsage": {
-        const pct = Math.min(100, Math.round((100 * e.usedTokens) / Math.max(1, e.windowTokens)));
-        this.meter.hidden = false;
-        this.meter.textContent = `Context ${pct}%`;
-        this.meter.classList.toggle("full", pct >= 80);
-        this.meter.title = `${e.model}: about ${e.usedTokens.toLocaleString()} of ${e.windowTokens.toLocaleString()} tokens in use (window ${e.windowSource}). When the conversation outgrows it, the earlier part is summarised.`;
+      case "contextUsage":
+        this.showContext(e);
         break;
-      }
       case "compacted":
         this.compacted(e.summary, e.tokensBefore, e.tokensAfter);
         break;

@@ -395,6 +395,13 @@ impl Desktop {
             instructions,
             attached: self.core.attachments.pending(&self.core.history, id),
             model: self.current_model(id),
+            context: self
+                .core
+                .history
+                .get_setting(&ironclaw_agent::session::context_usage_key(id))
+                .ok()
+                .flatten()
+                .map(crate::types::ContextGauge::from_kept),
         })
     }
 

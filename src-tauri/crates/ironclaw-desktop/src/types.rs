@@ -254,6 +254,35 @@ pub struct ConversationView {
     pub attached: Vec<crate::attachments::AttachedItem>,
     /// The model the next turn uses.
     pub model: Option<crate::models::ModelOption>,
+    /// How full the context was at the conversation's last request, so the meter is there
+    /// from the moment it opens; `None` before its first turn.
+    pub context: Option<ContextGauge>,
+}
+
+/// How much of the model's context window a conversation's last request took.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct ContextGauge {
+    pub model: String,
+    pub used_tokens: u64,
+    pub window_tokens: u32,
+    /// Where the window's size comes from, for people to read.
+    pub window_source: String,
+}
+
+impl ContextGauge {
+    /// From what the agent keeps (`ironclaw_agent::session::context_usage_key`).
+    pub fn from_kept(
+        (model, used_tokens, window_tokens, window_source): (String, u64, u32, String),
+    ) -> Self {
+        ContextGauge {
+            model,
+            used_tokens,
+            window_tokens,
+            window_source,
+        }
+    }
 }
 
 /// An approval waiting somewhere, for the tray, the badge and the "pending" list.

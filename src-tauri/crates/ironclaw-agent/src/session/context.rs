@@ -102,11 +102,21 @@ pub(super) async fn prepare(
             "old tool outputs cut to fit the context window"
         );
     }
+    let source = rt.context_window.source.describe();
+    // Kept, so a reopened conversation shows its meter before its next turn.
+    let kept = (rt.model.as_str(), fitted.tokens, window, source);
+    if let Err(e) = inner
+        .deps
+        .history
+        .set_setting(&super::context_usage_key(inner.conversation), &kept)
+    {
+        tracing::debug!(error = %e, "could not keep the context usage");
+    }
     inner.emit(AgentEvent::ContextUsage {
         model: rt.model.clone(),
         used_tokens: fitted.tokens,
         window_tokens: window,
-        window_source: rt.context_window.source.describe().to_string(),
+        window_source: source.to_string(),
     });
     Ok(ChatRequest {
         model: rt.model.clone(),

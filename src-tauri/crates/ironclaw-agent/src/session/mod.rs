@@ -495,6 +495,13 @@ async fn actor(
     }
 }
 
+/// The history setting that keeps a conversation's last [`AgentEvent::ContextUsage`] (as
+/// `(model, used_tokens, window_tokens, window_source)`), so a reopened conversation shows its
+/// meter before its next turn.
+pub fn context_usage_key(conversation: ConversationId) -> String {
+    format!("context_usage:{conversation}")
+}
+
 /// The history setting that remembers the model a conversation switched to.
 pub fn model_key(conversation: ConversationId) -> String {
     format!("model:{conversation}")
