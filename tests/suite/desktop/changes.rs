@@ -189,7 +189,10 @@ async fn a_run_whose_changes_could_not_be_recorded_says_so_when_reopened_and_is_
     let view = app.open().await;
     // The context meter is there from the moment it opens, from the last request.
     let gauge = view.context.clone().expect("the last request's gauge");
-    assert!(gauge.used_tokens > 0 && gauge.window_tokens > 0, "{gauge:?}");
+    assert!(
+        gauge.used_tokens > 0 && gauge.window_tokens > 0,
+        "{gauge:?}"
+    );
     let marked = view.items.iter().find_map(|i| match i {
         HistoryItem::Execution {
             execution_id,
