@@ -153,3 +153,39 @@ async fn audit_verify_reports_a_chain_rewritten_with_recomputed_hashes() {
         "{shown}"
     );
 }
+
+/// A log with entries and no anchor (a keyring emptied by a reboot, the anchor deleted) does
+/// not verify as "ok": a cut or a rewrite made meanwhile would go unseen, and `audit verify`
+/// says so with its own exit code.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_log_whose_anchor_is_gone_does_not_verify_as_ok() {
+    let env = TestEnv::new().await;
+    six_entries(&env).await;
+    let path = ironclaw_agent::state::audit_path(&env.paths);
+    assert!(audit_verify(&env).status.success());
+    // Every place an anchor can be: the keyring entry, the fallback file in the config
+    // folder, the file the test named.
+    let _ = ironclaw_agent::audit_anchor::KeyringAnchor::for_log(&path).forget();
+    let mut removed = 0;
+    for dir in [env.paths.config_dir.clone(), env.root().to_path_buf()] {
+        for e in std::fs::read_dir(&dir).expect("folder").flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.starts_with("audit-anchor-") || name == "anchor-outside-data" {
+                std::fs::remove_file(e.path()).expect("remove the anchor");
+                removed += 1;
+            }
+        }
+    }
+    let keyring_usable = ironclaw_llm::keyring_secret("ironclaw-keyring-probe").is_ok();
+    assert!(
+        removed > 0 || keyring_usable,
+        "an anchor was kept somewhere"
+    );
+    let out = audit_verify(&env);
+    let shown = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{shown}");
+    assert!(
+        shown.contains("UNANCHORED") && shown.contains("6 entries"),
+        "{shown}"
+    );
+}

@@ -22,7 +22,7 @@ pub fn audit_path(paths: &Paths) -> PathBuf {
 /// The audit log, anchored outside its file (see [`crate::audit_anchor`]).
 pub fn open_audit(paths: &Paths) -> Result<(AuditLog, Option<ironclaw_store::TornTail>)> {
     let path = audit_path(paths);
-    let anchor = crate::audit_anchor::for_log(&path);
+    let anchor = crate::audit_anchor::for_log(&path, &paths.config_dir);
     Ok(AuditLog::open_anchored(path, anchor)?)
 }
 

@@ -227,17 +227,29 @@ pub fn reset() -> anyhow::Result<ExitCode> {
 }
 
 pub fn audit_verify() -> anyhow::Result<ExitCode> {
-    let path = ironclaw_agent::state::audit_path(&Paths::from_env()?);
+    let paths = Paths::from_env()?;
+    let path = ironclaw_agent::state::audit_path(&paths);
     if !path.exists() {
         println!("no audit log yet at {}", path.display());
         return Ok(ExitCode::SUCCESS);
     }
-    let anchor = ironclaw_agent::audit_anchor::for_log(&path);
+    let anchor = ironclaw_agent::audit_anchor::for_log(&path, &paths.config_dir);
     match ironclaw_store::verify_anchored(&path, anchor.as_ref()) {
         Ok((_, check)) if check.is_tampered() => {
             println!("TAMPERED: {check} ({})", path.display());
             println!("anchor: {}", anchor.describe());
             Ok(ExitCode::from(2))
+        }
+        // Every append anchors the log: a log with entries and no anchor lost it (a keyring
+        // emptied, the anchor deleted), and a cut or a rewrite would go unseen. Not "ok".
+        Ok((report, check @ ironclaw_store::AnchorCheck::Missing)) if report.entries > 0 => {
+            println!(
+                "UNANCHORED: {} entries, chain intact, but {check} ({})",
+                report.entries,
+                path.display()
+            );
+            println!("anchor: looked for in {}", anchor.describe());
+            Ok(ExitCode::from(3))
         }
         Ok((report, check)) => {
             println!(
