@@ -149,10 +149,19 @@ async fn a_conversation_switches_to_another_provider_with_its_tool_calls_transla
         ("work-claude", "claude-test")
     );
     app.push_all([says("Still Claude.")]);
+    let seen_before = app.seen.len();
     app.send("who are you?").await;
     app.turn_end().await;
     let last = app.server.chat_requests().pop().expect("a request");
     assert_eq!(last.path, "/v1/messages");
+    // Its own earlier choice, applied again: nothing was switched, so nothing says so.
+    assert!(
+        !app.seen[seen_before..]
+            .iter()
+            .any(|e| matches!(e, AgentEvent::ModelChanged { .. })),
+        "{:?}",
+        &app.seen[seen_before..]
+    );
 
     // A provider nobody configured: refused, saying where to add it.
     app.desktop

@@ -163,7 +163,9 @@ impl Inner {
             .await?;
         let remembered = self.remembered_model.lock().ok().and_then(|mut m| m.take());
         if let Some((provider, model)) = remembered {
-            self.use_model(&provider, &model).await;
+            // The conversation's own earlier choice (or its original's, for a branch): nothing
+            // is switched now, so nothing is announced.
+            self.use_model(&provider, &model, false).await;
         }
         Ok(self.with_learned_window(self.with_override(base)))
     }
@@ -239,7 +241,7 @@ impl Inner {
     }
 
     /// `Op::UseModel`: resolves the model (no Docker needed) and makes it the next turns'.
-    async fn use_model(&self, provider: &str, model: &str) {
+    async fn use_model(&self, provider: &str, model: &str, announce: bool) {
         let span = tracing::info_span!("llm.switch", provider, model);
         let resolved = {
             let _g = span.enter();
@@ -262,7 +264,9 @@ impl Inner {
                 // Learnt per model: the next one is asked for tool calls first again.
                 self.code_blocks
                     .store(false, std::sync::atomic::Ordering::Relaxed);
-                self.emit(AgentEvent::ModelChanged { provider, model });
+                if announce {
+                    self.emit(AgentEvent::ModelChanged { provider, model });
+                }
             }
             Err(reason) => self.emit(AgentEvent::Error {
                 message: format!("could not switch to {model}: {reason}"),
@@ -453,7 +457,7 @@ async fn actor(
                         if let Ok(mut remembered) = inner.remembered_model.lock() {
                             remembered.take();
                         }
-                        inner.use_model(&provider, &model).await;
+                        inner.use_model(&provider, &model, true).await;
                     }
                     Op::RevokeRule { code_hash } => decide::revoke_rule(&inner, &code_hash),
                     // Off the actor: restoring files takes as long as they are big.
