@@ -48,7 +48,7 @@ export class App {
     private readonly root: HTMLElement,
   ) {
     this.sidebar = new Sidebar(api, {
-      select: (id) => void this.open(id),
+      select: (id, match) => void this.open(id, match),
       created: (c) => void this.open(c.id),
       deleted: (id) => void this.afterDelete(id),
       openSettings: () => void this.showSettings(),
@@ -199,7 +199,7 @@ export class App {
     return this.currentId;
   }
 
-  async open(id: string): Promise<void> {
+  async open(id: string, match?: string): Promise<void> {
     const seq = ++this.openSeq;
     this.currentId = id;
     this.sidebar.setCurrent(id);
@@ -219,6 +219,7 @@ export class App {
       early = null;
       for (const e of held) this.onEvent(e);
       this.workspace.setConversation(id);
+      if (match) this.chat.showMatch(match);
       if (!this.queue.openId) this.chat.focusInput();
     } catch (e) {
       this.failed(e, "Could not open the conversation");

@@ -247,6 +247,24 @@ describe("whole screens against the fake backend", () => {
     expect(items[0]?.textContent).toContain("nginx");
   });
 
+  it("a search result opens its conversation where it matched, not at the end", async () => {
+    await startApp();
+    vi.useFakeTimers();
+    const search = q<HTMLInputElement>("conversation-search");
+    search.value = "5xx responses per hour";
+    search.dispatchEvent(new Event("input"));
+    vi.advanceTimersByTime(200);
+    vi.useRealTimers();
+    await settle();
+    const [item] = all("conversation-item");
+    expect(item?.dataset["id"]).toBe("conv-logs");
+    item!.querySelector<HTMLButtonElement>(".conv-select")!.click();
+    await settle(20);
+    const hit = document.querySelector<HTMLElement>("[data-search-hit]");
+    expect(hit?.dataset["role"]).toBe("user");
+    expect(hit?.textContent).toContain("5xx responses per hour");
+  });
+
   it("rename, export and a confirmed delete go to the backend", async () => {
     const { api } = await startApp();
     const row = all("conversation-item").find((r) => r.dataset["id"] === "conv-disk")!;

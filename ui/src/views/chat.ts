@@ -187,6 +187,24 @@ export class ChatView {
     this.title.textContent = title;
   }
 
+  /** Brings the first message or run that contains `text` into view and marks it for a
+   *  moment (a search result was opened); the thread then stays where it is. */
+  showMatch(text: string): void {
+    const wanted = text.toLowerCase();
+    const items = this.log.querySelectorAll<HTMLElement>("[data-testid='message'], [data-testid='execution-cell']");
+    const hit = [...items].find((el) => (el.textContent ?? "").toLowerCase().includes(wanted));
+    if (!hit) return;
+    this.stick = false;
+    // After the opening's own scroll to the end, which runs in the next frame.
+    inNextFrame(() => hit.scrollIntoView?.({ block: "center" }), true);
+    hit.classList.add("search-hit");
+    hit.dataset["searchHit"] = "true";
+    setTimeout(() => {
+      hit.classList.remove("search-hit");
+      delete hit.dataset["searchHit"];
+    }, 2500);
+  }
+
   /** The header's "Context N%" chip, with the model and the window's source on hover. */
   private showContext(e: ContextGauge): void {
     const pct = Math.min(100, Math.round((100 * e.usedTokens) / Math.max(1, e.windowTokens)));

@@ -8,7 +8,8 @@ import { formatTime, h } from "../lib/dom";
 import { icon } from "../lib/icons";
 
 export interface SidebarActions {
-  select(id: string): void;
+  /** Opens a conversation; from a search result, at the first place `match` appears. */
+  select(id: string, match?: string): void;
   created(c: ConversationSummary): void;
   deleted(id: string): void;
   openSettings(): void;
@@ -166,7 +167,9 @@ export class Sidebar {
       h("span", { className: "conv-line" }, title, c.pendingApprovals > 0 ? h("span", { className: "conv-pending", title: "Approvals waiting" }, String(c.pendingApprovals)) : null),
       c.snippet ? h("span", { testid: "conversation-snippet", className: "conv-snippet" }, snippet(c.snippet)) : h("span", { className: "conv-time" }, formatTime(c.updatedAt)),
     );
-    select.addEventListener("click", () => this.actions.select(c.id));
+    // A search result opens where it matched, not at the bottom.
+    const matched = c.snippet ? /«([^»]+)»/.exec(c.snippet)?.[1] : undefined;
+    select.addEventListener("click", () => this.actions.select(c.id, matched));
     const rename = h("button", { testid: "conversation-rename", className: "icon-btn", type: "button", title: "Rename", "aria-label": "Rename" }, icon("pencil", 15));
     const exp = h("button", { testid: "conversation-export", className: "icon-btn", type: "button", title: "Export as Markdown", "aria-label": "Export" }, icon("download", 15));
     const del = h("button", { testid: "conversation-delete", className: "icon-btn", type: "button", title: "Delete", "aria-label": "Delete" }, icon("trash", 15));
