@@ -81,3 +81,34 @@ describe("a run whose changes could not be recorded", () => {
     strip.el.remove();
   });
 });
+
+describe("an opened change", () => {
+  it("is brought into view, not left below the fold", async () => {
+    const { ChangesStrip } = await import("../src/views/changes");
+    const shown: Element[] = [];
+    const original = Element.prototype.scrollIntoView;
+    Element.prototype.scrollIntoView = function (this: Element) {
+      shown.push(this);
+    };
+    try {
+      const strip = new ChangesStrip(
+        "e-2",
+        [{ path: "notes.txt", change: "modified" }],
+        { undoable: true, undone: false, notUndoable: null },
+        {
+          undo() {}, redo() {}, rewind() {},
+          detail: async () => ({ path: "notes.txt", change: "modified", before: { kind: "text", text: "a\n" }, after: { kind: "text", text: "b\n" }, diff: [{ kind: "removed", text: "a" }, { kind: "added", text: "b" }], unavailable: null }),
+        },
+      );
+      document.body.append(strip.el);
+      strip.el.querySelector<HTMLButtonElement>('[data-testid="cell-change"]')!.click();
+      await new Promise((r) => setTimeout(r, 10));
+      const detail = strip.el.querySelector('[data-testid="change-detail"]');
+      expect(detail).not.toBeNull();
+      expect(shown).toContain(detail);
+      strip.el.remove();
+    } finally {
+      Element.prototype.scrollIntoView = original;
+    }
+  });
+});

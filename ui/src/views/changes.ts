@@ -161,11 +161,15 @@ export class ChangesStrip {
       return;
     }
     open.setAttribute("aria-expanded", "true");
+    let detail: HTMLElement;
     try {
-      item.append(changeDetailView(await this.actions.detail(this.executionId, path)));
+      detail = changeDetailView(await this.actions.detail(this.executionId, path));
     } catch (e) {
-      item.append(h("p", { testid: "change-detail", className: "change-detail muted" }, `Could not show it: ${errorText(e)}`));
+      detail = h("p", { testid: "change-detail", className: "change-detail muted" }, `Could not show it: ${errorText(e)}`);
     }
+    item.append(detail);
+    // What was asked for is shown, not left below the fold.
+    detail.scrollIntoView?.({ block: "nearest" });
   }
 
   /** An undo or redo was sent and has not been answered. */
