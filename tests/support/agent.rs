@@ -404,6 +404,16 @@ impl Agent {
     }
 
     /// Waits for the end of a turn that must finish normally.
+    /// `Op::UndoRun` for `execution_id` (not forced), waiting until the run is undone.
+    pub async fn undo_run(&mut self, execution_id: ironclaw_protocol::ExecutionId) {
+        self.op(Op::UndoRun {
+            execution_id,
+            force: false,
+        });
+        self.next_event_matching("RunUndone", |e| matches!(e, AgentEvent::RunUndone { .. }))
+            .await;
+    }
+
     pub async fn turn_done(&mut self) {
         let (status, error) = self.turn_end().await;
         assert_eq!(

@@ -222,13 +222,7 @@ async fn ask_unless_undoable_asks_once_the_workspace_cannot_be_checkpointed() {
     agent.turn_done().await;
     assert!(!agent.workspace().join("small.txt").exists());
     // Undo puts it back as it was before it, though no scan could record it.
-    agent.op(ironclaw_protocol::Op::UndoRun {
-        execution_id: runs[0].0,
-        force: false,
-    });
-    agent
-        .next_event_matching("RunUndone", |e| matches!(e, AgentEvent::RunUndone { .. }))
-        .await;
+    agent.undo_run(runs[0].0).await;
     assert!(!agent.workspace().join("big.bin").exists());
 }
 

@@ -7,7 +7,7 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-use ironclaw_protocol::{AgentEvent, ApprovalPolicy, Op};
+use ironclaw_protocol::{AgentEvent, ApprovalPolicy};
 use ironclaw_tests::agent::*;
 use ironclaw_tests::TestEnv;
 use pretty_assertions::assert_eq;
@@ -58,16 +58,6 @@ async fn unasked(
     (runs[0].0, events)
 }
 
-async fn undo(agent: &mut Agent, execution_id: ironclaw_protocol::ExecutionId) {
-    agent.op(Op::UndoRun {
-        execution_id,
-        force: false,
-    });
-    agent
-        .next_event_matching("RunUndone", |e| matches!(e, AgentEvent::RunUndone { .. }))
-        .await;
-}
-
 /// Bytes a folder takes on the disk, all of it.
 fn disk_use(dir: &Path) -> u64 {
     let mut total = 0;
@@ -107,7 +97,7 @@ async fn more_folders_than_a_desktops_descriptor_limit_are_still_undone() {
     assert!(unrecorded_runs(&events).is_empty(), "{events:?}");
     let changes = &ended_runs(&events)[0].1;
     assert!(changes.len() > 1024, "{} changes", changes.len());
-    undo(&mut agent, run).await;
+    agent.undo_run(run).await;
     assert_eq!(read(&agent.workspace().join("thesis.txt")), THESIS);
     assert_eq!(std::fs::read_dir(agent.workspace()).expect("ws").count(), 1);
 }
@@ -169,7 +159,7 @@ async fn sparse_files_cost_the_undo_store_their_data_and_a_branch_copies_them_sp
         branched.note
     );
 
-    undo(&mut agent, run).await;
+    agent.undo_run(run).await;
     assert_eq!(read(&ws.join("thesis.txt")), THESIS);
     assert!(!ws.join("huge").exists());
 }
@@ -198,7 +188,7 @@ async fn a_file_still_growing_costs_at_most_the_cap_and_the_run_is_put_back() {
     );
     // Recorded (the copy won the race) or not, Undo takes the run back: with its thread
     // still writing, the next run is asked first.
-    undo(&mut agent, run).await;
+    agent.undo_run(run).await;
     assert_eq!(read(&agent.workspace().join("thesis.txt")), THESIS);
 }
 
@@ -230,7 +220,7 @@ async fn more_folders_than_the_watch_share_leave_the_users_inotify_watches_to_ot
             nix::sys::inotify::AddWatchFlags::IN_CREATE,
         )
         .expect("another program still gets a watch");
-    undo(&mut agent, run).await;
+    agent.undo_run(run).await;
     assert_eq!(read(&agent.workspace().join("thesis.txt")), THESIS);
 }
 
