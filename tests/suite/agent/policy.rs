@@ -262,3 +262,50 @@ async fn ask_unless_undoable_asks_while_the_interpreter_keeps_a_file_mapped_for_
     agent.deny(&asked, "not now");
     agent.turn_done().await;
 }
+
+/// Rated by what it does: `echo one > first.txt` in an empty workspace makes a new file and is
+/// not called destructive; the same write once the file is there replaces it, and says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_to_a_new_name_is_not_destructive_and_over_an_existing_file_it_is() {
+    let env = ironclaw_tests::TestEnv::new().await;
+    let mut agent = Agent::start_with(env, Wire::OpenAi, ApprovalPolicy::AskAlways).await;
+    agent.push_all([
+        asks_to_run("c1", "shell", "echo one > first.txt"),
+        asks_to_run("c2", "shell", "echo one > first.txt"),
+        says("done"),
+    ]);
+    agent.send("go");
+    let first = agent.approval_request().await;
+    assert_eq!(
+        first.risk,
+        ironclaw_protocol::RiskLevel::Normal,
+        "{first:?}"
+    );
+    assert!(
+        first
+            .reasons
+            .iter()
+            .any(|r| r.message.starts_with("makes a new file (first.txt)")),
+        "{first:?}"
+    );
+    agent.approve(&first);
+    let second = agent.approval_request().await;
+    assert!(
+        agent.workspace().join("first.txt").exists(),
+        "the first write ran"
+    );
+    assert_eq!(
+        second.risk,
+        ironclaw_protocol::RiskLevel::Destructive,
+        "{second:?}"
+    );
+    assert!(
+        second
+            .reasons
+            .iter()
+            .any(|r| r.message.starts_with("replaces the contents of a file")),
+        "{second:?}"
+    );
+    agent.deny(&second, "no");
+    agent.turn_done().await;
+}

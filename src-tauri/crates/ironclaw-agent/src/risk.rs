@@ -19,7 +19,13 @@ pub struct Assessment {
 }
 
 pub fn assess(lang: Language, code: &str) -> Assessment {
-    let a = ironclaw_risk::assess(lang, code);
+    assess_in(lang, code, &|_| None)
+}
+
+/// [`assess`], rated by what the code does to the workspace as it is now (see
+/// [`ironclaw_risk::assess_in`]).
+pub fn assess_in(lang: Language, code: &str, exists: &dyn Fn(&str) -> Option<bool>) -> Assessment {
+    let a = ironclaw_risk::assess_in(lang, code, exists);
     use ironclaw_risk::Category;
     let alters_session = a
         .reasons
@@ -66,6 +72,9 @@ pub fn assess(lang: Language, code: &str) -> Assessment {
 #[derive(Default)]
 pub struct RiskClassifier {
     last: std::sync::Mutex<Option<(Language, String, Assessment)>>,
+    /// The host folder of the session's workspace, when known: code is rated by what it does
+    /// to the files there now (a write to a name that is not there replaces nothing).
+    workspace: std::sync::Mutex<Option<std::path::PathBuf>>,
     /// What each MCP tool's server says of it, by the identity line of its calls.
     mcp: std::sync::Mutex<std::collections::HashMap<String, ToolHints>>,
 }
@@ -137,7 +146,11 @@ impl RiskClassifier {
                 }
             }
         }
-        let mut a = assess(lang, code);
+        let workspace = self.workspace.lock().ok().and_then(|w| w.clone());
+        let mut a = match &workspace {
+            Some(dir) => assess_in(lang, code, &|rel| exists_in(dir, rel)),
+            None => assess(lang, code),
+        };
         if lang == Language::Mcp {
             let identity = code.lines().next().unwrap_or_default();
             let hints = self.mcp.lock().ok().and_then(|m| m.get(identity).cloned());
@@ -150,7 +163,42 @@ impl RiskClassifier {
     }
 }
 
+/// Whether `rel` names something in the workspace at `dir` now (a link counts, and is not
+/// followed); `None` when that cannot be told.
+fn exists_in(dir: &std::path::Path, rel: &str) -> Option<bool> {
+    use ironclaw_workspace::reader::{DirHandle, Refusal, Root};
+    let rel = std::path::Path::new(rel);
+    let (parent, name) = (rel.parent()?, rel.file_name()?);
+    let root = match Root::open(dir) {
+        Ok(root) => root,
+        // A workspace folder not made yet is made empty: nothing is in it.
+        Err(Refusal::Missing) => return Some(false),
+        Err(_) => return None,
+    };
+    match root.open_dir_at(parent) {
+        Ok(fd) => DirHandle::new(fd)
+            .ok()?
+            .entry(name)
+            .ok()
+            .map(|e| e.is_some()),
+        // No such folder: nothing can be in it yet.
+        Err(Refusal::Missing) => Some(false),
+        Err(_) => None,
+    }
+}
+
 impl RiskClassifier {
+    /// Rates the next requests by the workspace at `dir` as it is now; what was remembered of
+    /// the last request is forgotten, since the files may have changed since.
+    pub fn in_workspace(&self, dir: Option<std::path::PathBuf>) {
+        if let Ok(mut w) = self.workspace.lock() {
+            *w = dir;
+        }
+        if let Ok(mut last) = self.last.lock() {
+            *last = None;
+        }
+    }
+
     /// Learns what a session's MCP servers say of their tools (by identity line).
     pub fn know_tools(&self, tools: impl IntoIterator<Item = (String, ToolHints)>) {
         if let Ok(mut m) = self.mcp.lock() {

@@ -25,6 +25,11 @@ pub(crate) struct Findings {
     nested_parses: usize,
     deadline: Instant,
     out_of_budget: bool,
+    /// Paths in the workspace, by the reason that replaces them (a `>` redirect, a copy or a
+    /// move onto a name): when the name does not exist yet, nothing is replaced.
+    targets: Vec<(usize, String)>,
+    /// Replacing reasons whose target could not be named exactly.
+    untargeted: HashSet<usize>,
 }
 
 impl Findings {
@@ -36,6 +41,50 @@ impl Findings {
             nested_parses: 0,
             deadline: Instant::now() + TIME_BUDGET,
             out_of_budget: false,
+            targets: Vec::new(),
+            untargeted: HashSet::new(),
+        }
+    }
+
+    /// The reason added last replaces `target` (a workspace path named exactly), or something
+    /// that cannot be named (`None`).
+    pub(crate) fn replaces(&mut self, target: Option<String>) {
+        let Some(last) = self.reasons.len().checked_sub(1) else {
+            return;
+        };
+        match target {
+            Some(path) => self.targets.push((last, path)),
+            None => {
+                self.untargeted.insert(last);
+            }
+        }
+    }
+
+    /// Rates by what the code does to the workspace as it is: a redirect, copy or move onto a
+    /// name that `exists` says is not there makes a new file and replaces nothing. Only where
+    /// every such name is known to be absent and named once in the whole code (a file the code
+    /// itself moves there first is named twice): anything else keeps its rating.
+    pub(crate) fn rate_by_effect(&mut self, exists: &dyn Fn(&str) -> Option<bool>) {
+        let mut named: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        for (_, path) in &self.targets {
+            *named.entry(path.as_str()).or_default() += 1;
+        }
+        let mut new_file: Vec<(usize, String)> = Vec::new();
+        for (reason, path) in &self.targets {
+            let alone = named.get(path.as_str()) == Some(&1)
+                && self.targets.iter().filter(|(r, _)| r == reason).count() == 1;
+            if alone && !self.untargeted.contains(reason) && exists(path) == Some(false) {
+                new_file.push((*reason, path.clone()));
+            }
+        }
+        for (i, path) in new_file {
+            if let Some(r) = self.reasons.get_mut(i) {
+                if r.category == Category::Overwrite {
+                    r.level = RiskLevel::Normal;
+                    r.category = Category::Write;
+                    r.message = format!("makes a new file ({path}): {}", r.snippet);
+                }
+            }
         }
     }
 

@@ -91,6 +91,17 @@ pub struct Assessment {
 /// Classifies `code`. Total: never panics and always answers, whatever the input (binary, huge,
 /// NUL bytes, pathological nesting); what it cannot analyse is reported as a reason.
 pub fn assess(language: Language, code: &str) -> Assessment {
+    assess_in(language, code, &|_| None)
+}
+
+/// [`assess`], rated by what the code does to the workspace as it is now: `exists` says
+/// whether a path (relative to the workspace) is there (`None`: cannot tell). A redirect, copy
+/// or move onto a name that is not there makes a new file rather than replacing one.
+pub fn assess_in(
+    language: Language,
+    code: &str,
+    exists: &dyn Fn(&str) -> Option<bool>,
+) -> Assessment {
     let mut out = findings::Findings::new();
     // What the person reads is not what runs: never read-only, whatever the code does.
     if let Some(message) = visible::describe_hidden(code) {
@@ -117,5 +128,72 @@ pub fn assess(language: Language, code: &str) -> Assessment {
             1,
         ),
     }
+    out.rate_by_effect(exists);
     out.finish()
+}
+
+#[cfg(test)]
+mod effect_tests {
+    use super::*;
+
+    fn rated(code: &str, existing: &[&str]) -> Assessment {
+        let existing: Vec<String> = existing.iter().map(|s| s.to_string()).collect();
+        assess_in(Language::Shell, code, &move |p: &str| {
+            Some(existing.iter().any(|e| e == p))
+        })
+    }
+
+    #[test]
+    fn a_write_to_a_name_that_is_not_there_makes_a_new_file_and_replaces_nothing() {
+        let a = rated("echo one > first.txt", &[]);
+        assert_eq!(a.level, RiskLevel::Normal, "{a:?}");
+        assert!(a.reasons[0]
+            .message
+            .starts_with("makes a new file (first.txt)"));
+        for code in [
+            "cp data.csv backup.csv",
+            "mv draft.txt final.txt",
+            "cd sub && echo x > out.txt",
+            "printf 'a' > ./new/../made.txt",
+        ] {
+            assert_eq!(
+                rated(code, &["data.csv", "draft.txt"]).level,
+                RiskLevel::Normal,
+                "{code}"
+            );
+        }
+    }
+
+    #[test]
+    fn what_is_there_or_cannot_be_known_keeps_its_rating() {
+        for (code, existing) in [
+            // The file is there: it is replaced.
+            ("echo one > first.txt", &["first.txt"][..]),
+            // Built at run time, a glob, outside the workspace, after `cd "$x"`.
+            ("echo one > \"$name\"", &[][..]),
+            ("echo one > *.txt", &[][..]),
+            ("echo one > /tmp/x", &[][..]),
+            ("cd \"$x\"; echo one > f", &[][..]),
+            // Moved there first by the code itself: named twice.
+            ("mv notes.txt f; echo x > f", &["notes.txt"][..]),
+            // Several sources into a folder, or a target-directory option.
+            ("cp a b dir", &[][..]),
+            ("cp -t dir a", &[][..]),
+        ] {
+            let a = rated(code, existing);
+            assert!(
+                a.reasons
+                    .iter()
+                    .all(|r| !r.message.starts_with("makes a new file")),
+                "{code}: {a:?}"
+            );
+        }
+        // Unknown to the host (no workspace to ask): as before.
+        let unknown = assess_in(Language::Shell, "echo one > first.txt", &|_| None);
+        assert_eq!(unknown.level, RiskLevel::Destructive);
+        assert_eq!(
+            assess(Language::Shell, "echo one > first.txt").level,
+            RiskLevel::Destructive
+        );
+    }
 }

@@ -27,6 +27,29 @@ impl Place {
 /// Places `path`, resolving a relative path against `cwd` (the workspace when unknown) and `..`
 /// lexically. Symlinks cannot be seen statically; the sandbox mount is what really confines
 /// writes.
+/// `path` (as written, relative to `cwd`) as a path inside the workspace, relative to it, when
+/// it names one exactly: no variable, substitution or glob, nothing `..` could move.
+pub(crate) fn workspace_relative(path: &str, cwd: Option<&str>) -> Option<String> {
+    let path = path.trim();
+    if path.is_empty() || path.contains(['$', '`', '*', '?', '[', '~', '{']) {
+        return None;
+    }
+    if !matches!(place(path, cwd), Place::Workspace) {
+        return None;
+    }
+    let absolute = if path.starts_with('/') {
+        path.to_owned()
+    } else {
+        format!("{}/{path}", cwd.unwrap_or(WORKSPACE))
+    };
+    let normal = normalise(&absolute)?;
+    normal
+        .strip_prefix(WORKSPACE)
+        .and_then(|rest| rest.strip_prefix('/'))
+        .filter(|rest| !rest.is_empty())
+        .map(str::to_owned)
+}
+
 pub(crate) fn place(path: &str, cwd: Option<&str>) -> Place {
     let path = path.trim();
     if path.is_empty() {

@@ -42,6 +42,22 @@ pub(super) async fn handle(
         }
     };
     let language = run.language;
+    // Rated by what it does to the workspace as it is now (no Docker needed: a host folder).
+    // Before its first run a session has no record yet: its folder is the one the record
+    // will name (the person's, or the default place), empty if it is not there yet.
+    let workspace = inner.runtime_now().map(|rt| {
+        rt.sandbox
+            .workspace(&inner.sandbox_session)
+            .ok()
+            .or_else(|| inner.sandbox_options.workspace.clone())
+            .unwrap_or_else(|| {
+                rt.sandbox
+                    .paths()
+                    .workspaces_dir()
+                    .join(inner.sandbox_session.as_str())
+            })
+    });
+    inner.classifier.in_workspace(workspace);
     let assessment = inner.classifier.assess(run.language, &run.code);
     let approval = inner
         .deps

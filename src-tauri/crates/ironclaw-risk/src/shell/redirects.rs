@@ -140,6 +140,10 @@ impl Walker<'_> {
                 snippet,
                 at,
             );
+            let exact = (!target.dynamic && !target.glob)
+                .then(|| crate::paths::workspace_relative(&target.text, self.state.cwd.as_deref()))
+                .flatten();
+            self.out.replaces(exact);
         }
         self.outside(&where_to, "writes", snippet, at);
         None

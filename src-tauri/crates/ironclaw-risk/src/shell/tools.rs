@@ -214,6 +214,20 @@ impl Walker<'_> {
                 &format!("{verb} files and may replace existing ones"),
                 ctx,
             );
+            // `cp SOURCE DEST` onto a name that is not there yet replaces nothing; more
+            // operands, a target-directory option or a name built at run time are not known.
+            let operands: Vec<&Word> = args.iter().filter(|a| !a.text.starts_with('-')).collect();
+            let plain = args
+                .iter()
+                .filter(|a| a.text.starts_with('-'))
+                .all(|a| matches!(a.text.as_str(), "-p" | "-v" | "-a" | "-r" | "-R" | "--"));
+            let exact = match operands.as_slice() {
+                [_, dest] if plain && name != "install" && !dest.dynamic && !dest.glob => {
+                    crate::paths::workspace_relative(&dest.text, self.state.cwd.as_deref())
+                }
+                _ => None,
+            };
+            self.out.replaces(exact);
         }
         if name == "mv" {
             self.operands_outside(args, "moves files", ctx);
