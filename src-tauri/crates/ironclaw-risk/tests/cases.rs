@@ -111,7 +111,8 @@ const CASES: &[Case] = &[
     // ── shell: destructive ───────────────────────────────────────────────────────────────────
     case("rm -rf deletes", Sh, "rm -rf build/", D, Some(Delete)),
     case("rm deletes", Sh, "rm file.txt", D, Some(Delete)),
-    case("rmdir deletes", Sh, "rmdir empty", D, Some(Delete)),
+    // rmdir refuses a folder with anything in it: no file goes.
+    case("rmdir removes only empty folders", Sh, "rmdir empty", N, Some(Write)),
     case("unlink deletes", Sh, "unlink x", D, Some(Delete)),
     case("find -delete deletes", Sh, "find . -name '*.pyc' -delete", D, Some(Delete)),
     case("find -exec rm deletes", Sh, "find . -name '*.tmp' -exec rm {} \\;", D, Some(Delete)),

@@ -48,7 +48,9 @@ pub(super) fn simple(name: &str) -> Option<Simple> {
             "runs a dc program, which can run shell commands",
         ),
         "ldd" => effect(N, C::ScriptFile, "may run the program it inspects"),
-        "rm" | "rmdir" | "unlink" | "shred" | "srm" => effect(D, C::Delete, "deletes files"),
+        "rm" | "unlink" | "shred" | "srm" => effect(D, C::Delete, "deletes files"),
+        // rmdir removes only empty folders (it refuses any other): no file's contents go.
+        "rmdir" => effect(N, C::Write, "removes empty folders"),
         "truncate" | "sponge" => effect(D, C::Overwrite, "replaces the contents of files"),
         "chmod" | "chown" | "chgrp" | "chattr" | "setfacl" | "chcon" => {
             effect(D, C::Permissions, "changes permissions or ownership")
