@@ -266,7 +266,11 @@ async fn a_run_that_writes_nothing_is_not_stopped_while_another_process_fills_th
         Language::Python,
         "import time\nprint('waiting', flush=True)\ntime.sleep(4)\nprint('done')",
     );
-    let run = exec(&env, "n", request);
+    // When the run itself ended, taken as it ends (not once the writer is done too).
+    let run = async {
+        let out = exec(&env, "n", request).await;
+        (out, Instant::now())
+    };
     // 4 times the quota, written (and synced) by this process while the run sleeps.
     let writer = {
         let neighbour = neighbour.clone();
@@ -277,8 +281,7 @@ async fn a_run_that_writes_nothing_is_not_stopped_while_another_process_fills_th
             (start, Instant::now())
         })
     };
-    let (out, written) = tokio::join!(run, writer);
-    let ended = Instant::now();
+    let ((out, ended), written) = tokio::join!(run, writer);
     let (write_start, write_end) = written.expect("writer");
     // The other process's writing really happened, on that disk, during the run.
     assert_eq!(

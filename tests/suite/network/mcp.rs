@@ -78,5 +78,25 @@ async fn a_tool_server_reaches_only_the_hosts_listed_for_it() {
     assert!(servers.failed.is_empty(), "{:?}", servers.failed);
     let (failed, is_error) = fetch_with(&servers, "http://web.example.internal:8000/").await;
     assert!(is_error && !failed.contains("hello from web"), "{failed}");
+    // Not a refusal by a proxy (there is none to ask) nor a crash: the connection itself
+    // could not be made, because the container has no network.
+    let said = failed.to_lowercase();
+    assert!(
+        !said.contains("403") && !said.contains("forbidden"),
+        "a proxy answered: {failed}"
+    );
+    assert!(
+        [
+            "name resolution",
+            "resolve",
+            "connect",
+            "unreachable",
+            "name or service",
+            "getaddrinfo"
+        ]
+        .iter()
+        .any(|w| said.contains(w)),
+        "not a network failure: {failed}"
+    );
     servers.stop().await;
 }
