@@ -26,6 +26,21 @@ is_root() { [ "$(id -u)" -eq 0 ]; }
 
 docker_answers() { docker info >/dev/null 2>&1; }
 
+# Runs a command with its output on the terminal and in the file $1 too; its exit status is
+# the command's.
+tee_to() {
+  local log="$1"; shift
+  "$@" 2>&1 | tee "$log"
+}
+
+# Fails when suite $1 ran fewer than the tests its floor in .config/test-floors says ($2 ran).
+ran_at_least() {
+  local suite="$1" ran="${2:-0}" floor
+  floor="$(awk -v s="$suite" '$1 == s { print $2 }' "$ROOT/.config/test-floors")"
+  [ -n "$floor" ] || die "no floor for the $suite suite in .config/test-floors"
+  [ "$ran" -ge "$floor" ] || die "the $suite suite ran $ran tests, fewer than its floor of $floor (.config/test-floors): tests were lost, or the runner stopped early"
+}
+
 # Like `quietly`, but the command's output stays on the terminal (test runners' reports).
 timed() {
   local name="$1"; shift

@@ -17,6 +17,7 @@ APP_FEATURES=(--features ironclaw-app/custom-protocol)
 quietly fmt cargo fmt --all --check
 quietly typecheck npm run typecheck
 quietly vitest npm test
+ran_at_least vitest "$(sed 's/\x1b\[[0-9;]*m//g' "$LOG_DIR/vitest.log" | awk '$1 == "Tests" { n = $2 } END { print n + 0 }')"
 quietly ui-build npm run build
 # The bundle the app embeds carries none of the in-browser fake backend (ui/src/api/fake*.ts).
 quietly ui-no-fake npm run check:dist
@@ -42,7 +43,8 @@ export IRONCLAW_TEST_MCP_DIR="${IRONCLAW_CACHE_DIR:-$HOME/.cache/ironclaw}/mcp-t
 # Tests remove their own containers (by label) even when they fail; a container a killed run
 # leaves behind stops itself after the policy's idle timeout.
 if cargo nextest --version >/dev/null 2>&1; then
-  timed rust-tests cargo nextest run --locked --workspace --no-fail-fast
+  timed rust-tests tee_to "$LOG_DIR/rust-tests.log" cargo nextest run --locked --workspace --no-fail-fast
+  ran_at_least rust "$(grep -ao '[0-9]* tests run' "$LOG_DIR/rust-tests.log" | tail -n 1 | cut -d' ' -f1)"
 else
   timed rust-tests cargo test --locked --workspace --no-fail-fast
 fi
@@ -50,8 +52,10 @@ fi
 # The real app (the debug build from above) under Xvfb through WebDriver: compositing, then as
 # it runs on a machine without a GPU (no compositing, WebKit's web process on the app's LLVM
 # stand-in: README footnote 8).
-timed app-e2e "$ROOT/scripts/e2e.sh" --no-build
-timed app-e2e-no-gpu env IRONCLAW_GPU=off "$ROOT/scripts/e2e.sh" --no-build
+timed app-e2e tee_to "$LOG_DIR/app-e2e.log" "$ROOT/scripts/e2e.sh" --no-build
+ran_at_least e2e "$(awk '$1 == "#" && $2 == "pass" { n = $3 } END { print n + 0 }' "$LOG_DIR/app-e2e.log")"
+timed app-e2e-no-gpu tee_to "$LOG_DIR/app-e2e-no-gpu.log" env IRONCLAW_GPU=off "$ROOT/scripts/e2e.sh" --no-build
+ran_at_least e2e "$(awk '$1 == "#" && $2 == "pass" { n = $3 } END { print n + 0 }' "$LOG_DIR/app-e2e-no-gpu.log")"
 
 # The installers build offline and carry the binary and its desktop entry. `--debug` reuses the
 # debug build above instead of compiling a release one.
