@@ -13,7 +13,7 @@ import { approvalDialog, finishedCell, screenshot, sendMessage, waitForAssistant
 
 test("a name with a direction override reads as it is in the change list and the output", { timeout: 240_000 }, async (t) => {
   // A long line too: its end is part of what is approved, never hidden behind a scrollbar.
-  const code = `name = 'invoice\\u202etxt.exe'\nopen(name, 'w').write('x')  # ${"the end of this line must be seen ".repeat(8)}END\nprint(name, '\\x1b[2J done')`;
+  const code = `import os\nos.mkfifo('a-named-pipe-with-a-long-name')\nname = 'invoice\\u202etxt.exe'\nopen(name, 'w').write('x')  # ${"the end of this line must be seen ".repeat(8)}END\nprint(name, '\\x1b[2J done')`;
   const app = await prepare(t, { replies: runCodeReplies("python", code, { id: "call_1", after: "Made it." }) });
   const s = await app.start();
   await sendMessage(s, "make the invoice");
@@ -31,11 +31,26 @@ test("a name with a direction override reads as it is in the change list and the
   const [ws] = app.workspaces();
   assert.ok(fs.readdirSync(ws).includes("invoice\u202etxt.exe"), fs.readdirSync(ws).join(", "));
 
-  const change = await cell.el.find(testid("cell-change"));
-  const shown = await change.text();
+  // Folded away until opened: its text is read from the page as rendered.
+  const shown = await s.execute("return arguments[0].querySelector('[data-testid=\"cell-change-list\"]').textContent;", [cell.el]);
   assert.match(shown, /invoice⟨U\+202E⟩txt\.exe/, shown);
   assert.ok(!shown.includes("\u202e"), "the override itself is not in what is rendered");
   const stdout = await (await cell.el.find(testid("cell-stdout"))).text();
   assert.match(stdout, /invoice⟨U\+202E⟩txt\.exe ⟨U\+001B⟩\[2J done/, stdout);
   await screenshot(s, "names");
+
+  // The Files panel, narrow as it is, shows every row's name beside its badges: the named
+  // pipe the run made ("named pipe, not opened" and "changed") and the file with the override.
+  await (await s.byTestId("open-workspace-panel")).click();
+  await s.waitForTestId("workspace-panel");
+  const widths = await s.waitUntil("the panel to list the pipe", async () => {
+    const found = await s.execute(
+      "return [...document.querySelectorAll('[data-testid=\"workspace-file\"]')].map((row) => { const n = row.querySelector('[data-testid=\"workspace-name\"]'); return [row.dataset.kind, n.clientWidth, row.clientWidth]; });",
+    );
+    return found.some(([kind]) => kind === "fifo") ? found : null;
+  });
+  for (const [kind, name, row] of widths) {
+    assert.ok(name >= 60, `the ${kind} row's name is ${name}px wide of ${row}`);
+  }
+  await screenshot(s, "files-panel-names");
 });

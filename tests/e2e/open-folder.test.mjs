@@ -31,6 +31,12 @@ test("a folder the file manager cannot open is explained next to the button, wit
   assert.doesNotMatch(detail[1], /LD_LIBRARY_PATH|env -u/, "the launcher's environment stays out of the message");
   const shownPath = await s.execute("return arguments[0].value;", [await s.byTestId("open-folder-path")]);
   assert.equal(fs.realpathSync(shownPath), fs.realpathSync(asked), "the path offered is the folder that failed to open");
+  // The path field takes the panel's width: more than its first few characters can be read.
+  const [field, panel] = await s.execute(
+    "return [arguments[0].clientWidth, document.querySelector('[data-testid=\"workspace-panel\"]').clientWidth];",
+    [await s.byTestId("open-folder-path")],
+  );
+  assert.ok(field >= panel * 0.7, `the path field is ${field}px of a ${panel}px panel`);
   // Next to the button: the box sits right below the row that holds it.
   const adjacent = await s.execute(
     "const p = arguments[0]; return p.previousElementSibling && p.previousElementSibling.contains(document.querySelector('[data-testid=open-folder]'));",
