@@ -17,7 +17,12 @@ describe("editing a sent message", () => {
     expect(id).toBeTruthy();
     const edit = q<HTMLButtonElement>("edit-message", first);
     expect(edit.hidden).toBe(false);
+    expect(edit.title).not.toBe("");
+    // The Files button is named by its label, with no tooltip to cover the panel's header.
+    expect(q("open-workspace-panel").hasAttribute("title")).toBe(false);
     edit.click();
+    // No tooltip over the box being typed in.
+    expect(edit.hasAttribute("title")).toBe(false);
     const input = q<HTMLTextAreaElement>("edit-input", first);
     expect(input.value).toBe("Which region sold the most last quarter? The data is in sales.csv.");
     input.value = "Which region sold the least?";

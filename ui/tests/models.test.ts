@@ -16,8 +16,11 @@ describe("model menu", () => {
     const { api } = await startApp();
     const button = q<HTMLButtonElement>("model-button");
     expect(button.textContent).toBe("gpt-4o");
+    expect(button.title).toContain("gpt-4o");
     button.click();
     await settle(10);
+    // No tooltip over the open menu's first item.
+    expect(button.hasAttribute("title")).toBe(false);
     const options = all("model-option");
     expect(options.map((o) => o.dataset["model"])).toEqual(["openai:gpt-4o", "openai:gpt-4o-mini", "anthropic:claude-sonnet-4-5"]);
     expect(options.map((o) => o.getAttribute("aria-selected"))).toEqual(["true", "false", "false"]);
@@ -27,6 +30,7 @@ describe("model menu", () => {
     expect(button.textContent).toBe("claude-sonnet-4-5");
     expect(q("chat-view").textContent).toContain("Switched to anthropic:claude-sonnet-4-5");
     expect(q("model-list").hidden).toBe(true);
+    expect(button.title).toContain("claude-sonnet-4-5");
 
     // The next answer says who wrote it.
     q<HTMLTextAreaElement>("message-input").value = "hello";

@@ -104,7 +104,8 @@ export class ChatView {
     this.chip.addEventListener("click", () => this.actions.reviewApproval(""));
     this.meter = h("span", { testid: "context-meter", className: "context-meter", hidden: true });
     this.rules = h("span", { testid: "instructions-chip", className: "context-meter instructions-chip", hidden: true });
-    const wsBtn = h("button", { testid: "open-workspace-panel", className: "btn btn-quiet", type: "button", title: "Workspace files" }, icon("files"), "Files");
+    // Named by its own label: a tooltip would cover the panel's header as it opens.
+    const wsBtn = h("button", { testid: "open-workspace-panel", className: "btn btn-quiet", type: "button", "aria-label": "Workspace files" }, icon("files"), "Files");
     wsBtn.addEventListener("click", () => this.actions.toggleWorkspace());
     this.empty = h(
       "div",
@@ -364,10 +365,15 @@ export class ChatView {
     const editor = h("div", { testid: "message-editor", className: "message-editor" }, input, hint, h("div", { className: "edit-actions" }, cancel, send));
     el.append(editor);
     el.classList.add("editing");
+    // The edit button's tooltip would sit over the box being typed in.
+    const editBtn = el.querySelector<HTMLElement>('[data-testid="edit-message"]');
+    const editTitle = editBtn?.title ?? "";
+    editBtn?.removeAttribute("title");
     input.focus();
     const close = () => {
       editor.remove();
       el.classList.remove("editing");
+      if (editBtn && editTitle) editBtn.title = editTitle;
     };
     cancel.addEventListener("click", close);
     input.addEventListener("keydown", (ev) => {

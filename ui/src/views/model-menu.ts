@@ -38,16 +38,25 @@ export class ModelPicker {
   set(current: ModelOption | null): void {
     this.current = current;
     this.button.textContent = current ? renderVisible(current.model) : "Model";
-    this.button.title = current ? `Answers come from ${renderVisible(label(current))}; click to switch` : "The model that answers your next message";
+    const title = current ? `Answers come from ${renderVisible(label(current))}; click to switch` : "The model that answers your next message";
+    // No tooltip over the open menu: it would cover its first item.
+    if (this.list.hidden) this.button.title = title;
+    else this.shelvedTitle = title;
   }
+
+  /** The button's tooltip while the menu is open (see `set`). */
+  private shelvedTitle = "";
 
   private close(): void {
     this.list.hidden = true;
     this.button.setAttribute("aria-expanded", "false");
+    if (this.shelvedTitle) this.button.title = this.shelvedTitle;
   }
 
   private async toggle(): Promise<void> {
     if (!this.list.hidden) return this.close();
+    this.shelvedTitle = this.button.title;
+    this.button.removeAttribute("title");
     this.list.hidden = false;
     this.button.setAttribute("aria-expanded", "true");
     this.list.replaceChildren(h("li", { className: "model-empty" }, "Asking the provider for its models…"));
