@@ -35,6 +35,14 @@ describe("editing a sent message", () => {
     expect(sent?.args[0]).not.toBe("conv-sales");
     expect(root.textContent).toContain("branched from");
     expect(q("chat-view").textContent).not.toContain("Which region sold the most");
+    // In the sidebar the branch is told from its original by a mark ahead of its title,
+    // which the row's width would otherwise cut before "(branch)".
+    const rows = all("conversation-item");
+    const branchRow = rows.find((r) => r.dataset["id"] === sent?.args[0]);
+    const original = rows.find((r) => r.dataset["id"] === "conv-sales");
+    expect(branchRow?.querySelector('[data-testid="conversation-branch"]')?.textContent).toBe("branch");
+    expect(branchRow?.querySelector(".conv-title")?.textContent).not.toContain("(branch)");
+    expect(original?.querySelector('[data-testid="conversation-branch"]')).toBeNull();
   });
 
   it("the note about attached files goes with the edited text, unseen in the editor", async () => {

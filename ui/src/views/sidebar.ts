@@ -160,11 +160,16 @@ export class Sidebar {
   }
 
   private row(c: ConversationSummary): HTMLElement {
-    const title = h("span", { className: "conv-title" }, sandboxText(c.title || "Untitled"));
+    // A branch's title is its original's plus " (branch)", which the row's width cut off: the
+    // mark goes first, where it is always seen.
+    const branch = / \(branch\)$/.test(c.title);
+    const name = branch ? c.title.replace(/( \(branch\))+$/, "") : c.title;
+    const title = h("span", { className: "conv-title" }, sandboxText(name || "Untitled"));
+    const mark = branch ? h("span", { testid: "conversation-branch", className: "conv-branch" }, "branch") : null;
     const select = h(
       "button",
       { className: "conv-select", type: "button" },
-      h("span", { className: "conv-line" }, title, c.pendingApprovals > 0 ? h("span", { className: "conv-pending", title: "Approvals waiting" }, String(c.pendingApprovals)) : null),
+      h("span", { className: "conv-line" }, mark, title, c.pendingApprovals > 0 ? h("span", { className: "conv-pending", title: "Approvals waiting" }, String(c.pendingApprovals)) : null),
       c.snippet ? h("span", { testid: "conversation-snippet", className: "conv-snippet" }, snippet(c.snippet)) : h("span", { className: "conv-time" }, formatTime(c.updatedAt)),
     );
     // A search result opens where it matched, not at the bottom.
