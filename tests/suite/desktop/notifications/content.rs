@@ -69,6 +69,8 @@ async fn code_a_notification_cannot_show_whole_is_approved_only_in_the_window() 
     // "Approve" was not offered: a server (or anything on the bus) that sends it anyway only
     // brings the approval to the window ("Review…" does the same: `action_for`'s unit test).
     click_until_focused(&mut app, &bus, n.id, "approve", req.approval_id).await;
+    // Used, it does not linger: IronClaw closes it (a server may keep it after an action).
+    bus.closed(n.id).await;
     assert!(app.started_code().is_empty(), "{:#?}", app.seen);
     assert!(
         !app.seen

@@ -90,7 +90,7 @@ impl Notifier for DbusNotifier {
                 close(id, server.as_ref());
                 return;
             }
-            if let (Some(record), Some(server)) = (record.get(), server) {
+            if let (Some(record), Some(server)) = (record.get(), server.clone()) {
                 record.add(&Entry {
                     approval_id: approval,
                     notification_id: id,
@@ -99,8 +99,14 @@ impl Notifier for DbusNotifier {
             }
             let mut chosen = NoticeAction::Dismissed;
             handle.wait_for_action(|key| chosen = notice.action_for(key));
-            if chosen == NoticeAction::Dismissed {
-                // Gone from the screen: nothing left to withdraw.
+            if chosen == NoticeAction::Focus {
+                // Used: the window takes the approval from here. A server that keeps a
+                // notification after its action (dunst, for one) would leave it on screen.
+                close(id, server.as_ref());
+            }
+            // Gone from the screen (closed by the person, or just now): nothing left to
+            // withdraw. A decision made from it is withdrawn once it lands (`resolved`).
+            if matches!(chosen, NoticeAction::Dismissed | NoticeAction::Focus) {
                 if let Ok(mut s) = slots.lock() {
                     s.remove(&approval);
                 }
