@@ -185,16 +185,18 @@ test("keys typed while a decided dialog leaves reach the composer", { timeout: 2
 });
 
 test("keys typed while an approval is on its way reach the composer once the dialog has gone", { timeout: 240_000 }, async (t) => {
-  const turns = 4;
+  // Up to 8 tries: on a loaded machine (a CI run) the keys of one try can arrive after the
+  // decision; the loop stops as soon as two keys were caught on their way.
+  const turns = 8;
   const s = await appAskingToRun(t, turns);
   // The page counts the keys (other than the Enter that approves) that go down while the dialog
-  // is open; and the Enter on Approve holds the page 100 ms, as a busy machine would, so the
+  // is open; and the Enter on Approve holds the page 200 ms, as a busy machine would, so the
   // keys typed behind it are queued before the decision has even been sent.
   await s.execute(`window.keysOnTheirWay = 0;
     document.addEventListener("keydown", (e) => {
       if (e.key !== "Enter" && document.querySelector("dialog[open]:not(.leaving)")) window.keysOnTheirWay++;
       if (e.key === "Enter" && document.activeElement?.getAttribute("data-testid") === "approve-button") {
-        const until = performance.now() + 100;
+        const until = performance.now() + 200;
         while (performance.now() < until);
       }
     }, true);`);
