@@ -199,10 +199,16 @@ pub fn expired_runs(dir: &Path) -> Result<std::collections::HashSet<String>> {
 /// it is linked to the state before it and can be put back (see [`Store::undo`]). Reads one
 /// small file, so a conversation's view can mark it cheaply.
 pub fn unrecorded_run(dir: &Path) -> Option<String> {
+    read_pending(dir).and_then(|(run, ended)| ended.then_some(run))
+}
+
+/// The `pending` note in `dir`: the run started and not recorded yet, and whether it ended
+/// (`<run> ended`) without its changes recorded.
+fn read_pending(dir: &Path) -> Option<(String, bool)> {
     let text = std::fs::read_to_string(dir.join("pending")).ok()?;
     let mut words = text.split_whitespace();
     let run = words.next()?.to_owned();
-    (words.next() == Some("ended")).then_some(run)
+    Some((run, words.next() == Some("ended")))
 }
 
 /// The whole manifest is written every this many records (and before records are dropped):
@@ -293,22 +299,25 @@ impl Store {
     /// leaves `keep_free` on the disk; one cap's worth of contents read.
     fn budget(&self) -> Result<Budget> {
         let keep_free = self.keep_free.load(std::sync::atomic::Ordering::Relaxed);
-        let fs = nix::sys::statvfs::statvfs(&self.dir)
-            .map_err(|e| CheckpointError::io(&self.dir, e.into()))?;
-        let free = (fs.blocks_available() as u64).saturating_mul(fs.fragment_size() as u64);
-        let room = free.saturating_sub(keep_free);
+        let room = self.free_bytes()?.saturating_sub(keep_free);
         Ok(Budget {
             disk: self.cap().saturating_sub(self.objects.total()).min(room),
             read: self.cap(),
         })
     }
 
+    /// Bytes free to an unprivileged writer on the disk holding the record.
+    fn free_bytes(&self) -> Result<u64> {
+        let fs = nix::sys::statvfs::statvfs(&self.dir)
+            .map_err(|e| CheckpointError::io(&self.dir, e.into()))?;
+        Ok((fs.blocks_available() as u64).saturating_mul(fs.fragment_size() as u64))
+    }
+
     /// Whether the disk is what stops the copies now (not the cap, which dropping old
     /// history can make room under).
     fn disk_low(&self) -> Option<CheckpointError> {
         let keep_free = self.keep_free.load(std::sync::atomic::Ordering::Relaxed);
-        let fs = nix::sys::statvfs::statvfs(&self.dir).ok()?;
-        let free = (fs.blocks_available() as u64).saturating_mul(fs.fragment_size() as u64);
+        let free = self.free_bytes().ok()?;
         (free <= keep_free.saturating_add(self.cap().saturating_sub(self.objects.total())))
             .then_some(CheckpointError::DiskLow { free, keep_free })
     }
@@ -360,10 +369,7 @@ impl Store {
     /// changes could not be recorded when it ended stays linked to its before-state, and
     /// whatever the next scan finds is its.
     fn pending(&self) -> Option<(String, bool)> {
-        let text = std::fs::read_to_string(self.dir.join("pending")).ok()?;
-        let run = text.split_whitespace().next()?.to_owned();
-        let ended = unrecorded_run(&self.dir).is_some();
-        Some((run, ended))
+        read_pending(&self.dir)
     }
 
     /// `run`, noted as started by [`Store::before_run`], never started (its sandbox could not
@@ -592,11 +598,23 @@ impl Store {
         if changes.is_empty() && kind == RecordKind::Outside {
             return Ok(changes);
         }
+        self.append_record(state, kind, run, &changes)?;
+        Ok(changes)
+    }
+
+    /// Adds `changes` to the record as the next entry, of `kind` for `run`.
+    fn append_record(
+        &self,
+        state: &mut State,
+        kind: RecordKind,
+        run: Option<String>,
+        changes: &[Change],
+    ) -> Result<()> {
         let seq = state.log.last().map_or(1, |e| e.seq + 1);
         if !changes.is_empty() {
             write_durably(
                 &self.dir.join("records").join(seq.to_string()),
-                node::encode_changes(&changes).as_bytes(),
+                node::encode_changes(changes).as_bytes(),
             )?;
         }
         let entry = LogEntry {
@@ -612,7 +630,7 @@ impl Store {
         if !changes.is_empty() && seq >= state.snapshot_seq + SNAPSHOT_EVERY {
             self.write_snapshot(state)?;
         }
-        Ok(changes)
+        Ok(())
     }
 
     /// Writes `current` whole, as of the newest record.

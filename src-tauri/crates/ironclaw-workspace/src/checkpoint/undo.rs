@@ -204,21 +204,7 @@ impl Store {
         // Each change goes from what is there now to what the record has.
         let changes = super::diff(&now, &state.current);
         restore::apply(workspace, &changes, Side::After, &self.objects)?;
-        let seq = state.log.last().map_or(1, |e| e.seq + 1);
-        if !changes.is_empty() {
-            super::write_durably(
-                &self.dir.join("records").join(seq.to_string()),
-                super::node::encode_changes(&changes).as_bytes(),
-            )?;
-        }
-        let entry = super::LogEntry {
-            seq,
-            kind: RecordKind::PutBack,
-            run: Some(run.to_owned()),
-            changed: changes.len(),
-        };
-        state.log_len += super::append_log(&self.dir.join("log"), &entry)?;
-        state.log.push(entry);
+        self.append_record(state, RecordKind::PutBack, Some(run.to_owned()), &changes)?;
         let _ = std::fs::remove_file(self.dir.join("pending"));
         // Restored files have new stamps: the next scan reads them again.
         state.watch = None;
