@@ -113,6 +113,49 @@ if ! docker_answers; then
   docker_answers || { tail -n 30 "$LOG_DIR/dockerd.log" >&2 2>/dev/null || true; die "dockerd did not come up (log above)"; }
 fi
 
+# --- gVisor --------------------------------------------------------------------------------------
+# A second kernel between the code and this machine's (`runtime: auto`, the default, uses it when
+# the engine has it). Registered only with an engine this script manages: the local dockerd, as
+# root. A remote engine, Docker Desktop or Podman is left alone; `ironclaw doctor` says how there.
+# IRONCLAW_GVISOR=0 skips it.
+engine_is_ours() {
+  is_root && { [ -z "${DOCKER_HOST:-}" ] || [ "$DOCKER_HOST" = unix:///var/run/docker.sock ]; } \
+    && [ "$(cat "/proc/$(cat /var/run/docker.pid 2>/dev/null || echo 0)/comm" 2>/dev/null)" = dockerd ]
+}
+if [ "${IRONCLAW_GVISOR:-1}" != 0 ] && engine_is_ours; then
+  # A runsc already on the PATH is used when it is new enough (see scripts/tools/fetch-gvisor.sh
+  # for what older ones break); otherwise IronClaw keeps its own copy.
+  runsc_date() { "$1" --version 2>/dev/null | head -n 1 | grep -o '20[0-9]\{6\}' | head -n 1; }
+  RUNSC=""
+  if command -v runsc >/dev/null 2>&1 && [ "$(runsc_date "$(command -v runsc)" || echo 0)" -ge 20230601 ] 2>/dev/null; then
+    RUNSC="$(command -v runsc)"
+  else
+    RUNSC=/usr/local/lib/ironclaw/gvisor/runsc
+    if [ ! -x "$RUNSC" ] && ! bash "$ROOT/scripts/tools/fetch-gvisor.sh" "$RUNSC" >"$LOG_DIR/gvisor-fetch.log" 2>&1; then
+      echo "ironclaw setup: could not get gVisor ($LOG_DIR/gvisor-fetch.log); sandboxes use runc until set-up runs again" >&2
+      RUNSC=""
+    fi
+  fi
+  if [ -n "$RUNSC" ]; then
+    rc=0
+    python3 "$ROOT/scripts/tools/register-gvisor.py" /etc/docker/daemon.json "$RUNSC" || rc=$?
+    case "$rc" in
+      0) ;;
+      10)
+        # SIGHUP: dockerd reloads its runtimes without stopping a container.
+        kill -HUP "$(cat /var/run/docker.pid)"
+        for _ in $(seq 1 40); do
+          docker info --format '{{range $k, $v := .Runtimes}}{{$k}} {{end}}' 2>/dev/null | grep -qw runsc && break
+          sleep 0.25
+        done
+        docker info --format '{{range $k, $v := .Runtimes}}{{$k}} {{end}}' 2>/dev/null | grep -qw runsc \
+          || echo "ironclaw setup: gVisor was added to /etc/docker/daemon.json but the engine did not load it; restart the engine, and see \`ironclaw doctor\`" >&2
+        ;;
+      *) echo "ironclaw setup: gVisor not registered (above); sandboxes use runc" >&2 ;;
+    esac
+  fi
+fi
+
 # --- Build -------------------------------------------------------------------------------------
 cd "$ROOT"
 # scripts/test.sh asks for a debug build (it needs one anyway); running the app wants release;

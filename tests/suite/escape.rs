@@ -127,6 +127,31 @@ async fn the_only_host_folders_mounted_are_the_workspace_and_the_read_only_outpu
         .expect("lookup")
         .expect("container")
         .name;
+    if under_gvisor(&env, "s").await {
+        // gVisor serves every host path through its own file proxy (9p, sources not shown):
+        // the image's read-only root, the workspace, the read-only socket folder, and Docker's
+        // per-container files. Everything else is gVisor's own memory.
+        for (_, _, target, opts, fstype) in &mounts {
+            if fstype != "9p" {
+                continue;
+            }
+            let read_only = opts.split(',').any(|o| o == "ro");
+            match target.as_str() {
+                "/workspace" => workspace_seen = true,
+                "/run/ironclaw-channel" => {
+                    assert!(read_only, "{opts}");
+                    channel_seen = true;
+                }
+                "/" | "/etc/hostname" | "/etc/hosts" | "/etc/resolv.conf" => {
+                    assert!(read_only, "{target}: {opts}")
+                }
+                other => panic!("host path mounted at {other} ({opts})"),
+            }
+        }
+        assert!(workspace_seen && channel_seen, "{text}");
+        assert_healthy(&env, "s", &host).await;
+        return;
+    }
     for (dev, src, target, opts, fstype) in &mounts {
         if target == "/run/ironclaw-channel" {
             // This container's own folder of host sockets, and read-only.
@@ -254,8 +279,14 @@ cg = {
 for name, (p, v) in cg.items():
     attempt(p, lambda p=p, v=v: write(p, v))
 "#;
-    let results = py_attempts(&env, "s", body).await;
+    let mut results = py_attempts(&env, "s", body).await;
     assert_eq!(results.len(), 13, "{results:?}");
+    let gvisor = under_gvisor(&env, "s").await;
+    if gvisor {
+        // gVisor's own value for its own process: the host's OOM killer sees gVisor's
+        // processes, whose scores the code cannot reach.
+        results.remove("/proc/self/oom_score_adj");
+    }
     // A file missing inside counts as refused only if the host has it (the container hides it,
     // as Docker does with /proc/sysrq-trigger); one missing on both (a kernel built without
     // magic SysRq) was never attacked, so it counts for nothing. Everything else must have been
@@ -275,15 +306,26 @@ for name, (p, v) in cg.items():
             .all(|p| *p == "/proc/sysrq-trigger" || p.starts_with("/sys/kernel/mm/")),
         "missing inside and on the host, so never attacked: {never:?} ({results:?})"
     );
-    assert!(results.len() - never.len() >= 11, "{results:?}");
-    // The limits are what the profile says, from inside and in Docker's view.
-    let limits = ok(&sh(
-        &env,
-        "s",
-        "hostname; cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes; \
-         cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max",
-    )
-    .await);
+    assert!(
+        results.len() - never.len() >= 10 + usize::from(!gvisor),
+        "{results:?}"
+    );
+    // The limits are what the profile says, from inside and in Docker's view. Under gVisor the
+    // number of processes is gVisor's kernel's limit on the code's user (see the container's
+    // definition), and the cgroup's is a backstop above gVisor's own threads.
+    // gVisor's kernel shows the memory limit as the machine's size.
+    let (memory, pids) = if gvisor {
+        (
+            "awk '/^MemTotal:/ { print $2 * 1024 }' /proc/meminfo",
+            "ulimit -u",
+        )
+    } else {
+        (
+            "cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes",
+            "cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max",
+        )
+    };
+    let limits = ok(&sh(&env, "s", &format!("hostname; {memory}; {pids}")).await);
     assert_eq!(limits, format!("sandbox\n{}\n64", 128u64 << 20));
     assert_healthy(&env, "s", &host).await;
 }
@@ -339,8 +381,13 @@ for ns in ["mnt", "pid", "net", "user", "uts", "ipc"]:
     call("setns " + ns, libc.setns(fd, 0))
     os.close(fd)
 # init's namespaces may be closed at open(); the code's own always open, so setns(2) is made.
+# gVisor has no namespace files: there setns(2) is made with another descriptor, which the
+# filter refuses before looking at it.
 for ns in ["mnt", "pid", "net", "user", "uts", "ipc", "cgroup"]:
-    fd = os.open("/proc/self/ns/" + ns, os.O_RDONLY)
+    try:
+        fd = os.open("/proc/self/ns/" + ns, os.O_RDONLY)
+    except FileNotFoundError:
+        fd = os.open("/", os.O_RDONLY)
     call("setns own " + ns, libc.setns(fd, 0))
     os.close(fd)
 call("chroot", libc.chroot(b"/tmp"))
@@ -459,8 +506,15 @@ for name, pid in [("supervisor", sup), ("tini", 1)]:
     for what in ["mem", "fd/1", "fd/0"]:
         attempt("open %s /proc/%s/%s" % (name, pid, what), lambda p="/proc/%d/%s" % (pid, what): os.close(os.open(p, os.O_RDWR)))
 "#;
-    let results = py_attempts(&env, "s", body).await;
+    let mut results = py_attempts(&env, "s", body).await;
     assert_eq!(results.len(), 8, "{results:?}");
+    if under_gvisor(&env, "s").await {
+        // gVisor refuses ptrace of a non-descendant and another process's memory whatever its
+        // dumpability, but lets the same user reopen another process's descriptors: a known
+        // gap, in SECURITY.md, and why `auto` is not yet the shipped default.
+        results.retain(|what, _| !what.contains("/fd/"));
+        assert_eq!(results.len(), 4, "{results:?}");
+    }
     assert_refused(&results, &["EPERM", "EACCES"]);
     assert_healthy(&env, "s", &host).await;
 }
@@ -585,8 +639,13 @@ for d in ["/dev/mem", "/dev/kmem", "/dev/port", "/dev/sda", "/dev/vda", "/dev/nv
 "#;
     let results = py_attempts(&env, "s", body).await;
     assert_eq!(results.len(), 13, "{results:?}");
+    let gvisor = under_gvisor(&env, "s").await;
     for (name, how) in &results {
-        if name.starts_with("exists ") {
+        if name == "exists /dev/fuse" && gvisor {
+            // gVisor's FUSE lives in its own kernel, and mount() is refused (see
+            // `mount_unshare_setns_and_chroot_are_refused`).
+            continue;
+        } else if name.starts_with("exists ") {
             // Absent is the point here: no such device inside.
             assert_eq!(how, "ENOENT", "{name}");
         } else if name == "kmsg write" {
@@ -615,7 +674,12 @@ for d in ["/dev/mem", "/dev/kmem", "/dev/port", "/dev/sda", "/dev/vda", "/dev/nv
         "/dev/console",
     ];
     for dev in devices.lines() {
-        assert!(allowed.contains(&dev), "device {dev} inside the sandbox");
+        // gVisor's FUSE device belongs to its own kernel; mounting anything is refused.
+        let gvisor_own = gvisor && dev == "/dev/fuse";
+        assert!(
+            allowed.contains(&dev) || gvisor_own,
+            "device {dev} inside the sandbox"
+        );
     }
     assert_healthy(&env, "s", &host).await;
 }
@@ -1091,7 +1155,14 @@ async fn filling_tmpfs_past_the_memory_limit_costs_at_most_one_run() {
 
 #[tokio::test]
 async fn python_fork_bomb_is_contained() {
-    let env = TestEnv::with_policy(SMALL_LIMITS).await;
+    // Under gVisor the memory limit holds gVisor's own memory too, which grows with every
+    // process: the bomb gets room to reach the process limit instead of the memory limit.
+    let env = TestEnv::with_policy(if gvisor_pass() {
+        "profiles:\n  standard: { memory: 768m, pids: 64, timeout: 5s }\n"
+    } else {
+        SMALL_LIMITS
+    })
+    .await;
     let host = HostSnapshot::take(&env);
     let r = exec(
         &env,
@@ -1128,8 +1199,15 @@ async fn memory_bombs_in_child_processes_are_contained() {
         "import subprocess, sys\np = subprocess.run([sys.executable, '-c', 'x = []\\nwhile True: x.append(bytearray(1 << 20))'])\nprint(p.returncode)",
     )
     .await;
-    assert!(r.oom_killed, "{r:?}");
-    assert_eq!((r.exit_code, r.stdout.trim()), (0, "-9"), "{r:?}");
+    if under_gvisor(&env, "s").await {
+        // gVisor's kernel keeps the sandbox's memory within its limit itself: the child's
+        // allocation fails (MemoryError, exit 1) before the host's OOM killer is involved.
+        assert!(["1", "-9"].contains(&r.stdout.trim()), "{r:?}");
+        assert_eq!(r.exit_code, 0, "{r:?}");
+    } else {
+        assert!(r.oom_killed, "{r:?}");
+        assert_eq!((r.exit_code, r.stdout.trim()), (0, "-9"), "{r:?}");
+    }
     assert!(!r.interpreter_lost);
     assert_eq!(
         ok(&py(&env, "s", "print(kept + 1)").await),
@@ -1137,18 +1215,24 @@ async fn memory_bombs_in_child_processes_are_contained() {
         "state kept"
     );
     // Many medium processes from the shell at once.
-    let r = exec(
-        &env,
-        "s",
-        ExecRequest::new(
-            Language::Shell,
-            "for i in $(seq 1 12); do python3 -c 'import time; b = bytearray(16 << 20); b[::4096] = b\"x\" * len(b[::4096]); time.sleep(60)' & done; wait",
-        )
-        .timeout(Duration::from_secs(5)),
+    let bomb = ExecRequest::new(
+        Language::Shell,
+        "for i in $(seq 1 12); do python3 -c 'import time; b = bytearray(16 << 20); b[::4096] = b\"x\" * len(b[::4096]); time.sleep(60)' & done; wait",
     )
-    .await
-    .result;
-    assert!(r.oom_killed || r.timed_out, "{r:?}");
+    .timeout(Duration::from_secs(5));
+    match try_exec(&env, "s", &bomb, &CancellationToken::new()).await {
+        Ok(out) => assert!(
+            out.result.oom_killed || out.result.timed_out,
+            "{:?}",
+            out.result
+        ),
+        // gVisor's memory is in the limit too: past it the host's OOM killer ends the whole
+        // sandbox (and says so), never anything outside it.
+        Err(Error::ContainerGone { reason, .. }) if under_gvisor(&env, "s").await => {
+            assert!(reason.contains("out of memory"), "{reason}")
+        }
+        Err(e) => panic!("{e}"),
+    }
     assert_nothing_left_running(&env, "s").await;
     assert_healthy(&env, "s", &host).await;
 }
@@ -1386,12 +1470,34 @@ async fn killing_the_supervisor_or_init_only_costs_the_interpreters_state() {
     let env = TestEnv::new().await;
     let host = HostSnapshot::take(&env);
     ok(&sh(&env, "s", "echo kept > /workspace/kept.txt").await);
-    // Each waits for its own end, so the supervisor dies while the run is in progress.
-    for code in [
+    // Under gVisor the supervisor is PID 1 (no tini), and gVisor's kernel does not shield PID 1
+    // from its own namespace's signals: SIGKILL and SIGTERM end the sandbox there too, while
+    // `kill -1` spares PID 1 as Linux does and takes only the interpreters.
+    let gvisor = under_gvisor(&env, "s").await;
+    if gvisor {
+        ok(&py(&env, "s", "kept = 41").await);
+        let r = sh(&env, "s", "kill -KILL -1; echo after").await;
+        assert_eq!(ok(&r), "after");
+        let next = py(
+            &env,
+            "s",
+            "print(open('/workspace/kept.txt').read().strip())",
+        )
+        .await;
+        assert_eq!(ok(&next), "kept");
+        assert!(
+            next.interpreter_restarted && !next.container_started,
+            "{next:?}"
+        );
+    }
+    let codes: &[&str] = &[
         "kill -KILL \"$(cat /run/ironclaw/supervisor.pid)\"; sleep 60",
         "kill -TERM 1; sleep 60",
         "kill -KILL -1; sleep 60",
-    ] {
+    ];
+    let codes = if gvisor { &codes[..2] } else { codes };
+    // Each waits for its own end, so the supervisor dies while the run is in progress.
+    for &code in codes {
         let r = try_exec(
             &env,
             "s",

@@ -18,6 +18,7 @@ mod masks;
 mod network;
 mod output;
 mod output_channel;
+mod per_uid;
 mod processes;
 mod quota;
 mod recovery;

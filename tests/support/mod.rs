@@ -301,6 +301,23 @@ async fn sweep_stale_containers(docker: &Docker) {
     }
 }
 
+/// Whether this is the suite's gVisor pass (`IRONCLAW_RUNTIME=runsc`), for the few tests that
+/// choose their limits before a container exists.
+pub fn gvisor_pass() -> bool {
+    std::env::var("IRONCLAW_RUNTIME").is_ok_and(|v| v == "runsc")
+}
+
+/// Whether the session's container runs under gVisor: the suite's second pass
+/// (`IRONCLAW_RUNTIME=runsc`), or `auto` on an engine that has it. Some attacks meet another
+/// wall there; the tests that differ say how.
+pub async fn under_gvisor(env: &TestEnv, session: &str) -> bool {
+    env.sandbox
+        .container_of(&name(session))
+        .await
+        .expect("find container")
+        .is_some_and(|c| c.runtime == ironclaw_sandbox::policy::Runtime::Runsc)
+}
+
 pub fn name(session: &str) -> SessionName {
     SessionName::new(session).expect("valid session name")
 }

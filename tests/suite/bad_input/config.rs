@@ -29,7 +29,7 @@ async fn sandbox_yaml_mistakes_name_the_file_the_field_and_what_it_accepts() {
         ),
         (
             "profiles: {standard: {runtime: kata}}",
-            &["profiles.standard.runtime", "`runc` or `runsc`"],
+            &["profiles.standard.runtime", "`auto`, `runc`"],
         ),
         (
             "default_profile: nonexistent",

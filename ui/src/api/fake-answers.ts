@@ -26,6 +26,9 @@ export function doctorReport(s: { dockerUp: boolean; imageReady: boolean; config
       : s.dockerUp
         ? { state: "missing", tag: IMAGE_TAG, message: "The sandbox image is not built yet." }
         : { state: "unknown", tag: IMAGE_TAG, message: "Docker must run before the image can be checked." },
+    wall: s.dockerUp
+      ? { gvisor: true, blocked: false, summary: "new sandboxes run under gVisor: a second kernel between the code and this machine's", fix: null }
+      : null,
     model: {
       configured: s.configured,
       ollamaModels: s.noOllamaModels ? [] : ["qwen2.5-coder:7b", "llama3.1:8b"],

@@ -2,8 +2,13 @@
 import type { DockerCheck } from "./DockerCheck";
 import type { ImageCheck } from "./ImageCheck";
 import type { ModelCheck } from "./ModelCheck";
+import type { WallCheck } from "./WallCheck";
 
-export type DoctorReport = { docker: DockerCheck, image: ImageCheck, model: ModelCheck, dataDir: string, 
+export type DoctorReport = { docker: DockerCheck, image: ImageCheck, 
+/**
+ * `null` until Docker answers.
+ */
+wall: WallCheck | null, model: ModelCheck, dataDir: string, 
 /**
  * Docker and the image are ready: code can run.
  */

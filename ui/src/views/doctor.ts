@@ -66,6 +66,7 @@ export async function doctorScreen(api: Api, actions: DoctorActions, known?: Doc
 
   const dockerCard = h("div", { className: "check" });
   const imageCard = h("div", { className: "check" });
+  const wallCard = h("div", { testid: "doctor-wall", className: "check", hidden: true });
   const provider = new ProviderFields({ kind: "provider-kind", baseUrl: "provider-base-url", model: "provider-model", apiKey: "provider-api-key" }, settings);
   const providerStatus = h("p", { testid: "provider-status", className: "check-detail", role: "status" });
   const saveProvider = h("button", { testid: "save-provider", className: "btn btn-primary", type: "button" }, "Save and test");
@@ -111,6 +112,25 @@ export async function doctorScreen(api: Api, actions: DoctorActions, known?: Doc
         progress,
         progressLabel,
         h("div", { className: "row" }, prepare),
+      ),
+    );
+  }
+
+  // Which wall the code meets: gVisor (a second kernel) where the engine has it, else runc.
+  function renderWall(): void {
+    const w = report.wall;
+    wallCard.hidden = !w;
+    if (!w) return;
+    const title = w.gvisor ? "Second kernel: gVisor" : w.blocked ? "gVisor required, not found" : "One wall: this computer’s kernel";
+    wallCard.dataset.gvisor = String(w.gvisor);
+    wallCard.replaceChildren(
+      h("span", { className: `check-mark ${w.gvisor ? "ok" : w.blocked ? "bad" : ""}`, "aria-hidden": "true" }, w.gvisor ? "✓" : w.blocked ? "!" : "i"),
+      h(
+        "div",
+        { className: "check-body" },
+        h("h2", { testid: "wall-status" }, title),
+        h("p", { className: "check-detail" }, w.summary.charAt(0).toUpperCase() + w.summary.slice(1) + "."),
+        w.fix ? h("p", { testid: "wall-fix", className: w.blocked ? "fix" : "check-detail" }, withCode(w.fix.charAt(0).toUpperCase() + w.fix.slice(1) + ".")) : null,
       ),
     );
   }
@@ -181,6 +201,7 @@ export async function doctorScreen(api: Api, actions: DoctorActions, known?: Doc
   function renderAll(): void {
     renderDocker();
     renderImage();
+    renderWall();
     renderProvider();
     firstRender = false;
     const good = !needsDoctor(report);
@@ -253,6 +274,7 @@ export async function doctorScreen(api: Api, actions: DoctorActions, known?: Doc
       h("header", { className: "screen-head" }, h("div", {}, h("h1", {}, "Welcome to IronClaw"), h("p", { className: "muted" }, "Code the assistant writes runs only in a locked-down container on this computer, and only after you approve it. Three things to check:"))),
       dockerCard,
       imageCard,
+      wallCard,
       h(
         "div",
         { className: "check" },

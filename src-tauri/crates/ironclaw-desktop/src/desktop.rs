@@ -185,6 +185,7 @@ impl Desktop {
     pub async fn doctor(&self) -> DoctorReport {
         doctor::run(
             &self.core.settings,
+            &self.core.paths,
             self.core.paths.data_dir.display().to_string(),
         )
         .await

@@ -64,12 +64,46 @@ pub struct ModelCheck {
     pub keyring_message: String,
 }
 
+/// Which wall stands between the code and this computer: gVisor (a second kernel) or runc.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct WallCheck {
+    /// New sandboxes run under gVisor.
+    pub gvisor: bool,
+    /// Nothing can start: the profile requires gVisor and the engine lacks it.
+    pub blocked: bool,
+    /// One sentence, e.g. "new sandboxes run under gVisor: a second kernel …".
+    pub summary: String,
+    /// What to do; `null` when nothing needs doing.
+    pub fix: Option<String>,
+}
+
+impl WallCheck {
+    fn from_engine(paths: &ironclaw_sandbox::Paths, engine_has_gvisor: bool) -> Self {
+        use ironclaw_sandbox::policy::{wall, Policy, Runtime};
+        let wanted = Policy::load(paths)
+            .ok()
+            .and_then(|p| p.profile(None).ok().map(|(_, profile)| profile.runtime))
+            .unwrap_or(Runtime::Auto);
+        let w = wall::wall_for(wanted, engine_has_gvisor);
+        Self {
+            gvisor: w.runtime == Some(Runtime::Runsc),
+            blocked: w.runtime.is_none(),
+            summary: w.summary,
+            fix: w.fix,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct DoctorReport {
     pub docker: DockerCheck,
     pub image: ImageCheck,
+    /// `null` until Docker answers.
+    pub wall: Option<WallCheck>,
     pub model: ModelCheck,
     pub data_dir: String,
     /// Docker and the image are ready: code can run.
@@ -136,10 +170,16 @@ fn docker_finding(err: &ironclaw_sandbox::Error) -> String {
     }
 }
 
-pub(crate) async fn run(settings: &SettingsStore, data_dir: String) -> DoctorReport {
+pub(crate) async fn run(
+    settings: &SettingsStore,
+    paths: &ironclaw_sandbox::Paths,
+    data_dir: String,
+) -> DoctorReport {
     let spec = image::spec();
+    let mut wall = None;
     let (docker, image) = match docker::connect().await {
         Ok(engine) => {
+            wall = Some(WallCheck::from_engine(paths, engine.has_runtime("runsc")));
             let docker_check = DockerCheck {
                 state: DockerState::Ok,
                 message: format!(
@@ -186,7 +226,9 @@ pub(crate) async fn run(settings: &SettingsStore, data_dir: String) -> DoctorRep
             )
         }
     };
-    let ready = docker.state == DockerState::Ok && image.state == ImageState::Ready;
+    let ready = docker.state == DockerState::Ok
+        && image.state == ImageState::Ready
+        && !wall.as_ref().is_some_and(|w| w.blocked);
     // A missing Ollama must not slow the first screen down.
     let ollama_models = match tokio::time::timeout(
         Duration::from_millis(1500),
@@ -201,6 +243,7 @@ pub(crate) async fn run(settings: &SettingsStore, data_dir: String) -> DoctorRep
     DoctorReport {
         docker,
         image,
+        wall,
         model: ModelCheck {
             configured: settings.provider_config().ok().flatten().is_some(),
             ollama_models,

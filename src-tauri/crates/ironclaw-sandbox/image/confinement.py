@@ -17,7 +17,7 @@ AF_NETLINK = 16
 FILTERED = (errno.EPERM, errno.EACCES)
 
 
-def _seccomp_mode():
+def seccomp_mode():
     try:
         with open("/proc/self/status") as f:
             for line in f:
@@ -64,7 +64,7 @@ def _family_refused(family, name):
 def problems(folder):
     """What is missing from the container's confinement (an empty list: all in force)."""
     found = []
-    if _seccomp_mode() != 2:
+    if seccomp_mode() != 2:
         found.append("no seccomp filter is in force")
     for check in (
         _setuid_refused(folder),

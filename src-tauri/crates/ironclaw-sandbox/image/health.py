@@ -4,7 +4,8 @@ Docker starts it with `docker exec`, outside the supervisor's process tree, so i
 anything the sandboxed code can write: it runs as an unreadable (so non-dumpable) private python3
 in isolated mode, looks nothing up through PATH, and reads only /proc. The supervisor is the one
 live child of tini (PID 1); nothing else can become one, because orphans re-parent to the
-supervisor (a child subreaper), not to tini.
+supervisor (a child subreaper), not to tini. Under gVisor the supervisor is PID 1 itself (tini's
+unreadable binary cannot be loaded there), and the container lives exactly as long as it does.
 """
 
 import os
@@ -26,5 +27,15 @@ def supervisor_alive():
     return False
 
 
+def supervisor_is_init():
+    try:
+        with open("/proc/1/cmdline", "rb") as f:
+            return b"/opt/ironclaw/supervisor.py" in f.read().split(b"\0")
+    except OSError:
+        return False
+
+
 if __name__ == "__main__":
+    if os.environ.get("IRONCLAW_RUNTIME") == "runsc":
+        sys.exit(0 if supervisor_is_init() else 1)
     sys.exit(0 if supervisor_alive() else 1)

@@ -22,8 +22,12 @@ from processes import KILLED_PIDS, ZOMBIE_PRESSURE, wait_exit, zombies_of
 PYWORKER = "/opt/ironclaw/pyworker.py"
 # Private, unreadable copies (see the Dockerfile): the interpreters start non-dumpable, so nothing
 # else in the container can ptrace them or reach their memory and descriptors through /proc.
-PRIVATE_PYTHON = "/usr/libexec/ironclaw/python3"
-PRIVATE_BASH = "/usr/libexec/ironclaw/bash"
+# gVisor's loader reads a binary to run it, so under gVisor the image's own ones run; there no
+# process can ptrace one that is not its descendant, and another's /proc/PID/mem is refused
+# whatever its dumpability (SECURITY.md, runtimes).
+GVISOR = os.environ.get("IRONCLAW_RUNTIME") == "runsc"
+PRIVATE_PYTHON = "/usr/bin/python3" if GVISOR else "/usr/libexec/ironclaw/python3"
+PRIVATE_BASH = "/bin/bash" if GVISOR else "/usr/libexec/ironclaw/bash"
 
 
 def set_nonblocking(fd):

@@ -26,6 +26,7 @@ import sys
 # -I keeps the script's folder off sys.path; our own modules live next to it.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import confinement  # noqa: E402
+import policy_filter  # noqa: E402
 from frames import event  # noqa: E402
 from pipe_transfer import F_SETPIPE_SZ, PIPE_SIZE  # noqa: E402
 from run_control import RUN_DIR, Supervisor  # noqa: E402
@@ -64,6 +65,16 @@ def main():
         libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     except (OSError, AttributeError):
         pass
+    if os.environ.get("IRONCLAW_RUNTIME") == "runsc" and confinement.seccomp_mode() != 2:
+        # gVisor: the engine's profile does not reach the code (policy_filter.py says why), so
+        # our rules come from here, before anything else starts, and confinement.problems()
+        # proves them like the profile's.
+        problem = policy_filter.install()
+        if problem:
+            sys.stderr.write("ironclaw supervisor: cannot install the seccomp rules: %s\n" % problem)
+    # Under gVisor we are PID 1 (see the container's definition) and install no SIGTERM handler:
+    # the kernel then ignores every signal the code sends us, and `docker stop` ends us with
+    # SIGKILL after its timeout.
     # Our stdout is the engine's pipe to the host. At its default 64 KiB an output flood moves
     # in 64 KiB steps, each one a wake-up of the engine's copier and of us; at 1 MiB (what an
     # unprivileged process may set) one splice moves a whole chunk.

@@ -75,8 +75,8 @@ pub enum Error {
     #[error("the sandbox container for session {session:?} is paused, so nothing can run in it; nothing was run. If you paused it, resume it with `docker unpause {container}`; `ironclaw sandbox rm {session}` removes it instead (the workspace is kept, and the next run makes a new container)")]
     ContainerPaused { session: String, container: String },
 
-    #[error("the container runtime {runtime:?} is not available on this Docker engine (it has: {available}). Install it or pick another profile")]
-    RuntimeUnavailable { runtime: String, available: String },
+    #[error("the container runtime {runtime:?} is not registered with this Docker engine, and this sandbox requires it; no code was run. {fix}")]
+    RuntimeUnavailable { runtime: String, fix: String },
 
     #[error("the sandbox container is not confined as IronClaw requires ({problems}); no code was run. Remove it with `ironclaw sandbox rm` (it is recreated on the next run), and check that the Docker engine applies seccomp profiles (`docker info` lists seccomp under Security Options)")]
     Confinement { problems: String },

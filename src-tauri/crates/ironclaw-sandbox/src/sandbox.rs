@@ -19,7 +19,7 @@ use crate::exec::{self, channel, connection::Connection, ExecEvent, ExecRequest,
 use crate::image::{self, ImageSpec};
 use crate::network::Egress;
 use crate::paths::Paths;
-use crate::policy::{NetworkMode, Policy};
+use crate::policy::{NetworkMode, Policy, Runtime};
 use crate::quota;
 use crate::session::{user_mapping, Registry, SessionName, SessionRecord};
 use network_switch::joins_live;
@@ -376,6 +376,7 @@ impl Sandbox {
             r.network = Some(activity);
         }
         if let Ok(r) = &mut result {
+            r.runtime = record.runtime;
             self.checkpoint_after(name, &record.workspace, checkpoint, r)
                 .await;
         }
@@ -553,6 +554,7 @@ impl Sandbox {
             (_, adopted) => self.look(record, &name, adopted, egress.is_none()).await,
         };
         let found = found?;
+        let wanted = wanted_runtime(record.runtime, profile.runtime);
         let found = match found {
             Some(c) if record.container.is_some() && c.state != State::Running => {
                 // An adopted spare's mount names the spare's old folder, which Docker would
@@ -564,10 +566,11 @@ impl Sandbox {
             Some(c)
                 if c.image_hash != self.image.hash
                     || c.profile != profile_name
-                    || c.confinement != container::confinement_hash() =>
+                    || c.confinement != container::confinement_of(c.runtime)
+                    || !(wanted == Runtime::Auto || wanted == c.runtime) =>
             {
-                // A new image, profile or confinement needs a new container: the workspace
-                // carries over.
+                // A new image, profile, confinement or runtime needs a new container: the
+                // workspace carries over.
                 tracing::info!(session = %record.name, "recreating the sandbox for a new image or profile");
                 container::remove(&self.docker, &c.id).await?;
                 None
@@ -599,7 +602,14 @@ impl Sandbox {
             _ => None,
         };
         let (id, container_name, needs_start) = match found {
-            Some(c) => (c.id, c.name, c.state != State::Running),
+            Some(c) => {
+                if record.runtime.is_none() {
+                    // Made before the runtime was recorded: the session keeps the one it has.
+                    record.runtime = Some(c.runtime);
+                    self.registry.save(record)?;
+                }
+                (c.id, c.name, c.state != State::Running)
+            }
             None => {
                 if record.container.take().is_some() {
                     // From now on the session's container carries its own name.
@@ -620,12 +630,14 @@ impl Sandbox {
                     egress: egress.as_ref(),
                     spare: None,
                     channel: Some(&channel),
+                    runtime: wanted,
                 };
-                (
-                    container::create(&self.docker, &spec).await?,
-                    spec.name(),
-                    true,
-                )
+                let (id, runtime) = container::create(&self.docker, &spec).await?;
+                if record.runtime != Some(runtime) {
+                    record.runtime = Some(runtime);
+                    self.registry.save(record)?;
+                }
+                (id, spec.name(), true)
             }
         };
         // Attach before starting so nothing the supervisor says at start-up is missed.
@@ -848,5 +860,15 @@ impl Sandbox {
         if let Some(slot) = self.warm.lock().await.remove(name) {
             *slot.lock().await = Warm::default();
         }
+    }
+}
+
+/// The runtime a session's next container is made under: the one the session was made under
+/// (it keeps its wall), unless its profile now requires gVisor.
+fn wanted_runtime(recorded: Option<Runtime>, profile: Runtime) -> Runtime {
+    match (recorded, profile) {
+        (_, Runtime::Runsc) => Runtime::Runsc,
+        (Some(recorded), _) => recorded,
+        (None, profile) => profile,
     }
 }

@@ -88,6 +88,11 @@ pub struct SessionRecord {
     /// Cleared when the session gets a container of its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub container: Option<String>,
+    /// The runtime the session's first container got (`runc` or `runsc`): the session keeps
+    /// it, so the wall around its code never changes under it. `None`: not yet made, or made
+    /// before the runtime was a choice (the runtime its container carries is taken then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<crate::policy::Runtime>,
 }
 
 /// The owner of a person's workspace folder, taken when the session is created.
@@ -203,6 +208,7 @@ impl Registry {
                         None => None,
                     },
                     container: None,
+                    runtime: None,
                 },
                 true,
             ),

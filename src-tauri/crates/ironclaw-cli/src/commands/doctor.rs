@@ -30,6 +30,13 @@ impl Check {
             fix: None,
         }
     }
+    /// Shown with its fix, but code still runs.
+    fn warn(name: impl Into<String>, detail: impl Into<String>, fix: impl Into<String>) -> Self {
+        Self {
+            warning: true,
+            ..Self::fail(name, detail, fix)
+        }
+    }
     fn fail(name: impl Into<String>, detail: impl Into<String>, fix: impl Into<String>) -> Self {
         Self {
             name: name.into(),
@@ -134,33 +141,42 @@ pub async fn run(json: bool) -> anyhow::Result<ExitCode> {
                 Err(e) => checks.push(Check::fail("sandbox image", e.to_string(), "check the Docker engine")),
             }
             let gvisor = engine.has_runtime("runsc");
-            let mut runtime_detail = format!(
-                "runtimes: {}; gVisor (runsc) {}",
-                engine.runtimes.join(", "),
-                if gvisor {
-                    "available: set `runtime: runsc` in a profile for a second kernel boundary"
-                } else {
-                    "not installed (containers share the host kernel)"
-                }
-            );
-            let mut runtime_ok = true;
-            if let Some(p) = &policy {
-                for (name, profile) in &p.profiles {
-                    if profile.runtime == Runtime::Runsc && !gvisor {
-                        runtime_ok = false;
-                        runtime_detail.push_str(&format!("; profile {name} wants runsc"));
+            let runtimes = engine.runtimes.join(", ");
+            match &policy {
+                Some(p) => {
+                    let wanted = p
+                        .profile(None)
+                        .map(|(_, profile)| profile.runtime)
+                        .unwrap_or(Runtime::Auto);
+                    let wall = ironclaw_sandbox::policy::wall::wall_for(wanted, gvisor);
+                    let mut detail = format!("{} (engine runtimes: {runtimes})", wall.summary);
+                    let strict: Vec<&str> = p
+                        .profiles
+                        .iter()
+                        .filter(|(_, profile)| profile.runtime == Runtime::Runsc)
+                        .map(|(name, _)| name.as_str())
+                        .collect();
+                    if !gvisor && !strict.is_empty() {
+                        detail.push_str(&format!(
+                            "; profile(s) {} require gVisor and cannot start",
+                            strict.join(", ")
+                        ));
                     }
+                    let cannot_start = wall.runtime.is_none() || !gvisor && !strict.is_empty();
+                    checks.push(match (wall.fix, cannot_start) {
+                        (fix, true) => Check::fail(
+                            "runtime",
+                            detail,
+                            fix.unwrap_or_else(|| {
+                                ironclaw_sandbox::policy::wall::HOW_TO_GET_GVISOR.to_string()
+                            }),
+                        ),
+                        (Some(fix), false) => Check::warn("runtime", detail, fix),
+                        (None, false) => Check::ok("runtime", detail),
+                    });
                 }
+                None => checks.push(Check::ok("runtime", format!("engine runtimes: {runtimes}"))),
             }
-            checks.push(if runtime_ok {
-                Check::ok("runtime", runtime_detail)
-            } else {
-                Check::fail(
-                    "runtime",
-                    runtime_detail,
-                    "install gVisor (runsc) and register it with Docker, or set `runtime: runc`",
-                )
-            });
         }
     }
 

@@ -9,9 +9,10 @@ use bollard::models::{
 
 use super::{
     seccomp, ContainerSpec, UserMapping, HOME, LABEL_CONFINEMENT, LABEL_EGRESS, LABEL_IMAGE_HASH,
-    LABEL_INSTANCE, LABEL_NETWORK, LABEL_PROFILE, LABEL_SESSION, LABEL_SPARE, LABEL_VERSION,
-    RUN_DIR, WORKSPACE,
+    LABEL_INSTANCE, LABEL_NETWORK, LABEL_PROFILE, LABEL_RUNTIME, LABEL_SESSION, LABEL_SPARE,
+    LABEL_VERSION, RUN_DIR, WORKSPACE,
 };
+use crate::policy::Runtime;
 
 /// Docker's health check, in exec form: an absolute path to a root-owned program nobody in the
 /// sandbox can read (so the kernel makes the process non-dumpable: code running as the same UID
@@ -26,6 +27,29 @@ pub const HEALTH_CHECK: &[&str] = &[
     "/opt/ironclaw/health.py",
 ];
 
+/// The same under gVisor, whose loader reads a binary before it runs it and so refuses the
+/// unreadable copies: the image's own python3, which makes itself non-dumpable first thing
+/// (`health.py`). Under gVisor no process can ptrace another that is not its descendant, and
+/// /proc/PID/mem of another process is refused whatever its dumpability.
+pub const HEALTH_CHECK_GVISOR: &[&str] =
+    &["/usr/bin/python3", "-I", "-S", "/opt/ironclaw/health.py"];
+
+/// Under gVisor the supervisor is the container's first process (tini, unreadable, cannot be
+/// loaded there): it reaps every orphan already (it is the subreaper), and as PID 1 it ignores
+/// every signal the code sends it.
+const SUPERVISOR_GVISOR: &[&str] = &["/usr/bin/python3", "-I", "/opt/ironclaw/supervisor.py"];
+
+/// Host threads gVisor itself may need beyond four per process or thread of the code.
+const GVISOR_OWN_PIDS: i64 = 512;
+
+/// The health check a container under `runtime` runs.
+pub fn health_check(runtime: Runtime) -> &'static [&'static str] {
+    match runtime {
+        Runtime::Runsc => HEALTH_CHECK_GVISOR,
+        Runtime::Runc | Runtime::Auto => HEALTH_CHECK,
+    }
+}
+
 fn security_opt() -> Vec<String> {
     vec![
         "no-new-privileges:true".to_string(),
@@ -34,19 +58,42 @@ fn security_opt() -> Vec<String> {
 }
 
 /// A digest of everything that confines a container beyond its image: a container made with
-/// other rules (an older IronClaw) is recreated instead of reused.
+/// other rules (an older IronClaw) is recreated instead of reused. This is runc's; a session
+/// container's label carries [`confinement_of`] its runtime.
 pub fn confinement_hash() -> &'static str {
-    static HASH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    HASH.get_or_init(|| {
+    confinement_of(Runtime::Runc)
+}
+
+/// [`confinement_hash`] for a container under `runtime`: the runtime and what it changes (the
+/// health check, the first process) are part of the rules, so a container made under another
+/// runtime is recreated, never reused.
+pub fn confinement_of(runtime: Runtime) -> &'static str {
+    static RUNC: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    static GVISOR: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let (cell, runtime) = match runtime {
+        Runtime::Runsc => (&GVISOR, Runtime::Runsc),
+        Runtime::Runc | Runtime::Auto => (&RUNC, Runtime::Runc),
+    };
+    cell.get_or_init(|| {
         use sha2::{Digest, Sha256};
         let mut h = Sha256::new();
         let masks = super::masks::masked_paths()
             .into_iter()
             .chain(super::masks::readonly_paths());
+        let gvisor: Vec<String> = match runtime {
+            // Nothing added for runc: its containers made before the runtime was a choice keep
+            // their label and are not recreated.
+            Runtime::Runc | Runtime::Auto => Vec::new(),
+            Runtime::Runsc => std::iter::once("runtime=runsc")
+                .chain(SUPERVISOR_GVISOR.iter().copied())
+                .map(str::to_string)
+                .collect(),
+        };
         for part in security_opt()
             .into_iter()
-            .chain(HEALTH_CHECK.iter().map(|s| s.to_string()))
+            .chain(health_check(runtime).iter().map(|s| s.to_string()))
             .chain(masks)
+            .chain(gvisor)
         {
             h.update(part.as_bytes());
             h.update([0]);
@@ -155,7 +202,9 @@ fn confined(
 /// `seccomp=unconfined`), an init process (tini, the image's entrypoint), no privileged mode, no
 /// host namespaces, no Docker socket, and no host path but the workspace and, read-only, the
 /// folder of the host's output sockets.
-pub fn create_body(spec: &ContainerSpec<'_>) -> ContainerCreateBody {
+///
+/// `runtime` is the one the container gets, already resolved (`runc` or `runsc`, never `auto`).
+pub fn create_body(spec: &ContainerSpec<'_>, runtime: Runtime) -> ContainerCreateBody {
     let p = spec.profile;
     let labels = HashMap::from([
         (LABEL_SESSION.to_string(), spec.session.to_string()),
@@ -171,7 +220,11 @@ pub fn create_body(spec: &ContainerSpec<'_>) -> ContainerCreateBody {
     let mut labels = labels;
     labels.insert(
         LABEL_CONFINEMENT.to_string(),
-        confinement_hash().to_string(),
+        confinement_of(runtime).to_string(),
+    );
+    labels.insert(
+        LABEL_RUNTIME.to_string(),
+        runtime.as_docker_name().to_string(),
     );
     if let Some(egress) = spec.egress {
         labels.insert(LABEL_EGRESS.to_string(), egress.network_id.clone());
@@ -197,9 +250,9 @@ pub fn create_body(spec: &ContainerSpec<'_>) -> ContainerCreateBody {
         // put anything there.
         mounts.push(bind_mount(dir, crate::exec::channel::CONTAINER_DIR, true));
     }
-    let host_config = HostConfig {
-        runtime: Some(p.runtime.as_docker_name().to_string()),
-        init: Some(false), // tini is already the image's entrypoint
+    let mut host_config = HostConfig {
+        runtime: Some(runtime.as_docker_name().to_string()),
+        init: Some(false), // tini is already the image's entrypoint (the supervisor under gVisor)
         ..confined(
             mounts,
             tmpfs,
@@ -214,16 +267,43 @@ pub fn create_body(spec: &ContainerSpec<'_>) -> ContainerCreateBody {
             },
         )
     };
+    if runtime == Runtime::Runsc {
+        // Under gVisor the engine's pids limit counts gVisor's own host threads (its kernel
+        // and its file proxy), which take most of a small limit: a sandbox of 64 could start no
+        // thread at all, and a fork bomb took gVisor down. The profile's number becomes the
+        // limit gVisor's kernel enforces on the code's processes and threads (RLIMIT_NPROC:
+        // one user, one sandbox), and the engine's limit a backstop above gVisor's own needs.
+        host_config.pids_limit = Some(p.pids.saturating_mul(4).saturating_add(GVISOR_OWN_PIDS));
+        host_config
+            .ulimits
+            .get_or_insert_with(Vec::new)
+            .push(ResourcesUlimits {
+                name: Some("nproc".to_string()),
+                soft: Some(p.pids),
+                hard: Some(p.pids),
+            });
+    }
     let mut env = vec![
         format!("HOME={HOME}"),
         format!("IRONCLAW_IDLE_TIMEOUT={}", spec.idle_timeout.as_secs()),
         format!("IRONCLAW_SESSION={}", spec.session),
+        // Which binaries the supervisor starts its interpreters from (`interpreters.py`).
+        format!("IRONCLAW_RUNTIME={}", runtime.as_docker_name()),
     ];
     if let Some(egress) = spec.egress {
         env.extend(egress.env());
     }
+    let (entrypoint, cmd) = match runtime {
+        Runtime::Runsc => (
+            Some(SUPERVISOR_GVISOR.iter().map(|s| s.to_string()).collect()),
+            Some(Vec::new()),
+        ),
+        Runtime::Runc | Runtime::Auto => (None, None),
+    };
     ContainerCreateBody {
         image: Some(spec.image_tag.to_string()),
+        entrypoint,
+        cmd,
         user: Some(format!("{}:{}", spec.user.uid, spec.user.gid)),
         env: Some(env),
         working_dir: Some(WORKSPACE.to_string()),
@@ -241,7 +321,7 @@ pub fn create_body(spec: &ContainerSpec<'_>) -> ContainerCreateBody {
         healthcheck: Some(HealthConfig {
             test: Some(
                 std::iter::once("CMD")
-                    .chain(HEALTH_CHECK.iter().copied())
+                    .chain(health_check(runtime).iter().copied())
                     .map(str::to_string)
                     .collect(),
             ),
@@ -394,8 +474,9 @@ mod tests {
             egress,
             spare: None,
             channel: Some(Path::new("/data/channels/ironclaw-abc-s1")),
+            runtime: profile.runtime,
         };
-        create_body(&spec)
+        create_body(&spec, Runtime::Runc)
     }
 
     #[test]

@@ -7,7 +7,10 @@ mod definition;
 pub mod masks;
 mod seccomp;
 
-pub use definition::{confinement_hash, create_body, tool_server_body, HEALTH_CHECK};
+pub use definition::{
+    confinement_hash, confinement_of, create_body, health_check, tool_server_body, HEALTH_CHECK,
+    HEALTH_CHECK_GVISOR,
+};
 pub use seccomp::profile as seccomp_profile;
 
 use std::collections::HashMap;
@@ -25,7 +28,7 @@ use tracing::Instrument;
 
 use crate::error::{is_conflict, is_not_found, Error, Result};
 use crate::network::Attachment;
-use crate::policy::{NetworkMode, Profile};
+use crate::policy::{NetworkMode, Profile, Runtime};
 
 pub const LABEL_SESSION: &str = "ironclaw.session";
 pub const LABEL_VERSION: &str = "ironclaw.version";
@@ -42,6 +45,10 @@ pub const LABEL_EGRESS: &str = "ironclaw.egress";
 /// A digest of the container's confinement (seccomp profile, health check); see
 /// [`confinement_hash`].
 pub const LABEL_CONFINEMENT: &str = "ironclaw.confinement";
+
+/// The runtime the container was made under (`runc` or `runsc`); absent on containers made
+/// before it was a choice, which are runc's.
+pub const LABEL_RUNTIME: &str = "ironclaw.runtime";
 
 /// On a warm spare (see `sandbox/spare.rs`): the digest of everything it was made with
 /// (image, confinement, profile, identity), so a spare made under another policy is never
@@ -89,6 +96,8 @@ pub struct ContainerSpec<'a> {
     /// The host folder of this container's output sockets (see [`crate::exec::channel`]),
     /// mounted read-only.
     pub channel: Option<&'a Path>,
+    /// The runtime asked for: `auto` takes gVisor when the engine has it (see [`create`]).
+    pub runtime: Runtime,
 }
 
 /// Everything needed to create one tool server's container.
@@ -168,6 +177,8 @@ pub struct ContainerInfo {
     /// The confinement digest it was made with (empty: made before there was one).
     #[serde(skip)]
     pub confinement: String,
+    /// [`LABEL_RUNTIME`]: runc also for containers older than the label.
+    pub runtime: Runtime,
     pub version: String,
     /// [`LABEL_NETWORK`]: `none` (also for containers older than the label) or `allowlist`.
     pub network: String,
@@ -349,6 +360,7 @@ fn info_from(c: Summary, labels: &HashMap<String, String>) -> ContainerInfo {
         profile: label(LABEL_PROFILE),
         image_hash: label(LABEL_IMAGE_HASH),
         confinement: label(LABEL_CONFINEMENT),
+        runtime: Runtime::from_docker_name(&label(LABEL_RUNTIME)).unwrap_or(Runtime::Runc),
         version: label(LABEL_VERSION),
         network: match label(LABEL_NETWORK) {
             n if n.is_empty() => NetworkMode::None.as_str().to_string(),
@@ -390,16 +402,37 @@ fn unix_seconds(text: &str) -> Option<i64> {
     Some(days * 86_400 + hour * 3600 + minute * 60 + second)
 }
 
-pub async fn create(docker: &Docker, spec: &ContainerSpec<'_>) -> Result<String> {
+/// Creates the container under `spec.runtime`; `auto` asks for gVisor and, when the engine does
+/// not know it, takes runc. Returns the container's id and the runtime it got.
+pub async fn create(docker: &Docker, spec: &ContainerSpec<'_>) -> Result<(String, Runtime)> {
+    let first = spec.runtime.resolve(true).unwrap_or(Runtime::Runsc);
+    match create_under(docker, spec, first).await {
+        Err(Error::RuntimeUnavailable { .. }) if spec.runtime == Runtime::Auto => {
+            tracing::info!(
+                session = spec.session,
+                "gVisor is not registered with the engine: runc"
+            );
+            let id = create_under(docker, spec, Runtime::Runc).await?;
+            Ok((id, Runtime::Runc))
+        }
+        other => other.map(|id| (id, first)),
+    }
+}
+
+async fn create_under(
+    docker: &Docker,
+    spec: &ContainerSpec<'_>,
+    runtime: Runtime,
+) -> Result<String> {
     let name = spec.name();
     if let Some(dir) = spec.channel {
         crate::exec::channel::prepare_dir(dir, spec.user)?;
     }
-    let span = tracing::info_span!("docker.create_container", session = spec.session, %name);
+    let span = tracing::info_span!("docker.create_container", session = spec.session, %name, runtime = runtime.as_docker_name());
     async {
         let options = CreateContainerOptionsBuilder::default().name(&name).build();
         let created = docker
-            .create_container(Some(options), create_body(spec))
+            .create_container(Some(options), create_body(spec, runtime))
             .await;
         match created {
             Ok(r) => Ok(r.id),
@@ -408,27 +441,30 @@ pub async fn create(docker: &Docker, spec: &ContainerSpec<'_>) -> Result<String>
                 remove(docker, &name).await?;
                 let options = CreateContainerOptionsBuilder::default().name(&name).build();
                 docker
-                    .create_container(Some(options), create_body(spec))
+                    .create_container(Some(options), create_body(spec, runtime))
                     .await
                     .map(|r| r.id)
-                    .map_err(|e| Error::docker("creating the sandbox container", e))
+                    .map_err(|e| classify_create_error(e, runtime))
             }
             Err(e) if is_not_found(&e) => Err(Error::ImageMissing {
                 tag: spec.image_tag.to_string(),
             }),
-            Err(e) => Err(classify_create_error(e, spec)),
+            Err(e) => Err(classify_create_error(e, runtime)),
         }
     }
     .instrument(span)
     .await
 }
 
-fn classify_create_error(e: bollard::errors::Error, spec: &ContainerSpec<'_>) -> Error {
+/// How to get gVisor back, for the message of a sandbox that requires it.
+pub const RUNTIME_FIX: &str = "gVisor is required by the profile's `runtime: runsc` (or `strict`), or by a session made under gVisor, which keeps it. On a Debian engine that IronClaw's set-up manages, `bash scripts/setup.sh` installs and registers it; elsewhere install runsc and add it to the engine's `runtimes` (docs/configuration.md, gVisor). `ironclaw doctor` shows what the engine has";
+
+fn classify_create_error(e: bollard::errors::Error, runtime: Runtime) -> Error {
     let text = e.to_string();
     if text.contains("unknown or invalid runtime") {
         return Error::RuntimeUnavailable {
-            runtime: spec.profile.runtime.as_docker_name().to_string(),
-            available: "see `docker info`".to_string(),
+            runtime: runtime.as_docker_name().to_string(),
+            fix: RUNTIME_FIX.to_string(),
         };
     }
     Error::docker("creating the sandbox container", e)

@@ -123,6 +123,8 @@ pub struct ExecResult {
     pub altered_after: Vec<crate::protocol::Alteration>,
     /// Allowlist network mode only: the hosts this execution reached and was refused.
     pub network: Option<crate::network::NetworkActivity>,
+    /// The runtime the code ran under (`runc`, or `runsc`: gVisor, a second kernel).
+    pub runtime: Option<crate::policy::Runtime>,
     /// The workspace passed its quota: this run was stopped for it (`stopped`), or it ended
     /// first and the next run will be refused. The message is also at the end of `stderr`.
     pub quota_exceeded: Option<crate::quota::QuotaExceeded>,
@@ -357,6 +359,7 @@ pub(crate) async fn run(
         altered_before: ended.altered_before,
         altered_after: ended.altered_after,
         network: None,
+        runtime: None,
         quota_exceeded,
         run_id: None,
         changes: Vec::new(),
@@ -423,6 +426,7 @@ pub(super) fn ended_by_stop(
         altered_before: Vec::new(),
         altered_after: Vec::new(),
         network: None,
+        runtime: None,
         quota_exceeded: None,
         run_id: None,
         changes: Vec::new(),

@@ -13,6 +13,7 @@
 mod network;
 mod source;
 mod units;
+pub mod wall;
 
 #[cfg(test)]
 mod tests;
@@ -134,22 +135,61 @@ pub struct NetworkPolicy {
     pub npm_registry: Option<String>,
 }
 
-/// The OCI runtime Docker starts the container with.
+/// Overrides every profile's `runtime` for the process that has it set.
+pub const RUNTIME_ENV: &str = "IRONCLAW_RUNTIME";
+
+/// The OCI runtime Docker starts the container with: which wall stands between the code and the
+/// host kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Runtime {
-    /// Docker's default runtime.
+    /// gVisor where the engine has it registered, else runc. A session keeps the runtime its
+    /// first container got (see `SessionRecord::runtime`).
+    Auto,
+    /// Docker's default runtime: namespaces, seccomp and cgroups on the host kernel.
     Runc,
-    /// gVisor: a user-space kernel between the code and the host kernel.
+    /// gVisor: a user-space kernel between the code and the host kernel. Required: a sandbox
+    /// that cannot have it does not start. `strict` and `gvisor` are other names for it.
+    #[serde(alias = "strict", alias = "gvisor")]
     Runsc,
 }
 
 impl Runtime {
     /// The name Docker knows the runtime by (`HostConfig.Runtime`, `docker info` runtimes).
+    /// `auto` asks for gVisor first (see `container::create`).
     pub fn as_docker_name(&self) -> &'static str {
         match self {
             Runtime::Runc => "runc",
-            Runtime::Runsc => "runsc",
+            Runtime::Runsc | Runtime::Auto => "runsc",
+        }
+    }
+
+    /// The runtime a container made under `self` by an engine that has `runsc` or not gets;
+    /// `None` when it cannot get the one it requires.
+    pub fn resolve(self, engine_has_gvisor: bool) -> Option<Runtime> {
+        match (self, engine_has_gvisor) {
+            (Runtime::Runc, _) => Some(Runtime::Runc),
+            (Runtime::Runsc | Runtime::Auto, true) => Some(Runtime::Runsc),
+            (Runtime::Auto, false) => Some(Runtime::Runc),
+            (Runtime::Runsc, false) => None,
+        }
+    }
+
+    /// What people read: which wall is in force.
+    pub fn wall(&self) -> &'static str {
+        match self {
+            Runtime::Runc => "runc (the host kernel, shared)",
+            Runtime::Runsc => "gVisor (a second kernel)",
+            Runtime::Auto => "gVisor where registered, else runc",
+        }
+    }
+
+    /// A label's or a record's text back (`runc`, `runsc`); `None` for anything else.
+    pub fn from_docker_name(name: &str) -> Option<Runtime> {
+        match name {
+            "runc" => Some(Runtime::Runc),
+            "runsc" => Some(Runtime::Runsc),
+            _ => None,
         }
     }
 }
@@ -177,10 +217,33 @@ impl Policy {
             field: "(file)".into(),
             message: format!("this build of IronClaw is broken ({e}); reinstall it"),
         })?;
-        Self::merge_over(
+        let mut policy = Self::merge_over(
             (defaults, defaults_path),
             user_text.as_deref().map(|text| (text, user_path.as_path())),
-        )
+        )?;
+        if let Some(value) = std::env::var_os(RUNTIME_ENV) {
+            policy.override_runtime(&value.to_string_lossy())?;
+        }
+        Ok(policy)
+    }
+
+    /// Every profile's runtime set to `value` (`auto`, `runc`, `runsc`/`strict`/`gvisor`), as
+    /// [`RUNTIME_ENV`] asks: one run of a command, or a test pass, under the other wall.
+    pub fn override_runtime(&mut self, value: &str) -> Result<()> {
+        let runtime: Runtime = serde_yaml_ng::from_value(Value::String(
+            value.trim().to_ascii_lowercase(),
+        ))
+        .map_err(|_| Error::Config {
+            file: PathBuf::from(format!("${RUNTIME_ENV}")),
+            field: RUNTIME_ENV.into(),
+            message: format!(
+                "{value:?} is not a runtime: use auto, runc or runsc (also strict), or unset it"
+            ),
+        })?;
+        for profile in self.profiles.values_mut() {
+            profile.runtime = runtime;
+        }
+        Ok(())
     }
 
     /// Merges `user` (text, path) over `defaults` and validates the result. Pure.

@@ -369,7 +369,7 @@ fn each_bad_value_names_the_user_file_the_field_and_what_is_allowed() {
         (
             "profiles: { standard: { runtime: kata } }",
             "profiles.standard.runtime",
-            &["`kata`", "`runc` or `runsc`"],
+            &["`kata`", "`auto`, `runc`"],
         ),
         (
             "profiles: { standard: 5 }",

@@ -29,7 +29,7 @@ impl Sandbox {
             };
             if found.state != State::Running
                 || found.image_hash != self.image.hash
-                || found.confinement != container::confinement_hash()
+                || found.confinement != container::confinement_of(found.runtime)
             {
                 return Ok(Leftovers::new());
             }

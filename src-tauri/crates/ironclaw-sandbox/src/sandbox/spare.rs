@@ -248,6 +248,7 @@ impl Sandbox {
                 created_unix: unix_now(),
                 run_as: None,
                 container: Some(c.session.clone()),
+                runtime: Some(c.runtime),
             };
             if let Err(e) = self.registry.save(&record) {
                 // The folder is the session's now; the unnamed container goes with the next prune.
@@ -285,7 +286,7 @@ impl Sandbox {
         let parts = [
             crate::VERSION.to_string(),
             self.image.hash.clone(),
-            container::confinement_hash().to_string(),
+            container::confinement_of(profile.runtime).to_string(),
             profile_name.to_string(),
             serde_json::to_string(profile).unwrap_or_default(),
             self.policy.idle_timeout.as_secs().to_string(),
@@ -357,9 +358,10 @@ impl Sandbox {
             egress: None,
             spare: Some(&plan.digest),
             channel: Some(&channel),
+            runtime: plan.profile.runtime,
         };
         let made = async {
-            let id = container::create(&self.docker, &spec).await?;
+            let (id, _) = container::create(&self.docker, &spec).await?;
             let conn = Connection::attach(&self.docker, &id).await?;
             container::start(&self.docker, &id).await?;
             // Ready means ready: the supervisor answers and Python is started.

@@ -145,4 +145,35 @@ mod tests {
         assert_eq!(p["defaultAction"], "SCMP_ACT_ERRNO");
         assert_eq!(p["syscalls"].as_array().unwrap().len(), 0);
     }
+
+    /// Under gVisor the supervisor installs the same rules itself (`image/policy_filter.py`):
+    /// its lists must say what ours say.
+    #[test]
+    fn the_supervisors_own_filter_for_gvisor_carries_the_same_rules() {
+        let py = include_str!("../../../image/policy_filter.py");
+        for (name, index) in MODE_ARGUMENT {
+            assert!(
+                py.contains(&format!("(\"{name}\", {index}),")),
+                "{name} at {index} is missing from policy_filter.py"
+            );
+        }
+        let enosys = py
+            .lines()
+            .find(|l| l.starts_with("REFUSED_ENOSYS = ["))
+            .unwrap();
+        for name in REFUSED_ENOSYS {
+            assert!(enosys.contains(&format!("\"{name}\"")), "{name}: {enosys}");
+        }
+        let families = py
+            .lines()
+            .find(|l| l.starts_with("SOCKET_FAMILIES = "))
+            .unwrap();
+        let listed: Vec<u64> = families
+            .trim_start_matches("SOCKET_FAMILIES = [")
+            .trim_end_matches(']')
+            .split(',')
+            .map(|n| n.trim().parse().unwrap())
+            .collect();
+        assert_eq!(listed, rules::SOCKET_FAMILIES);
+    }
 }
