@@ -49,6 +49,20 @@ else
   timed rust-tests cargo test --locked --workspace --no-fail-fast
 fi
 
+# The suites that pass under gVisor, again under gVisor (set-up registered it): the same attacks
+# meet the second kernel. Left out: the two tests of gaps gVisor has (SECURITY.md, Runtimes),
+# and the suites not yet made to pass there (issue 53's note lists them and why).
+# IRONCLAW_GVISOR=0 (set-up did not register it) skips the pass.
+GVISOR_SUITES='^suite::(escape|bad_input|host_user|processes|recovery|state|undo)::'
+GVISOR_GAPS='escape::(code_cannot_forge_frames_on_the_host_channel|the_cgroup_paths_reveal_no_container_id)$'
+if [ "${IRONCLAW_GVISOR:-1}" != 0 ]; then
+  docker info --format '{{range $k, $v := .Runtimes}}{{$k}} {{end}}' | grep -qw runsc \
+    || die "gVisor is not registered with the engine (set-up should have done it; see $LOG_DIR/gvisor-fetch.log), or set IRONCLAW_GVISOR=0"
+  timed rust-tests-gvisor tee_to "$LOG_DIR/rust-tests-gvisor.log" env IRONCLAW_RUNTIME=runsc \
+    cargo nextest run --locked -p ironclaw-tests --no-fail-fast -E "test(/$GVISOR_SUITES/) - test(/$GVISOR_GAPS/)"
+  ran_at_least gvisor "$(grep -ao '[0-9]* tests run' "$LOG_DIR/rust-tests-gvisor.log" | tail -n 1 | cut -d' ' -f1)"
+fi
+
 # The real app (the debug build from above) under Xvfb through WebDriver: compositing, then as
 # it runs on a machine without a GPU (no compositing, WebKit's web process on the app's LLVM
 # stand-in: README footnote 8).

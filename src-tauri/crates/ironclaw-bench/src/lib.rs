@@ -37,6 +37,7 @@ mod processes;
 mod quota;
 mod report;
 mod rss;
+mod runtimes;
 mod search;
 mod stats;
 mod targets;
@@ -114,7 +115,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
 
     let stop = Arc::new(AtomicBool::new(false));
     let measured: anyhow::Result<Measured> = tokio::select! {
-        r = measure(&sandbox, cli.as_ref(), cli_skip, &spec.tag, &plan, &stop) => r,
+        r = measure(&sandbox, engine.has_runtime("runsc"), cli.as_ref(), cli_skip, &spec.tag, &plan, &stop) => r,
         _ = tokio::signal::ctrl_c() => Err(anyhow::anyhow!("interrupted")),
     };
     stop.store(true, Ordering::Relaxed);

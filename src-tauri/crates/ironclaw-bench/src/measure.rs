@@ -10,7 +10,8 @@ use crate::baseline::DockerCli;
 use crate::plan::Plan;
 use crate::report::Section;
 use crate::{
-    agent, checkpoint, context, network, processes, progress, quota, search, versus_docker, SESSION,
+    agent, checkpoint, context, network, processes, progress, quota, runtimes, search,
+    versus_docker, SESSION,
 };
 
 /// What the whole run measured.
@@ -23,6 +24,7 @@ pub struct Measured {
 
 pub async fn measure(
     sandbox: &Arc<Sandbox>,
+    gvisor_registered: bool,
     cli: Option<&DockerCli>,
     cli_skip: &'static str,
     image: &str,
@@ -94,13 +96,16 @@ pub async fn measure(
     let checkpoint =
         tokio::task::spawn_blocking(move || checkpoint::section(&dir, plan_cp)).await?;
 
+    // -- 9. gVisor next to runc --------------------------------------------------------------
+    let runtimes = runtimes::section(sandbox, plan.runtimes, gvisor_registered).await;
+
     let mut measured = Measured {
         sections: vec![warm, cold, stream],
         notes: Vec::new(),
         failures: Vec::new(),
     };
     for outcome in [
-        processes, agent, context, search, network, quota, checkpoint,
+        processes, agent, context, search, network, quota, checkpoint, runtimes,
     ] {
         measured.sections.push(outcome.section);
         measured.notes.extend(outcome.notes);

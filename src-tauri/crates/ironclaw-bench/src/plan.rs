@@ -1,7 +1,7 @@
 //! The command line and the run sizes it resolves to (`--quick` shrinks the defaults; options
 //! given explicitly still win).
 
-use crate::{agent, checkpoint, context, network, processes, quota, search};
+use crate::{agent, checkpoint, context, network, processes, quota, runtimes, search};
 
 #[derive(clap::Args)]
 pub struct BenchArgs {
@@ -67,6 +67,7 @@ pub struct Plan {
     pub quota: quota::Plan,
     pub processes: processes::Plan,
     pub checkpoint: checkpoint::Plan,
+    pub runtimes: runtimes::Plan,
 }
 
 impl Plan {
@@ -114,6 +115,14 @@ impl Plan {
                 noop_runs: pick(args.iterations, 200, 20),
                 rewrite_runs: pick(args.stream_runs, 5, 2),
                 rewrite_bytes: if args.quick { 16 << 20 } else { 100 << 20 },
+            },
+            runtimes: runtimes::Plan {
+                round_trips: pick(args.iterations, 200, 20),
+                warmups: if args.quick { 3 } else { 10 },
+                cold_runs: pick(args.cold_runs, 5, 2),
+                stream_bytes: stream_mib << 20,
+                stream_runs: pick(args.stream_runs, 5, 2),
+                write_runs: pick(args.stream_runs, 3, 1),
             },
         }
     }

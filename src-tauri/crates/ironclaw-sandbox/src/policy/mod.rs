@@ -221,7 +221,8 @@ impl Policy {
             (defaults, defaults_path),
             user_text.as_deref().map(|text| (text, user_path.as_path())),
         )?;
-        if let Some(value) = std::env::var_os(RUNTIME_ENV) {
+        // Set but empty counts as unset, as a shell's `IRONCLAW_RUNTIME= cmd` means.
+        if let Some(value) = std::env::var_os(RUNTIME_ENV).filter(|v| !v.is_empty()) {
             policy.override_runtime(&value.to_string_lossy())?;
         }
         Ok(policy)

@@ -686,3 +686,28 @@ fn a_new_profile_without_a_workspace_quota_is_rejected_saying_what_to_add() {
         ],
     );
 }
+
+#[test]
+fn the_runtime_override_sets_every_profile_and_names_itself_when_wrong() {
+    let mut policy = Policy::parse((DEFAULT_POLICY_YAML, Path::new("sandbox.yaml")), None).unwrap();
+    policy.override_runtime("strict").unwrap();
+    assert!(policy
+        .profiles
+        .values()
+        .all(|p| p.runtime == Runtime::Runsc));
+    policy.override_runtime(" Auto ").unwrap();
+    assert!(policy.profiles.values().all(|p| p.runtime == Runtime::Auto));
+    let message = policy.override_runtime("kata").unwrap_err().to_string();
+    assert!(
+        message.contains("IRONCLAW_RUNTIME") && message.contains("auto, runc or runsc"),
+        "{message}"
+    );
+}
+
+#[test]
+fn auto_takes_gvisor_only_where_registered_and_runsc_requires_it() {
+    assert_eq!(Runtime::Auto.resolve(true), Some(Runtime::Runsc));
+    assert_eq!(Runtime::Auto.resolve(false), Some(Runtime::Runc));
+    assert_eq!(Runtime::Runsc.resolve(false), None);
+    assert_eq!(Runtime::Runc.resolve(true), Some(Runtime::Runc));
+}
