@@ -54,9 +54,9 @@ export function providerCheck(provider: Settings["provider"]): ProviderCheck {
 }
 
 export const PROFILES: readonly ProfileInfo[] = [
-  { name: "default", description: "Everyday analysis", memoryBytes: 512 * 1024 ** 2, cpus: 1, pids: 128, timeoutMs: 120_000, network: "none", isDefault: true },
-  { name: "heavy", description: "Bigger data sets", memoryBytes: 2 * 1024 ** 3, cpus: 2, pids: 256, timeoutMs: 600_000, network: "none", isDefault: false },
-  { name: "locked", description: "Tight limits for untrusted tasks", memoryBytes: 128 * 1024 ** 2, cpus: 0.5, pids: 32, timeoutMs: 30_000, network: "none", isDefault: false },
+  { name: "default", description: "Everyday analysis", memoryBytes: 512 * 1024 ** 2, cpus: 1, pids: 128, timeoutMs: 120_000, network: "none", runtime: "auto", isDefault: true },
+  { name: "heavy", description: "Bigger data sets", memoryBytes: 2 * 1024 ** 3, cpus: 2, pids: 256, timeoutMs: 600_000, network: "none", runtime: "auto", isDefault: false },
+  { name: "locked", description: "Tight limits for untrusted tasks", memoryBytes: 128 * 1024 ** 2, cpus: 0.5, pids: 32, timeoutMs: 30_000, network: "none", runtime: "auto", isDefault: false },
 ];
 
 /** A log for runs the fake did not stream itself (the seeded history's). */

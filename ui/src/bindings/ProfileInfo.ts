@@ -7,4 +7,8 @@ export type ProfileInfo = { name: string, description: string, memoryBytes: numb
 /**
  * `none` or `allowlist`.
  */
-network: string, isDefault: boolean, };
+network: string, 
+/**
+ * `runc`, `auto` (gVisor where the engine has it) or `runsc` (gVisor required).
+ */
+runtime: string, isDefault: boolean, };

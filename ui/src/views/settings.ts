@@ -21,7 +21,8 @@ export interface SettingsActions {
 
 export function profileLimits(p: ProfileInfo): string {
   const net = p.network === "none" ? "no network" : `network: ${p.network}`;
-  return `${formatBytes(Number(p.memoryBytes))} memory · ${p.cpus} CPU · ${p.pids} processes · ${formatDuration(Number(p.timeoutMs))} limit · ${net}`;
+  const wall = p.runtime === "runsc" ? "gVisor required" : p.runtime === "auto" ? "gVisor where Docker has it" : "runc (no second kernel)";
+  return `${formatBytes(Number(p.memoryBytes))} memory · ${p.cpus} CPU · ${p.pids} processes · ${formatDuration(Number(p.timeoutMs))} limit · ${net} · ${wall}`;
 }
 
 /** Lines a saved rule shows before "Show all": enough to recognise it, short enough for a list. */

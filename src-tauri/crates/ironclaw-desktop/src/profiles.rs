@@ -26,6 +26,12 @@ pub fn list(paths: &Paths) -> Result<Vec<ProfileInfo>> {
             pids: p.pids,
             timeout_ms: p.timeout.as_millis() as u64,
             network: p.network.as_str().to_owned(),
+            runtime: match p.runtime {
+                ironclaw_sandbox::policy::Runtime::Runc => "runc",
+                ironclaw_sandbox::policy::Runtime::Auto => "auto",
+                ironclaw_sandbox::policy::Runtime::Runsc => "runsc",
+            }
+            .to_owned(),
             is_default: *name == policy.default_profile,
         })
         .collect())

@@ -378,6 +378,8 @@ pub struct ProfileInfo {
     pub timeout_ms: u64,
     /// `none` or `allowlist`.
     pub network: String,
+    /// `runc`, `auto` (gVisor where the engine has it) or `runsc` (gVisor required).
+    pub runtime: String,
     pub is_default: bool,
 }
 
