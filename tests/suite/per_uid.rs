@@ -3,8 +3,11 @@
 //! (`RLIMIT_MSGQUEUE`) takes them from every host process of that person. Under gVisor both
 //! live in gVisor's own kernel: the same hoard leaves the host user's budget untouched.
 //!
-//! The test shows the attack bites first (a runc sandbox holding the hoard makes a host process
-//! of the same UID fail), then runs it under gVisor and shows the host process unaffected.
+//! Under runc what can be closed is: the queues a run leaves are removed when it ends and named
+//! in its report, and the inotify instances its interpreter holds are reported as an alteration
+//! until a fresh interpreter lets go of them. The test shows the attack bites (the hoard held
+//! makes a host process of the same UID fail), that each half is then closed as said, and that
+//! under gVisor the same hoard never reaches the host user at all.
 
 use std::process::Command;
 
@@ -93,9 +96,11 @@ fn probe_host(uid: u64, gid: u64) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
-async fn hoard(env: &TestEnv) -> serde_json::Value {
-    let text = ok(&py(env, "s", HOARD).await);
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
+async fn hoard(env: &TestEnv) -> (serde_json::Value, ExecResult) {
+    let result = py(env, "s", HOARD).await;
+    let text = ok(&result);
+    let report = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    (report, result)
 }
 
 #[tokio::test]
@@ -104,29 +109,60 @@ async fn a_hoard_of_inotify_instances_and_message_queues_reaches_the_host_user_o
     let runc = TestEnv::with_policy("profiles:\n  standard: { runtime: runc }\n").await;
     ok(&py(&runc, "s", "import platform; print(platform.release())").await);
     assert!(!under_gvisor(&runc, "s").await);
-    let r = hoard(&runc).await;
+    let (r, result) = hoard(&runc).await;
     assert!(r["inotify"].as_u64().unwrap_or(0) > 0, "{r}");
     assert_eq!(r["inotify_end"], "EMFILE", "{r}");
-    assert!(r["mq"].as_u64().unwrap_or(0) > 0, "{r}");
+    let queues = r["mq"].as_u64().unwrap_or(0);
+    assert!(queues > 0, "{r}");
+    assert_eq!(
+        r["mq_end"], "EMFILE",
+        "the queues took the whole budget: {r}"
+    );
     let (uid, gid) = (
         r["uid"].as_u64().unwrap_or(0),
         r["gid"].as_u64().unwrap_or(0),
     );
+    // The queues outlived the child that made them; the run's end removed and named them.
+    assert_eq!(
+        result.ipc_removed.len() as u64,
+        queues,
+        "{:?}",
+        result.ipc_removed
+    );
+    assert!(result
+        .ipc_removed
+        .iter()
+        .all(|q| q.starts_with("message queue /hoard")));
+    // The interpreter still holds the instances: the host user has none left, and the run's
+    // report says so until a fresh interpreter.
+    assert!(
+        result.altered_after.iter().any(|a| a.kind == "inotify"),
+        "{:?}",
+        result.altered_after
+    );
     assert_eq!(
         probe_host(uid, gid),
-        "EMFILE EMFILE",
-        "a runc hoard takes the host user's budgets (the probe sees it): {r}"
+        "EMFILE ok",
+        "held inotify instances take the host user's budget; the removed queues gave theirs back"
     );
-    drop(runc); // removes the container, and with it the hoard
+    let fresh = exec(
+        &runc,
+        "s",
+        ExecRequest::new(Language::Python, "print(1)").fresh_interpreter(true),
+    )
+    .await
+    .result;
+    assert!(fresh.interpreter_restarted, "{fresh:?}");
+    assert!(!fresh.altered_after.iter().any(|a| a.kind == "inotify"));
     assert_eq!(
         probe_host(uid, gid),
         "ok ok",
-        "the budgets come back with the container gone"
+        "a fresh interpreter let go of them"
     );
 
     // gVisor: the same hoard, held, and the host user keeps both budgets.
     let gvisor = TestEnv::with_policy("profiles:\n  standard: { runtime: runsc }\n").await;
-    let r = hoard(&gvisor).await;
+    let (r, _) = hoard(&gvisor).await;
     assert!(under_gvisor(&gvisor, "s").await);
     // More instances than the host lets this user have at all: they are gVisor's, not the host's.
     let host_limit: u64 = std::fs::read_to_string("/proc/sys/fs/inotify/max_user_instances")
@@ -144,4 +180,52 @@ async fn a_hoard_of_inotify_instances_and_message_queues_reaches_the_host_user_o
         (Some(uid), Some(gid))
     );
     assert_eq!(probe_host(uid, gid), "ok ok", "{r}");
+    drop(runc);
+}
+
+/// System V objects and POSIX queues outlive every process: a run's are removed when it ends
+/// and named in its report, so none outlives the run unreported. Shown made first: each call
+/// returned an id, and the kernel's own listing has them before the run ends.
+#[tokio::test]
+async fn what_a_run_leaves_in_the_kernels_ipc_tables_is_removed_when_it_ends_and_named() {
+    let env = TestEnv::new().await;
+    let code = r#"
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+IPC_PRIVATE, IPC_CREAT = 0, 0o1000
+shm = libc.shmget(IPC_PRIVATE, 1 << 20, IPC_CREAT | 0o600)
+sem = libc.semget(IPC_PRIVATE, 4, IPC_CREAT | 0o600)
+msg = libc.msgget(IPC_PRIVATE, IPC_CREAT | 0o600)
+rt = ctypes.CDLL("librt.so.1", use_errno=True)
+q = rt.mq_open(b"/left-behind", os.O_CREAT | os.O_RDWR, 0o600, None)
+os.close(q)
+listed = [len(open("/proc/sysvipc/" + k).read().splitlines()) - 1 for k in ("shm", "sem", "msg")]
+print(shm, sem, msg, listed, os.listdir("/dev/mqueue"))
+"#;
+    let r = py(&env, "s", code).await;
+    let out = ok(&r);
+    let ids: Vec<&str> = out.split_whitespace().take(3).collect();
+    assert!(
+        ids.iter().all(|id| id.parse::<i64>().is_ok_and(|n| n >= 0)),
+        "each object was made: {out}"
+    );
+    assert!(out.ends_with("[1, 1, 1] ['left-behind']"), "{out}");
+    let mut removed = r.ipc_removed.clone();
+    removed.sort();
+    assert_eq!(
+        removed,
+        [
+            format!("System V message queue {}", ids[2]),
+            format!("System V semaphore set {}", ids[1]),
+            format!("System V shared memory {}", ids[0]),
+            "message queue /left-behind".to_string(),
+        ]
+    );
+    let after = ok(&py(
+        &env,
+        "s",
+        "print([len(open('/proc/sysvipc/' + k).read().splitlines()) - 1 for k in ('shm', 'sem', 'msg')], __import__('os').listdir('/dev/mqueue'))",
+    )
+    .await);
+    assert_eq!(after, "[0, 0, 0] []");
 }

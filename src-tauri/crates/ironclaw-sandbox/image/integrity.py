@@ -196,6 +196,9 @@ def check_after_run(ex, lost):
         found += w.baseline.bash_inside(ex.state_lines)
     else:
         found += [(str(k), str(d)) for k, d in ex.py_state]
+    if GVISOR:
+        # gVisor's own instances: they take nothing from the person's budget on the host.
+        found = [f for f in found if f[0] != "inotify"]
     if ex.forged:
         found.append((
             "forged_completion",

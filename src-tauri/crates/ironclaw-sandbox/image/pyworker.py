@@ -181,6 +181,12 @@ class _Baseline:
             if os.environ.get(key) != self.env[key]:
                 found.append(["environment", "%s changed" % key])
         extra = sorted(_open_fds() - self.fds)
+        inotify = [fd for fd in extra if _fd_target(fd) == "anon_inode:inotify"]
+        if inotify:
+            found.append(["inotify", "%d inotify instance(s) held by the interpreter: under runc each counts "
+                          "against your user's limit on this machine (fs.inotify.max_user_instances, often "
+                          "128) for as long as it lives; a fresh interpreter lets go of them" % len(inotify)])
+        extra = [fd for fd in extra if fd not in inotify]
         if extra:
             found.append(["descriptors", "descriptors left open: %s" % ", ".join(map(str, extra[:20]))])
         if (sys.stdin, sys.stdout, sys.stderr) != self.streams:
@@ -190,6 +196,13 @@ class _Baseline:
         if (sys.excepthook, sys.displayhook) != self.hooks:
             found.append(["hooks", "sys.excepthook or sys.displayhook replaced"])
         return found
+
+
+def _fd_target(fd):
+    try:
+        return os.readlink("/proc/self/fd/%d" % fd)
+    except OSError:
+        return ""
 
 
 def _open_fds():

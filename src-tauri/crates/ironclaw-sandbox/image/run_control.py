@@ -15,6 +15,7 @@ from time import monotonic as now
 import cells
 import completions
 import integrity
+import ipc_leftovers
 from cgroup_memory import memory_usage, oom_kills
 from execution import Execution
 from frames import STDERR, STDOUT, close_channel, event, open_channel, send
@@ -192,6 +193,8 @@ class Supervisor:
                 rc = status_to_rc(status)
                 w.close()
         strays = sorted(ex.killed + kill_strays(self.worker_pids()))
+        # After the strays: a queue one of them held open is gone with it.
+        ipc_removed = ipc_leftovers.sweep()
         collect_zombies(self.workers["python"], self.issued)
         try:
             before, after = integrity.check_after_run(ex, lost=worker_died or kill_worker)
@@ -223,6 +226,7 @@ class Supervisor:
             interpreter_lost=worker_died or kill_worker,
             killed_signal=signalled,
             stray_processes_killed=strays,
+            ipc_removed=ipc_removed,
             forged_completions=ex.forged,
             altered_before=before,
             altered_after=after,

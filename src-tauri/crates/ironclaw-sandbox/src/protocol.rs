@@ -57,7 +57,8 @@ pub enum Event {
         #[serde(default)]
         channel: bool,
     },
-    Ended(Ended),
+    // Boxed: the largest event by far, and one per run.
+    Ended(Box<Ended>),
     Rejected {
         reason: String,
         #[serde(default)]
@@ -119,6 +120,9 @@ pub struct Ended {
     pub killed_signal: Option<i32>,
     #[serde(default)]
     pub stray_processes_killed: Vec<String>,
+    /// Message queues and System V objects the run left in the sandbox, removed at its end.
+    #[serde(default)]
+    pub ipc_removed: Vec<String>,
     /// Completion lines without the run's nonce: written by the code, not the interpreter.
     #[serde(default)]
     pub forged_completions: u32,

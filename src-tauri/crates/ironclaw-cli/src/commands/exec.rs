@@ -330,6 +330,13 @@ pub async fn run(args: ExecArgs, linked: Linked) -> anyhow::Result<Ran> {
                 crate::terminal::inert(&result.stray_processes_killed.join(", "))
             );
         }
+        if !result.ipc_removed.is_empty() {
+            eprintln!(
+                "{} removed what the run left in the kernel: {}",
+                crate::terminal::ours(),
+                crate::terminal::inert(&result.ipc_removed.join(", "))
+            );
+        }
     }
     Ok(Ran::Exited(ExitCode::from(
         u8::try_from(result.exit_code.clamp(0, 255)).unwrap_or(1),

@@ -113,6 +113,10 @@ pub struct ExecResult {
     pub container_started: bool,
     /// Background processes the code left behind, killed when it ended.
     pub stray_processes_killed: Vec<String>,
+    /// Message queues and System V IPC objects the code left behind (they outlive every
+    /// process, and a queue's bytes count against the person's own limit under runc), removed
+    /// when it ended.
+    pub ipc_removed: Vec<String>,
     /// Lines the code wrote to the interpreter's control channel posing as its completion;
     /// ignored (the status above is the interpreter's own).
     pub forged_completions: u32,
@@ -245,7 +249,7 @@ pub(crate) async fn run(
                             interpreter_restarted,
                         })
                     }
-                    Event::Ended(ended) => break ended,
+                    Event::Ended(ended) => break *ended,
                     Event::Rejected { reason, message } => {
                         return Err(match reason.as_str() {
                             "busy" => Error::SessionBusy { session: ctx.session.to_string() },
@@ -355,6 +359,7 @@ pub(crate) async fn run(
         interpreter_lost: ended.interpreter_lost,
         container_started: ctx.container_started,
         stray_processes_killed: ended.stray_processes_killed,
+        ipc_removed: ended.ipc_removed,
         forged_completions: ended.forged_completions,
         altered_before: ended.altered_before,
         altered_after: ended.altered_after,
@@ -421,6 +426,7 @@ pub(super) fn ended_by_stop(
         interpreter_lost: true,
         container_started: ctx.container_started,
         stray_processes_killed: Vec::new(),
+        ipc_removed: Vec::new(),
         // The interpreter was killed: nothing of it is left to be altered.
         forged_completions: 0,
         altered_before: Vec::new(),
