@@ -109,10 +109,7 @@ async fn memory_limit(env: &TestEnv, session: &str, options: &SessionOptions) ->
         .exec(
             &name(session),
             options,
-            &ExecRequest::new(
-                Language::Shell,
-                "cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes",
-            ),
+            &ExecRequest::new(Language::Shell, MEMORY_LIMIT_SH),
             &mut sink,
             &tokio_util::sync::CancellationToken::new(),
         )

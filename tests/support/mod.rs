@@ -301,6 +301,17 @@ async fn sweep_stale_containers(docker: &Docker) {
     }
 }
 
+/// Prints the sandbox's memory limit in bytes, under either runtime: the cgroup's file under
+/// runc; gVisor shows its cgroup files unlimited and the limit as the machine's size.
+pub const MEMORY_LIMIT_SH: &str = "l=$(cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes); \
+     case \"$l\" in max|9223372036854775807) awk '/^MemTotal:/ { print $2 * 1024 }' /proc/meminfo ;; *) echo \"$l\" ;; esac";
+
+/// Prints the sandbox's process limit, under either runtime: the cgroup's under runc, gVisor's
+/// `RLIMIT_NPROC` under gVisor (see the container's definition).
+pub const PIDS_LIMIT_SH: &str =
+    "p=$(cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max); \
+     if [ \"$p\" = max ]; then ulimit -u; else echo \"$p\"; fi";
+
 /// Whether this is the suite's gVisor pass (`IRONCLAW_RUNTIME=runsc`), for the few tests that
 /// choose their limits before a container exists.
 pub fn gvisor_pass() -> bool {
