@@ -563,6 +563,15 @@ impl Sandbox {
                 container::remove(&self.docker, &c.id).await?;
                 None
             }
+            Some(c) if c.runtime == Runtime::Runsc && c.state != State::Running => {
+                // gVisor may keep a stopped sandbox's id taken for good after a kill (the
+                // engine then answers "id already in use" to a start): a stopped gVisor
+                // container is made anew. Nothing is lost: its root is read-only, and what
+                // it held in memory is gone either way.
+                tracing::info!(session = %record.name, "replacing a stopped gVisor sandbox");
+                container::remove(&self.docker, &c.id).await?;
+                None
+            }
             Some(c)
                 if c.image_hash != self.image.hash
                     || c.profile != profile_name
