@@ -573,9 +573,16 @@ raise SystemExit(3)
         report["seq"].is_u64(),
         "the cell's number was found: {report}"
     );
-    // The direct routes: the supervisor exists, but its stdout (and init's) cannot be opened.
+    // The direct routes: the supervisor exists. Under runc its stdout (and init's) cannot be
+    // opened; gVisor ignores dumpability for /proc/PID/fd, so there the forged frame reaches
+    // the host channel, unsigned, and must change nothing below.
     assert_eq!(report["supervisor_exists"], true, "{report}");
+    let gvisor = under_gvisor(&env, "s").await;
     for name in ["supervisor", "init"] {
+        if gvisor {
+            assert_eq!(report[name].as_u64(), Some(frame_len), "{name}: {report}");
+            continue;
+        }
         let how = report[name].as_str().unwrap_or_default();
         assert!(
             how == "EACCES" || how == "EPERM",
@@ -619,6 +626,59 @@ raise SystemExit(3)
         out.result
     );
     assert_eq!(out.result.exit_code, 1, "{:?}", out.result);
+    assert_healthy(&env, "s", &host).await;
+}
+
+#[tokio::test]
+async fn code_cannot_give_the_supervisor_requests_or_a_key() {
+    let env = TestEnv::new().await;
+    let host = HostSnapshot::take(&env);
+    // Written into the supervisor's stdin, where the host's requests arrive: an unsigned exec,
+    // one signed with a key the code made up, and a new key.
+    let code = r#"
+import errno, hashlib, hmac, json, os
+sup = int(open("/run/ironclaw/supervisor.pid").read())
+evil = {"op": "exec", "seq": 77, "lang": "python", "timeout_ms": 5000, "capture_bytes": 1000,
+        "log_name": "x", "client": "c0ffee", "n": 1 << 40,
+        "code": "open('/workspace/pwned', 'w').write('ran')"}
+body = json.dumps(evil).encode()
+made_up = b"\x01" * 32
+lines = [body + b"\n",
+         hmac.new(made_up, body, hashlib.sha256).hexdigest().encode() + b" " + body + b"\n",
+         json.dumps({"op": "key", "key": made_up.hex()}).encode() + b"\n"]
+try:
+    fd = os.open("/proc/%d/fd/0" % sup, os.O_WRONLY)
+    print("WROTE", sum(os.write(fd, l) for l in lines))
+except OSError as e:
+    print("REFUSED", errno.errorcode.get(e.errno, e.errno))
+"#;
+    let out = exec(&env, "s", ExecRequest::new(Language::Python, code)).await;
+    let said = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if under_gvisor(&env, "s").await {
+        // gVisor ignores dumpability for /proc/PID/fd but reopens the engine's pipe with the
+        // mode the supervisor holds it in (read-only: EBADF); where a version lets the write
+        // through, the lines arrive unsigned and the supervisor must refuse them.
+        assert!(
+            said.starts_with("WROTE ") || said == "REFUSED EBADF",
+            "{said}"
+        );
+    } else {
+        assert!(
+            said == "REFUSED EACCES" || said == "REFUSED EPERM",
+            "{said}"
+        );
+    }
+    // The supervisor still answers the host (the made-up key was not taken) and obeyed
+    // nothing it was given in the container.
+    assert_eq!(
+        ok(&sh(&env, "s", "echo still-the-hosts").await),
+        "still-the-hosts"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(
+        !env.workspace("s").join("pwned").exists(),
+        "the supervisor ran a request written by code"
+    );
     assert_healthy(&env, "s", &host).await;
 }
 

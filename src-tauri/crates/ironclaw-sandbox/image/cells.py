@@ -2,10 +2,12 @@
 
 Code never passes through a file: a file in a folder the sandboxed code can write (the old
 /run/ironclaw/cell.sh) can be replaced, read or turned into a FIFO by whatever an earlier run
-left behind. Python gets the code in its request on a pipe only the supervisor and the worker
+left behind. Python gets the code in its request on a channel only the supervisor and the worker
 hold. Bash gets it inside the command line itself, as one ANSI-C quoted word handed to `eval`,
-on its stdin pipe, which only the supervisor writes and only bash reads (both interpreters are
-non-dumpable, so neither can reach the other's descriptors through /proc).
+on its stdin, which only the supervisor writes and only bash reads. Both are socket pairs
+(interpreters.control_pair), which no process can reopen through /proc/PID/fd: under runc the
+interpreters are non-dumpable besides, but gVisor lets a process of the same UID open another's
+/proc/PID/fd whatever its dumpability, and a pipe there can be reopened for writing.
 
 Completions carry a nonce the code cannot know in advance:
 * bash: the command line ends with `printf 'done RC NONCE'`; the nonce is a literal in the part

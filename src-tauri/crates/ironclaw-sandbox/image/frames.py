@@ -8,22 +8,29 @@ below; src/protocol.rs is the host's side):
       CHECK = sum of the 11 header bytes mod 256. Every attached client sees every frame, and
       one may attach mid-frame, so the magic and the check byte let a reader resynchronise.
 
-Code cannot write frames: the interpreters' stdout and stderr are pipes the supervisor reads
-and wraps into frames, and the supervisor (like tini) is non-dumpable, so its fd 1 cannot be
-opened through /proc.
+Code cannot write frames the host believes: the interpreters' stdout and stderr are pipes the
+supervisor reads and wraps into frames. Under runc the supervisor is non-dumpable, so its fd 1
+cannot be opened through /proc; gVisor ignores dumpability there, so every frame on stdout is
+signed with the container's key (kind 4, SIGNED: MAC(32) KIND(1) COUNTER(u64 BE) PAYLOAD, the
+MAC over SEQ KIND COUNTER PAYLOAD; src/exec/seal.rs), and the host drops the rest. The key
+comes on stdin from the process that started the container, before any request, and lives
+only in our memory (another process's /proc/PID/mem is refused under both runtimes).
 
 The output channel. A run's frames (all of them, its output and its events up to `ended`) may
 instead go over a Unix socket the host listens on, in a read-only folder of its own mounted at
 CHANNEL_DIR: the same frames without the engine's two copies (shim and dockerd) in between,
 which is what an output flood costs most. The exec request names the socket and carries a
 one-time token; the host accepts a connection only with a token it issued for a run in progress
-and only that run's frames on it. The token travels on our stdin and lives in our memory, which
-code cannot read (non-dumpable, see above), and the socket is not inherited by the interpreters.
+and the key's proof over it, and only that run's frames on it. The token travels on our stdin,
+which code may read under gVisor, but the proof needs the key; the socket is not inherited by
+the interpreters, and a socket cannot be reopened through /proc.
 Where the folder or the socket is missing (an older container, an engine on another machine),
 the frames go on stdout as before.
 """
 
 import errno
+import hashlib
+import hmac
 import json
 import os
 import re
@@ -33,6 +40,42 @@ import struct
 MAGIC = b"\xc1\xa7"
 STDOUT, STDERR, EVENT = 1, 2, 3
 HEADER = struct.Struct(">2sBII")
+
+
+SIGNED = 4
+COUNTER = struct.Struct(">Q")
+_key = [None]  # the container's key, once the host gave it
+_counter = [0]  # of signed frames; only grows, so a replayed frame is known
+
+
+def set_key(hexkey):
+    """Takes the container's key, once: False for a second key or a malformed one."""
+    if _key[0] is not None or not (isinstance(hexkey, str) and re.match(r"[0-9a-f]{64}\Z", hexkey)):
+        return False
+    _key[0] = bytes.fromhex(hexkey)
+    return True
+
+
+def keyed():
+    return _key[0] is not None
+
+
+def mac(*parts):
+    h = hmac.new(_key[0], digestmod=hashlib.sha256)
+    for part in parts:
+        h.update(part)
+    return h.digest()
+
+
+def signed(kind, seq, payload):
+    """A frame for stdout: signed once we have the key (a frame before that, the start's hello,
+    is not one the host believes)."""
+    if _key[0] is None:
+        return [header(kind, seq, len(payload)), payload]
+    _counter[0] += 1
+    body = bytes([kind]) + COUNTER.pack(_counter[0])
+    tag = mac(struct.pack(">I", seq & 0xFFFFFFFF), body, payload)
+    return [header(SIGNED, seq, len(tag) + len(body) + len(payload)), tag, body, payload]
 
 
 def header(kind, seq, length):
@@ -66,7 +109,10 @@ def open_channel(seq, spec):
     try:
         s.settimeout(CHANNEL_CONNECT_TIMEOUT)
         s.connect(os.path.join(CHANNEL_DIR, name + ".sock"))
-        s.sendall((token + "\n").encode())
+        proof = ""
+        if _key[0] is not None:
+            proof = " " + hmac.new(_key[0], b"channel " + token.encode(), hashlib.sha256).hexdigest()
+        s.sendall((token + proof + "\n").encode())
         # The host's "+" says it took the token: a connection it dropped unread (too many
         # at once) must not swallow this run's first frames.
         if s.recv(1) != CHANNEL_ACK:
@@ -99,8 +145,8 @@ def host_gone(exc, fd):
 
 
 def send(kind, seq, payload):
-    data = [header(kind, seq, len(payload)), payload]
     fd = out_fd(seq)
+    data = [header(kind, seq, len(payload)), payload] if fd != 1 else signed(kind, seq, payload)
     while data:
         try:
             n = os.writev(fd, data)
@@ -112,7 +158,7 @@ def send(kind, seq, payload):
             close_channel(seq)
             # Whatever part of this frame reached the socket is cut off there; the whole
             # frame goes on stdout.
-            data, fd = [header(kind, seq, len(payload)), payload], 1
+            data, fd = signed(kind, seq, payload), 1
             continue
         # Drop what was written, keep the rest (writev may write partially).
         while data and n >= len(data[0]):

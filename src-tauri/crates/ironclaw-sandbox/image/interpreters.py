@@ -1,9 +1,16 @@
 """The persistent interpreters (a Python worker and an interactive bash) and the pipes to them.
 
 Interpreters live in the supervisor, not in the host's connection, so their state survives the
-app or CLI restarting and reattaching. Each gets its own pipes: requests in (only the supervisor
-writes them), stdout and stderr out, and a control channel its completions come back on (see
-cells.py for how those are authenticated).
+app or CLI restarting and reattaching. Each gets its own channels: requests in (only the
+supervisor writes them), stdout and stderr out, and a control channel its completions come back
+on (see cells.py for how those are authenticated).
+
+Requests, completions and the interrupt target travel over socket pairs, not pipes. Whoever may
+open a process's /proc/PID/fd/N can reopen a pipe there, for writing or reading: commands slipped
+into bash's input, a completion forged, a request read away. A socket cannot be reopened that way
+(ENXIO), under runc and gVisor alike, and gVisor lets any process of the UID open another's
+/proc/PID/fd whatever its dumpability. Output stays on pipes (the zero-copy path tees them); a
+byte someone adds there is output, which the host never takes for a result.
 """
 
 import fcntl
@@ -11,6 +18,7 @@ import json
 import os
 import select
 import signal
+import socket
 from time import monotonic as now
 
 import cells
@@ -32,6 +40,16 @@ PRIVATE_BASH = "/bin/bash" if GVISOR else "/usr/libexec/ironclaw/bash"
 
 def set_nonblocking(fd):
     os.set_blocking(fd, False)
+
+
+def control_pair():
+    """(read end, write end) of a one-way channel that cannot be reopened through /proc (see the
+    module's docstring), as plain descriptors like os.pipe()'s, and not inheritable like them."""
+    r, w = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    # One way, as a pipe: the reader cannot write back into the writer's end.
+    r.shutdown(socket.SHUT_WR)
+    w.shutdown(socket.SHUT_RD)
+    return r.detach(), w.detach()
 
 
 def _close_all_but(keep):
@@ -73,8 +91,8 @@ class Worker:
         return self.pid is not None
 
     def spawn(self, env):
-        ctl_r, ctl_w = os.pipe()
-        done_r, done_w = os.pipe()
+        ctl_r, ctl_w = control_pair()
+        done_r, done_w = control_pair()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         for fd in (out_r, err_r):
@@ -85,7 +103,7 @@ class Worker:
         intr_r = intr_w = None
         # argv[0] is the public name, so sys.executable and $BASH read as usual.
         if self.lang == "python":
-            intr_r, intr_w = os.pipe()
+            intr_r, intr_w = control_pair()
             # -s: no user site at start-up, so no .pth or usercustomize file an earlier run left
             # in ~/.local runs inside the interpreter (the worker adds the folder itself).
             path, argv = PRIVATE_PYTHON, ["/usr/bin/python3", "-s", "-u", PYWORKER]

@@ -3,9 +3,16 @@
 It runs one execution at a time, streams its output, enforces the timeout (SIGINT first, then
 harder), kills leftovers, checks what the run left altered in its interpreter, and reports
 everything in the run's `ended` event.
+
+Requests are obeyed only when signed with the container's key (src/exec/seal.rs): a line
+`HEX(HMAC(key, body)) SP body`, whose body names its connection ("client") and counts its
+requests ("n"). Under gVisor code of the same UID can write into our stdin; a line it wrote
+has no valid MAC, and one it read and sends again has a count already seen. The only unsigned
+line taken is the key itself, once, before anything else.
 """
 
 import collections
+import hmac
 import json
 import os
 import select
@@ -18,6 +25,7 @@ import integrity
 import ipc_leftovers
 from cgroup_memory import memory_usage, oom_kills
 from execution import Execution
+import frames
 from frames import STDERR, STDOUT, close_channel, event, open_channel, send
 from interpreters import Worker, collect_zombies, write_interrupt_target
 from pipe_transfer import READ_CHUNK
@@ -44,6 +52,9 @@ class Supervisor:
         # forged.
         self.issued = collections.deque(maxlen=64)
         self.confinement = []
+        # Each host connection's newest request count (bounded: the oldest are forgotten).
+        self.clients = collections.OrderedDict()
+        self.refused = 0  # request lines without a valid signature or sent again
 
     @staticmethod
     def worker_env():
@@ -55,12 +66,53 @@ class Supervisor:
 
     # -- requests --
 
-    def handle_line(self, line):
+    MAX_CLIENTS = 256
+
+    def verified(self, line):
+        """The request in `line` if it is the host's (see the module's docstring), else None."""
+        if not frames.keyed():
+            # Only the key, from the process that started us; nothing runs before it.
+            try:
+                req = json.loads(line)
+            except ValueError:
+                return None
+            if isinstance(req, dict) and req.get("op") == "key" and frames.set_key(req.get("key")):
+                return None
+            self.refused += 1
+            seq = req.get("seq", 0) if isinstance(req, dict) else 0
+            event(seq if isinstance(seq, int) else 0, "error", message="this sandbox has no key yet")
+            return None
+        tag, _, body = line.partition(b" ")
         try:
-            req = json.loads(line)
+            good = hmac.compare_digest(bytes.fromhex(tag.decode("ascii")), frames.mac(body))
+        except (ValueError, UnicodeDecodeError):
+            good = False
+        if not good:
+            self.refused += 1
+            return None
+        try:
+            req = json.loads(body)
+            client, n = str(req["client"]), int(req["n"])
+        except (ValueError, KeyError, TypeError):
+            self.refused += 1
+            return None
+        if n <= self.clients.get(client, 0):
+            self.refused += 1  # sent again
+            return None
+        self.clients[client] = n
+        self.clients.move_to_end(client)
+        while len(self.clients) > self.MAX_CLIENTS:
+            self.clients.popitem(last=False)
+        return req
+
+    def handle_line(self, line):
+        req = self.verified(line)
+        if req is None:
+            return
+        try:
             op = req["op"]
             seq = int(req.get("seq", 0))
-        except (ValueError, KeyError, TypeError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
             event(0, "error", message="malformed request: %s" % exc)
             return
         if op == "exec":

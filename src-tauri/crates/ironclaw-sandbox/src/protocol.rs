@@ -11,6 +11,8 @@
 use bytes::{Buf, Bytes, BytesMut};
 use serde::{Deserialize, Serialize};
 
+use crate::exec::seal::{Key, SIGNED, SIGNED_OVERHEAD};
+
 pub const MAGIC: [u8; 2] = [0xC1, 0xA7];
 pub const HEADER_LEN: usize = 12;
 /// The supervisor writes at most 64 KiB of output or one small JSON event per frame; anything
@@ -187,6 +189,29 @@ impl Request<'_> {
         line.push(b'\n');
         line
     }
+
+    /// The request signed with the container's key (`exec::seal`): `client` names the
+    /// connection and `n` counts its requests, so a request read off stdin cannot be sent
+    /// again.
+    pub fn to_signed_line(&self, key: &Key, client: &str, n: u64) -> Vec<u8> {
+        let mut body = serde_json::to_value(self).unwrap_or_default();
+        if let Some(fields) = body.as_object_mut() {
+            fields.insert("client".into(), client.into());
+            fields.insert("n".into(), n.into());
+        }
+        let body = serde_json::to_vec(&body).unwrap_or_else(|_| b"{}".to_vec());
+        key.sign_line(&body)
+    }
+}
+
+/// The line that gives a freshly started supervisor its container's key. Sent once, by the
+/// process that started the container, before any request; unsigned (there is nothing yet
+/// to sign it with).
+pub fn key_line(key: &Key) -> Vec<u8> {
+    let mut line = serde_json::to_vec(&serde_json::json!({"op": "key", "key": key.to_hex()}))
+        .unwrap_or_default();
+    line.push(b'\n');
+    line
 }
 
 fn header_check(header: &[u8]) -> u8 {
@@ -214,11 +239,26 @@ pub struct Decoder {
     pub skipped: u64,
     /// Events whose JSON did not parse; counted, not fatal.
     pub bad_events: u64,
+    /// The container's key, for a stream anyone in the container may write into (the
+    /// supervisor's stdout): then only frames signed with it count (see `exec::seal`).
+    key: Option<Key>,
+    /// The newest signed frame's counter: an older one is a replay.
+    counter: u64,
+    /// Frames dropped for want of a valid signature, or replayed.
+    pub unsigned: u64,
 }
 
 impl Decoder {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A decoder that takes only frames signed with `key`, each newer than the last.
+    pub fn sealed(key: Key) -> Self {
+        Self {
+            key: Some(key),
+            ..Self::default()
+        }
     }
 
     pub fn feed(&mut self, data: &[u8]) {
@@ -244,7 +284,7 @@ impl Decoder {
             let seq = u32::from_be_bytes([self.buf[3], self.buf[4], self.buf[5], self.buf[6]]);
             let len = u32::from_be_bytes([self.buf[7], self.buf[8], self.buf[9], self.buf[10]]);
             let valid = header_check(&self.buf[..HEADER_LEN]) == self.buf[11]
-                && (1..=3).contains(&kind)
+                && (1..=SIGNED).contains(&kind)
                 && len <= MAX_PAYLOAD;
             if !valid {
                 // A false magic inside payload bytes: skip one byte and look again.
@@ -258,7 +298,26 @@ impl Decoder {
                 return None;
             }
             self.buf.advance(HEADER_LEN);
-            let payload = self.buf.split_to(len as usize).freeze();
+            let mut payload = self.buf.split_to(len as usize).freeze();
+            let mut kind = kind;
+            if let Some(key) = &self.key {
+                let opened = (kind == SIGNED)
+                    .then(|| key.open(seq, &payload))
+                    .flatten()
+                    .filter(|(_, counter, _)| *counter > self.counter)
+                    .map(|(inner, counter, _)| (inner, counter));
+                let Some((inner, counter)) = opened else {
+                    self.unsigned += 1;
+                    continue;
+                };
+                self.counter = counter;
+                kind = inner;
+                payload.advance(SIGNED_OVERHEAD);
+            } else if kind == SIGNED {
+                // A signed frame on a stream that needs none (a run's socket): not ours.
+                self.unsigned += 1;
+                continue;
+            }
             let frame = match kind {
                 1 => Frame::Output {
                     seq,
@@ -270,13 +329,17 @@ impl Decoder {
                     stream: Stream::Stderr,
                     data: payload,
                 },
-                _ => match serde_json::from_slice::<Event>(&payload) {
+                3 => match serde_json::from_slice::<Event>(&payload) {
                     Ok(event) => Frame::Event { seq, event },
                     Err(_) => {
                         self.bad_events += 1;
                         continue;
                     }
                 },
+                _ => {
+                    self.unsigned += 1;
+                    continue;
+                }
             };
             return Some(frame);
         }
@@ -419,5 +482,44 @@ mod tests {
         assert_eq!(v["op"], "exec");
         assert_eq!(v["code"], "print('a\nb')");
         assert!(v.get("fresh").is_none(), "sent only when asked for");
+    }
+
+    #[test]
+    fn a_sealed_decoder_takes_only_signed_frames_and_never_one_twice() {
+        let key = Key::generate();
+        let ended = br#"{"type":"ended","exit_code":0,"duration_ms":1.0}"#;
+        let signed = |seq, kind, counter, payload: &[u8]| {
+            encode(SIGNED, seq, &key.seal(seq, kind, counter, payload))
+        };
+        let mut dec = Decoder::sealed(key.clone());
+        // Forged: plain frames, a frame signed with another key, a signed frame moved to
+        // another run.
+        dec.feed(&encode(3, 5, ended));
+        dec.feed(&encode(1, 5, b"forged output"));
+        dec.feed(&encode(SIGNED, 5, &Key::generate().seal(5, 3, 1, ended)));
+        let moved = key.seal(6, 3, 1, ended);
+        dec.feed(&encode(SIGNED, 5, &moved));
+        // Genuine, then the same frame replayed.
+        dec.feed(&signed(5, 1, 2, b"real output"));
+        dec.feed(&signed(5, 1, 2, b"real output"));
+        dec.feed(&signed(5, 3, 3, ended));
+        let frames = decode_all(&mut dec);
+        assert_eq!(frames.len(), 2, "{frames:?}");
+        assert!(
+            matches!(&frames[0], Frame::Output { seq: 5, data, .. } if &data[..] == b"real output")
+        );
+        assert!(matches!(
+            &frames[1],
+            Frame::Event {
+                seq: 5,
+                event: Event::Ended(_)
+            }
+        ));
+        assert_eq!(dec.unsigned, 5);
+        // The plain decoder (a run's socket) takes no signed frame.
+        let mut plain = Decoder::new();
+        plain.feed(&signed(5, 3, 9, ended));
+        plain.feed(&encode(3, 5, ended));
+        assert_eq!(decode_all(&mut plain).len(), 1);
     }
 }

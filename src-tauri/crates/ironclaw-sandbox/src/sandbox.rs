@@ -657,6 +657,8 @@ impl Sandbox {
         conn.open_channel(&self.channel_dir(&container_name));
         if needs_start {
             container::start(&self.docker, &id).await?;
+            // Before any request: no code has run in this start yet (exec::seal).
+            conn.deliver_key().await?;
         }
         // What the interpreters carry is reported with each run (`altered_before`).
         match early_ping {

@@ -12,6 +12,7 @@ use super::{
     LABEL_INSTANCE, LABEL_NETWORK, LABEL_PROFILE, LABEL_RUNTIME, LABEL_SESSION, LABEL_SPARE,
     LABEL_VERSION, RUN_DIR, WORKSPACE,
 };
+use crate::exec::seal::{Key, KEY_LABEL};
 use crate::policy::Runtime;
 
 /// Docker's health check, in exec form: an absolute path to a root-owned program nobody in the
@@ -226,6 +227,8 @@ pub fn create_body(spec: &ContainerSpec<'_>, runtime: Runtime) -> ContainerCreat
         LABEL_RUNTIME.to_string(),
         runtime.as_docker_name().to_string(),
     );
+    // A key of its own for every container made (`exec::seal`): only the host can read labels.
+    labels.insert(KEY_LABEL.to_string(), Key::generate().to_hex());
     if let Some(egress) = spec.egress {
         labels.insert(LABEL_EGRESS.to_string(), egress.network_id.clone());
     }

@@ -470,6 +470,21 @@ fn classify_create_error(e: bollard::errors::Error, runtime: Runtime) -> Error {
     Error::docker("creating the sandbox container", e)
 }
 
+/// The container's key (`exec::seal`), from its label; `None` for a container made before
+/// keys (its image is older too, and it is recreated before it runs anything).
+pub async fn key_of(docker: &Docker, id: &str) -> Result<Option<crate::exec::seal::Key>> {
+    let info = docker
+        .inspect_container(id, None)
+        .instrument(tracing::debug_span!("docker.inspect_container", id))
+        .await
+        .map_err(|e| Error::docker("inspecting the sandbox container", e))?;
+    Ok(info
+        .config
+        .and_then(|c| c.labels)
+        .and_then(|l| l.get(crate::exec::seal::KEY_LABEL).cloned())
+        .and_then(|hex| crate::exec::seal::Key::from_hex(&hex)))
+}
+
 pub async fn start(docker: &Docker, id: &str) -> Result<()> {
     match docker
         .start_container(id, None)

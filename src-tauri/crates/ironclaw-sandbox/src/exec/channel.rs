@@ -6,11 +6,13 @@
 //! mounted read-only into it at [`CONTAINER_DIR`]. Every process that runs code in the container
 //! listens on a socket of its own in that folder, and offers it to the supervisor in the exec
 //! request together with a one-time token. A connection is accepted only if its first line is a
-//! token offered for a run in progress, and then carries only that run's frames, decoded by the
-//! same [`Decoder`] as the attach stream. So the sandbox can connect to its own folder's
-//! sockets and nothing else: it cannot write there (read-only), cannot reach another
-//! container's folder (not mounted), and cannot inject output without a token, which travels
-//! only on the container's stdin to the non-dumpable supervisor.
+//! token offered for a run in progress and the container key's proof over it (see
+//! [`super::seal`]), and then carries only that run's frames, decoded by the same [`Decoder`]
+//! as the attach stream. So the sandbox can connect to its own folder's sockets and nothing
+//! else: it cannot write there (read-only), cannot reach another container's folder (not
+//! mounted), and cannot inject output: a token read off the supervisor's stdin (gVisor lets
+//! code of the same UID reopen it) is no proof, and the key never leaves the supervisor's
+//! memory.
 //!
 //! Requests (and runs whose supervisor cannot reach the socket: an older container, an engine on
 //! another machine) stay on attach.
@@ -27,6 +29,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::mpsc;
 
+use super::seal::Key;
 use crate::container::UserMapping;
 use crate::error::{Error, Result};
 use crate::protocol::{Decoder, Frame};
@@ -39,6 +42,8 @@ const TOKEN_WAIT: Duration = Duration::from_secs(2);
 /// the socket with connections cannot fill the backlog the supervisor's connect waits in.
 const MAX_UNPROVEN: usize = 16;
 const TOKEN_HEX: usize = 32;
+/// The key's proof over the token, in hex, after a space (`exec::seal`).
+const PROOF_HEX: usize = 64;
 const READ_BUF: usize = 1 << 20;
 /// Written once a token is taken (`image/frames.py` waits for it).
 const ACK: &[u8] = b"+";
@@ -125,9 +130,10 @@ pub fn remove_dir(dir: &Path) {
 }
 
 impl Channel {
-    /// Listens in the container's folder. `None` when it has none (made before this channel
-    /// existed): its runs stay on attach.
-    pub fn open(dir: &Path) -> Result<Option<Arc<Self>>> {
+    /// Listens in the container's folder for supervisors that prove `key` (without one, a
+    /// container made before keys, the token alone). `None` when it has no folder (made
+    /// before this channel existed): its runs stay on attach.
+    pub fn open(dir: &Path, key: Option<Key>) -> Result<Option<Arc<Self>>> {
         let meta = match std::fs::symlink_metadata(dir) {
             Ok(m) if m.is_dir() => m,
             Ok(_) => return Ok(None),
@@ -145,7 +151,7 @@ impl Channel {
             std::os::unix::fs::chown(&path, Some(meta.uid()), Some(meta.gid())).map_err(io)?;
         }
         let offers: Offers = Arc::default();
-        let accept = tokio::spawn(accept_loop(listener, offers.clone()));
+        let accept = tokio::spawn(accept_loop(listener, offers.clone(), key));
         Ok(Some(Arc::new(Self {
             name,
             path,
@@ -202,7 +208,7 @@ fn remove_dead_sockets(dir: &Path) {
     }
 }
 
-async fn accept_loop(listener: UnixListener, offers: Offers) {
+async fn accept_loop(listener: UnixListener, offers: Offers, key: Option<Key>) {
     let unproven = Arc::new(AtomicUsize::new(0));
     loop {
         let stream = match listener.accept().await {
@@ -218,20 +224,39 @@ async fn accept_loop(listener: UnixListener, offers: Offers) {
             unproven.fetch_sub(1, Ordering::AcqRel);
             continue; // dropped: closed
         }
-        tokio::spawn(serve(stream, offers.clone(), unproven.clone()));
+        tokio::spawn(serve(stream, offers.clone(), key.clone(), unproven.clone()));
     }
 }
 
-/// One connection: its token, then its run's frames until the supervisor closes it.
-async fn serve(mut stream: UnixStream, offers: Offers, unproven: Arc<AtomicUsize>) {
-    let mut line = [0u8; TOKEN_HEX + 1];
+/// One connection: its token (and the key's proof over it), then its run's frames until the
+/// supervisor closes it.
+async fn serve(
+    mut stream: UnixStream,
+    offers: Offers,
+    key: Option<Key>,
+    unproven: Arc<AtomicUsize>,
+) {
+    let len = if key.is_some() {
+        TOKEN_HEX + 1 + PROOF_HEX + 1
+    } else {
+        TOKEN_HEX + 1
+    };
+    let mut line = vec![0u8; len];
     let read = tokio::time::timeout(TOKEN_WAIT, stream.read_exact(&mut line)).await;
     unproven.fetch_sub(1, Ordering::AcqRel);
-    if !matches!(read, Ok(Ok(_))) || line[TOKEN_HEX] != b'\n' {
+    if !matches!(read, Ok(Ok(_))) || line[len - 1] != b'\n' {
         tracing::debug!("output channel: a connection without a token, closed");
         return;
     }
     let token = String::from_utf8_lossy(&line[..TOKEN_HEX]).into_owned();
+    if let Some(key) = &key {
+        let proof = String::from_utf8_lossy(&line[TOKEN_HEX + 1..len - 1]);
+        if line[TOKEN_HEX] != b' ' || !key.proves_channel(&token, &proof) {
+            // Checked before the token is used up: a token read off stdin burns nothing.
+            tracing::debug!("output channel: a token without the key's proof, closed");
+            return;
+        }
+    }
     // One use: a token is taken out as it is presented.
     let offered = offers.lock().ok().and_then(|mut m| m.remove(&token));
     // Held weakly, like the offer: the run must still end ("connection lost") when attach
@@ -300,7 +325,7 @@ mod tests {
 
     fn open() -> Fixture {
         let dir = tempfile::tempdir().unwrap();
-        let channel = Channel::open(dir.path())
+        let channel = Channel::open(dir.path(), None)
             .unwrap()
             .expect("a folder: a channel");
         let socket = dir.path().join(format!("{}.sock", channel.name));
@@ -368,6 +393,46 @@ mod tests {
         // One use: the same token again is refused.
         let again = format!("{}\n", guard.offer().token);
         assert!(closed_after(&fx.socket, again.as_bytes()).await);
+    }
+
+    #[tokio::test]
+    async fn with_a_key_a_token_alone_opens_nothing_and_burns_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = Key::generate();
+        let channel = Channel::open(dir.path(), Some(key.clone()))
+            .unwrap()
+            .expect("a channel");
+        let socket = dir.path().join(format!("{}.sock", channel.name));
+        let (tx, mut rx) = mpsc::channel(8);
+        let guard = channel.offer(4, &tx);
+        let token = guard.offer().token.clone();
+        let forged = frame(1, 4, b"FORGED");
+        // What code that read the request off the supervisor's stdin can send: the token,
+        // with no proof, a proof of another key, or the token where the proof goes.
+        let stranger = Key::generate().channel_proof(&token);
+        for (what, line) in [
+            ("the token alone", format!("{token}\n")),
+            ("another key's proof", format!("{token} {stranger}\n")),
+            ("the token as proof", format!("{token} {token}{token}\n")),
+        ] {
+            let mut bytes = line.into_bytes();
+            bytes.extend(&forged);
+            assert!(closed_after(&socket, &bytes).await, "{what}: not closed");
+        }
+        assert!(rx.try_recv().is_err(), "nothing was routed");
+        // The offer is still there for the supervisor, who proves the key.
+        let proof = key.channel_proof(&token);
+        let mut s = UnixStream::connect(&socket).await.unwrap();
+        s.write_all(format!("{token} {proof}\n").as_bytes())
+            .await
+            .unwrap();
+        let mut ack = [0u8; 1];
+        s.read_exact(&mut ack).await.unwrap();
+        assert_eq!(&ack, ACK);
+        s.write_all(&frame(1, 4, b"real")).await.unwrap();
+        assert!(
+            matches!(rx.recv().await.unwrap(), Frame::Output { data, .. } if &data[..] == b"real")
+        );
     }
 
     #[tokio::test]
@@ -488,10 +553,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let dead = dir.path().join("0000000000000000.sock");
         drop(std::os::unix::net::UnixListener::bind(&dead).unwrap()); // the file stays
-        let live = Channel::open(dir.path()).unwrap().expect("a channel");
+        let live = Channel::open(dir.path(), None).unwrap().expect("a channel");
         assert!(!dead.exists(), "nothing listened there");
         let live_path = dir.path().join(format!("{}.sock", live.name));
-        let second = Channel::open(dir.path())
+        let second = Channel::open(dir.path(), None)
             .unwrap()
             .expect("a second process's");
         assert!(live_path.exists(), "another process's socket is kept");
@@ -503,7 +568,7 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let deep = root.path().join("a".repeat(60)).join("b".repeat(60));
         std::fs::create_dir_all(&deep).unwrap();
-        let channel = Channel::open(&deep).unwrap().expect("a channel");
+        let channel = Channel::open(&deep, None).unwrap().expect("a channel");
         let socket = deep.join(format!("{}.sock", channel.name));
         assert!(socket.as_os_str().len() > 107, "the test needs a long path");
         assert!(socket.exists());

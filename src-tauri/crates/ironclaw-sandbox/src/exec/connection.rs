@@ -17,13 +17,19 @@ use tokio::sync::mpsc;
 use tracing::Instrument;
 
 use super::channel::{Channel, OfferGuard};
+use super::seal::Key;
+use crate::container;
 use crate::error::{Error, Result};
-use crate::protocol::{Decoder, Event, Frame, Leftovers, Request};
+use crate::protocol::{key_line, Decoder, Event, Frame, Leftovers, Request};
 
 type Routes = Arc<Mutex<HashMap<u32, mpsc::Sender<Frame>>>>;
 
 pub struct Connection {
-    writer: tokio::sync::Mutex<Pin<Box<dyn AsyncWrite + Send>>>,
+    writer: tokio::sync::Mutex<Writer>,
+    /// The container's key (`super::seal`); `None` for a container made before keys.
+    key: Option<Key>,
+    /// This connection's name in its signed requests.
+    client: String,
     routes: Routes,
     closed: Arc<AtomicBool>,
     reader: tokio::task::JoinHandle<()>,
@@ -35,6 +41,12 @@ impl Drop for Connection {
     fn drop(&mut self) {
         self.reader.abort();
     }
+}
+
+/// The container's stdin, and how many signed requests went out on it.
+struct Writer {
+    input: Pin<Box<dyn AsyncWrite + Send>>,
+    sent: u64,
 }
 
 /// Frames for one sequence number; dropped routes unregister themselves.
@@ -54,6 +66,7 @@ impl Drop for Route {
 
 impl Connection {
     pub async fn attach(docker: &Docker, container: &str) -> Result<Arc<Self>> {
+        let key = container::key_of(docker, container).await?;
         let options = AttachContainerOptionsBuilder::default()
             .stdin(true)
             .stdout(true)
@@ -68,9 +81,23 @@ impl Connection {
             .map_err(|e| Error::docker("attaching to the sandbox container", e))?;
         let routes: Routes = Arc::default();
         let closed = Arc::new(AtomicBool::new(false));
-        let reader = tokio::spawn(read_loop(attached.output, routes.clone(), closed.clone()));
+        let decoder = match &key {
+            Some(key) => Decoder::sealed(key.clone()),
+            None => Decoder::new(),
+        };
+        let reader = tokio::spawn(read_loop(
+            attached.output,
+            decoder,
+            routes.clone(),
+            closed.clone(),
+        ));
         Ok(Arc::new(Self {
-            writer: tokio::sync::Mutex::new(attached.input),
+            writer: tokio::sync::Mutex::new(Writer {
+                input: attached.input,
+                sent: 0,
+            }),
+            key,
+            client: hex::encode(rand::random::<[u8; 8]>()),
             routes,
             closed,
             reader,
@@ -85,7 +112,7 @@ impl Connection {
         if self.channel.get().is_some() {
             return;
         }
-        match Channel::open(dir) {
+        match Channel::open(dir, self.key.clone()) {
             Ok(Some(channel)) => {
                 let _ = self.channel.set(channel);
             }
@@ -123,14 +150,26 @@ impl Connection {
     }
 
     pub async fn send(&self, request: &Request<'_>) -> Result<()> {
-        let line = request.to_line();
         let mut w = self.writer.lock().await;
-        let res = async {
-            w.write_all(&line).await?;
-            w.flush().await
-        }
-        .await;
-        res.map_err(|e| Error::Protocol(format!("cannot write to the sandbox: {e}")))
+        let line = match &self.key {
+            Some(key) => {
+                w.sent += 1;
+                request.to_signed_line(key, &self.client, w.sent)
+            }
+            None => request.to_line(),
+        };
+        write_line(&mut w, &line).await
+    }
+
+    /// Gives a supervisor this process just started its container's key (see
+    /// [`super::seal`]): first on its stdin, before any request. Never sent to a supervisor
+    /// that was already running, whose stdin code of the run may be reading.
+    pub async fn deliver_key(&self) -> Result<()> {
+        let Some(key) = &self.key else {
+            return Ok(());
+        };
+        let mut w = self.writer.lock().await;
+        write_line(&mut w, &key_line(key)).await
     }
 
     /// Round trip to the supervisor: proves it is up, reading our stdin and confined, and
@@ -205,6 +244,15 @@ pub fn fresh_seq() -> u32 {
     }
 }
 
+async fn write_line(w: &mut Writer, line: &[u8]) -> Result<()> {
+    let res = async {
+        w.input.write_all(line).await?;
+        w.input.flush().await
+    }
+    .await;
+    res.map_err(|e| Error::Protocol(format!("cannot write to the sandbox: {e}")))
+}
+
 async fn read_loop(
     mut output: Pin<
         Box<
@@ -212,10 +260,10 @@ async fn read_loop(
                 + Send,
         >,
     >,
+    mut decoder: Decoder,
     routes: Routes,
     closed: Arc<AtomicBool>,
 ) {
-    let mut decoder = Decoder::new();
     while let Some(item) = output.next().await {
         match item {
             Ok(LogOutput::StdOut { message }) | Ok(LogOutput::Console { message }) => {
@@ -243,6 +291,13 @@ async fn read_loop(
                 break;
             }
         }
+    }
+    if decoder.unsigned > 0 {
+        // Frames on the supervisor's stdout without its key: written there by something else.
+        tracing::warn!(
+            dropped = decoder.unsigned,
+            "frames without the sandbox's key were ignored"
+        );
     }
     if decoder.skipped > 0 {
         tracing::debug!(

@@ -5,6 +5,7 @@ pub mod capture;
 pub mod channel;
 pub mod connection;
 mod frozen;
+pub mod seal;
 pub mod stats;
 
 use std::sync::{Arc, Mutex};

@@ -364,6 +364,7 @@ impl Sandbox {
             let (id, _) = container::create(&self.docker, &spec).await?;
             let conn = Connection::attach(&self.docker, &id).await?;
             container::start(&self.docker, &id).await?;
+            conn.deliver_key().await?;
             // Ready means ready: the supervisor answers and Python is started.
             conn.ping(STARTUP_TIMEOUT).await?;
             Ok::<_, Error>(())
