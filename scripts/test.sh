@@ -65,7 +65,7 @@ fi
 
 # The real app (the debug build from above) under Xvfb through WebDriver: compositing, then as
 # it runs on a machine without a GPU (no compositing, WebKit's web process on the app's LLVM
-# stand-in: README footnote 8).
+# stand-in: docs/benchmarks.md#app-idle-memory).
 timed app-e2e tee_to "$LOG_DIR/app-e2e.log" "$ROOT/scripts/e2e.sh" --no-build
 ran_at_least e2e "$(awk '$1 == "#" && $2 == "pass" { n = $3 } END { print n + 0 }' "$LOG_DIR/app-e2e.log")"
 timed app-e2e-no-gpu tee_to "$LOG_DIR/app-e2e-no-gpu.log" env IRONCLAW_GPU=off "$ROOT/scripts/e2e.sh" --no-build
