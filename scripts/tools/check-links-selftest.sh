@@ -17,7 +17,8 @@ cat >"$good/README.md" <<'EOF'
 See [the page](docs/page.md), [a heading](docs/page.md#a-heading-with-code),
 [the second Twice](docs/page.md#twice-1), [an explicit anchor](docs/page.md#kept-name),
 [here](#top), [a web page](https://example.invalid/nowhere.md#nothing) and ![a picture](docs/pic.png).
-A [reference][ref] too.
+A [reference][ref] too, and [a link whose text
+wraps](docs/page.md#twice).
 
 `[not a link](missing.md)` is code, and so is this block:
 
@@ -60,9 +61,10 @@ $out"
   grep -qF -- "$expected" <<<"$out" || fail "$name: expected '$expected' in:
 $out"
 }
-expect_broken missing-file README.md '[gone](docs/gone.md)' 'README.md:15: docs/gone.md — no such file'
+expect_broken missing-file README.md '[gone](docs/gone.md)' 'README.md:16: docs/gone.md — no such file'
 expect_broken missing-anchor README.md '[gone](docs/page.md#no-such-heading)' "no heading or <a id> 'no-such-heading'"
 expect_broken missing-local-anchor docs/page.md '[gone](#nowhere)' 'docs/page.md:11: #nowhere'
 expect_broken third-duplicate README.md '[gone](docs/page.md#twice-2)' "'twice-2'"
 expect_broken reference-style README.md '[gone]: docs/page.md#nope' 'docs/page.md#nope — no heading'
 expect_broken source-comment docs/lib.rs '// See docs/page.md#moved-away.' 'docs/lib.rs:2: docs/page.md#moved-away'
+expect_broken wrapped-link README.md $'[a link whose text\nwraps](docs/page.md#wrapped-away)' 'README.md:17: docs/page.md#wrapped-away'

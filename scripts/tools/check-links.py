@@ -145,17 +145,25 @@ def check(root):
         if name.endswith(".md"):
             with open(full, encoding="utf-8") as f:
                 text = f.read()
-            for number, _, line in markdown_lines(text):
-                targets = [m.group(1) for m in INLINE_LINK.finditer(line)]
-                ref = REFERENCE_DEF.match(line)
+            # Whole text, so a link whose text wraps onto the next line is still seen; code
+            # blocks and code spans are blanked, line breaks kept for the line numbers.
+            kept = {n: line for n, _, line in markdown_lines(text)}
+            count = text.count("\n") + 1
+            body = "\n".join(kept.get(n, "") for n in range(1, count + 1))
+            found = [(m.start(1), m.group(1)) for m in INLINE_LINK.finditer(body)]
+            offset = 0
+            for n in range(1, count + 1):
+                ref = REFERENCE_DEF.match(kept.get(n, ""))
                 if ref:
-                    targets.append(ref.group(1))
-                for target in targets:
-                    if not target or is_external(target):
-                        continue
-                    reason = check_target(root, name, target)
-                    if reason:
-                        broken.append(f"{name}:{number}: {target} — {reason}")
+                    found.append((offset + ref.start(1), ref.group(1)))
+                offset += len(kept.get(n, "")) + 1
+            for at, target in sorted(found):
+                if not target or is_external(target):
+                    continue
+                reason = check_target(root, name, target)
+                if reason:
+                    number = body.count("\n", 0, at) + 1
+                    broken.append(f"{name}:{number}: {target} — {reason}")
         elif name.endswith(SOURCE_SUFFIXES):
             try:
                 with open(full, encoding="utf-8") as f:
