@@ -3,7 +3,7 @@
 load falls on both alike, and prints each one's p50/p25 wall time and the ratio B ÷ A.
 
 Used for link-time choices that `ironclaw bench` cannot compare within one binary, e.g. packed
-relative relocations (README, Benchmarks, footnote 7):
+relative relocations (docs/benchmarks.md#the-whole-ironclaw-exec-process):
 
     scripts/bench-ab.py /tmp/ironclaw-rela target/release/ironclaw --runs 300 -- --version
     scripts/bench-ab.py OLD NEW --runs 80 -- exec --session ab 'print(1+1)'

@@ -5,8 +5,8 @@
 // run after the probe (`bench-app-wait.mjs`'s `pageScript`): the shipped UI with one thing
 // changed, never a change to the code under test, so the same binary is measured throughout; or
 // `{ env }`, the same binary launched with these variables (a switch the app reads, or WebKit's
-// own); or `{ code }`, other code for the model to ask to run. The findings are in the README's
-// app benchmark notes.
+// own); or `{ code }`, other code for the model to ask to run. The findings are in
+// docs/benchmarks.md#app-waits, and each measurement in docs/bench/history.md#app-waits.
 // Usage (scripts/bench-app.sh builds what it needs first):
 //   xvfb-run -a dbus-run-session -- node scripts/bench-app-ab.mjs APP_BINARY [ROUNDS] [REPS] [VARIANTS]
 //   VARIANTS is a comma-separated list of the names below (default: all). APP_BINARY may be two
@@ -90,8 +90,8 @@ const VARIANTS = {
   "no-transitions": style("* { transition: none !important; }"),
   // Without compositing, WebKitGTK repaints the whole window when a positioned box goes away
   // (display: none, removed, a dialog closed, modal or not) but only the box when it turns
-  // invisible (README footnote 9). Here the approval dialog turns invisible as it closes, over
-  // a backdrop that does not dim, and is really closed and removed two frames later.
+  // invisible (docs/benchmarks.md#app-waits). Here the approval dialog turns invisible as it
+  // closes, over a backdrop that does not dim, and is really closed and removed two frames later.
   "hide-then-close": `
     const s = document.createElement("style");
     s.textContent = "dialog::backdrop { background: transparent !important; }";
@@ -143,7 +143,7 @@ const VARIANTS = {
     };`,
   // Compositing through OpenGL (Mesa's software rasteriser here), as on a machine with a GPU.
   "gpu-on": { env: { IRONCLAW_GPU: "on" } },
-  // JavaScriptCore's interpreter only: 7–8 MiB less at idle (README footnote 8).
+  // JavaScriptCore's interpreter only: 7–8 MiB less at idle (docs/benchmarks.md#app-idle-memory).
   "jit-off": { env: { JSC_useJIT: "false" } },
   // What a model more often asks to run than `print(n)`: 17 lines, highlighted in the dialog
   // and again in the run's cell, with four lines of output.

@@ -49,7 +49,8 @@ try {
   const fullProcs = await idle({ IRONCLAW_WEBKIT_LEAN: "off" });
   // OpenGL drivers loaded in the app's own process too, as before `rendering::gl`.
   const glProcs = await idle({ IRONCLAW_APP_GL: "on" });
-  // JavaScriptCore without its JIT tiers: less memory, slower waits (README footnote 8).
+  // JavaScriptCore without its JIT tiers: less memory, slower waits
+  // (docs/benchmarks.md#app-idle-memory).
   const jitProcs = await idle({ JSC_useJIT: "false" });
   const waits = await measureWaits(app, { rounds: ROUNDS });
   const gpuWaits = await measureWaits(app, { rounds: ROUNDS, env: { IRONCLAW_GPU: "on" } });

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Startup time, idle memory and a person's waits (Send → approval dialog, Approve → first
-# output) in the desktop app (release build), printed as a markdown table for the README. Runs
-# on a private virtual display and session bus, so it measures the same on a desktop and in CI.
+# output) in the desktop app (release build), printed as a markdown table for docs/benchmarks.md.
+# Runs on a private virtual display and session bus, so it measures the same on a desktop and in CI.
 # Usage: scripts/bench-app.sh [RUNS] [ROUNDS]   (default 10 launches, 20 turns)
 #        scripts/bench-app.sh ab [--before APP] [ROUNDS] [REPS] [VARIANTS]   (page-script A/B of
 #        the waits, scripts/bench-app-ab.mjs; with --before, also against APP, a copy of the

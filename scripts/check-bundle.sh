@@ -27,9 +27,9 @@ requires="$(rpm -qp --requires "$rpm" 2>/dev/null)"
 grep -qE '^glibc >= 2\.36$' <<<"$requires" || die "$rpm does not require glibc >= 2.36: $requires"
 files="$(rpm -qlp "$rpm" 2>/dev/null)"
 grep -q '/usr/bin/ironclaw-app$' <<<"$files" || die "$rpm does not install /usr/bin/ironclaw-app; its contents: $files"
-# The stand-in libraries build.rs made (README footnote 8) travel with the binary, and the
-# installed binary finds them: its DT_RPATH names /usr/lib/ironclaw-app/stand-ins, checked by
-# unpacking the .deb and asking the dynamic linker where libflite.so.1 comes from.
+# The stand-in libraries build.rs made (docs/benchmarks.md#app-idle-memory) travel with the binary,
+# and the installed binary finds them: its DT_RPATH names /usr/lib/ironclaw-app/stand-ins, checked
+# by unpacking the .deb and asking the dynamic linker where libflite.so.1 comes from.
 if [ -d "$ROOT/target/${1:-release}/stand-ins/speech" ]; then
   speech=usr/lib/ironclaw-app/stand-ins/speech/libflite.so.1
   grep -qE " (\./)?$speech\$" <<<"$contents" || die "$deb does not install /$speech (scripts/stage-stand-ins.sh, tauri.conf.json)"

@@ -4,7 +4,7 @@
 # its own driver, scripted LLM and data folders. Extra arguments go to `node --test`
 # (e.g. --test-name-pattern=deny). Expects scripts/setup.sh to have run; builds what is missing.
 # Screenshots of the main screens go to target/e2e-screenshots, or with --update-screenshots to
-# docs/screenshots (the README's).
+# docs/screenshots (the manual's).
 # Usage: scripts/e2e.sh [--update-screenshots] [--no-build] [NODE_TEST_ARGS...]
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"

@@ -51,9 +51,10 @@ timed() {
 
 # The `ironclaw` front, linked statically (static-pie, so still at a random address) where the
 # toolchain targets glibc: no dynamic loader, no shared libraries to map and bind, no relocated
-# pointers to copy in at each start, about 9 % of a warm `ironclaw exec` (README, Benchmarks,
-# footnote 7). `crt-static` goes to this crate alone (`cargo rustc`): the link is where it takes
-# effect, so every dependency is the one `cargo build` made. Usage: build_static_front [--release]
+# pointers to copy in at each start, about 9 % of a warm `ironclaw exec`
+# (docs/benchmarks.md#the-whole-ironclaw-exec-process). `crt-static` goes to this crate alone
+# (`cargo rustc`): the link is where it takes effect, so every dependency is the one `cargo build`
+# made. Usage: build_static_front [--release]
 build_static_front() {
   if rustc -vV | grep -q '^host: x86_64-unknown-linux-gnu$\|^host: aarch64-unknown-linux-gnu$'; then
     cargo rustc --locked "$@" -p ironclaw-cli --bin ironclaw -- -C target-feature=+crt-static

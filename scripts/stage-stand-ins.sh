@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Tauri's beforeBundleCommand: copies the stand-in libraries build.rs put next to the binary
-# (target/<profile>/stand-ins, README footnote 8) to src-tauri/gen/stand-ins, which the .deb
-# and .rpm install under /usr/lib/ironclaw-app/stand-ins (tauri.conf.json), where the installed
-# binary's DT_RPATH looks. Links become copies: the packages hold files. A build without
+# (target/<profile>/stand-ins, docs/benchmarks.md#app-idle-memory) to src-tauri/gen/stand-ins, which
+# the .deb and .rpm install under /usr/lib/ironclaw-app/stand-ins (tauri.conf.json), where the
+# installed binary's DT_RPATH looks. Links become copies: the packages hold files. A build without
 # stand-ins stages an empty folder, and the packages carry none. Quiet on success.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 profile=release

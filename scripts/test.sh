@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Sets everything up, then runs every check and test: formatting, lints, the front end's type
-# check and unit tests, the TypeScript bindings' drift check, the Rust unit and end-to-end tests
-# against the real Docker engine, the desktop app's end-to-end suite (the real built app under
-# Xvfb through WebDriver), and a debug .deb/.rpm bundle check.
+# Sets everything up, then runs every check and test: the documentation's links, formatting, lints,
+# the front end's type check and unit tests, the TypeScript bindings' drift check, the Rust unit and
+# end-to-end tests against the real Docker engine, the desktop app's end-to-end suite (the real
+# built app under Xvfb through WebDriver), and a debug .deb/.rpm bundle check.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # A fresh clone gains nothing from incremental caches, which are a large share of target/.
 if [ -n "${CI:-}" ]; then export CARGO_INCREMENTAL=0; fi
@@ -14,6 +14,10 @@ export PATH="$HOME/.cargo/bin:$PATH"
 # ui/dist (custom-protocol), which therefore has to exist before clippy or the build look at it.
 APP_FEATURES=(--features ironclaw-app/custom-protocol)
 
+# Every relative link and anchor in the Markdown, and every docs/….md#anchor a source comment
+# cites, leads somewhere; the self-test shows the checker still fails on a broken one.
+quietly links-selftest bash scripts/tools/check-links-selftest.sh
+quietly links python3 scripts/tools/check-links.py
 quietly fmt cargo fmt --all --check
 quietly typecheck npm run typecheck
 quietly vitest npm test
@@ -65,7 +69,7 @@ fi
 
 # The real app (the debug build from above) under Xvfb through WebDriver: compositing, then as
 # it runs on a machine without a GPU (no compositing, WebKit's web process on the app's LLVM
-# stand-in: README footnote 8).
+# stand-in: docs/benchmarks.md#app-idle-memory).
 timed app-e2e tee_to "$LOG_DIR/app-e2e.log" "$ROOT/scripts/e2e.sh" --no-build
 ran_at_least e2e "$(awk '$1 == "#" && $2 == "pass" { n = $3 } END { print n + 0 }' "$LOG_DIR/app-e2e.log")"
 timed app-e2e-no-gpu tee_to "$LOG_DIR/app-e2e-no-gpu.log" env IRONCLAW_GPU=off "$ROOT/scripts/e2e.sh" --no-build

@@ -1,8 +1,8 @@
 //! Stand-in libraries for parts of WebKitGTK's stack the app never uses but its processes load
-//! anyway (README footnote 8). Each is a small C file (`stand-ins/*.c`) that answers the few
-//! calls the app's path makes, compiled with an alias for every other symbol the consumer may
-//! ask for, which aborts with a message. They go to `<binary dir>/stand-ins/<name>/`, under
-//! the names of the libraries they stand in for; the .deb and .rpm install them under
+//! anyway (docs/benchmarks.md#app-idle-memory). Each is a small C file (`stand-ins/*.c`) that
+//! answers the few calls the app's path makes, compiled with an alias for every other symbol the
+//! consumer may ask for, which aborts with a message. They go to `<binary dir>/stand-ins/<name>/`,
+//! under the names of the libraries they stand in for; the .deb and .rpm install them under
 //! `/usr/lib/ironclaw-app/stand-ins/` (`scripts/stage-stand-ins.sh`).
 //!
 //! - `speech`: a silent speech synthesiser in place of CMU Flite, which WebKitGTK links for the

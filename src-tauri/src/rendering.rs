@@ -53,8 +53,8 @@ pub struct Prepared {
 
 /// Before any webview exists, and only when the webview will not composite:
 /// - WebKit still sets up its DMABuf renderer, which only composited frames use; turning it off
-///   saves about 9 MiB at idle (measured side by side, README footnote 8). Never over a value
-///   the person set.
+///   saves about 9 MiB at idle (measured side by side, docs/benchmarks.md#app-idle-memory). Never
+///   over a value the person set.
 /// - This process (the UI process: GTK and WebKit's UI side) never draws with OpenGL then, yet
 ///   GTK probes GLX at start and WebKit opens an EGL display, and each loads Mesa, whose
 ///   software driver maps LLVM: about 17 MiB PSS for nothing (`gl::keep_out`).

@@ -2,10 +2,10 @@
  * A stand-in for LLVM in WebKit's web process, used only when the webview draws without a GPU.
  * WebKit insists on an EGL display there even though it never composites, so the process loads
  * Mesa's software driver, which links LLVM: relocating it costs 26 MiB of an idle app's memory
- * (README footnote 8), for a JIT that only llvmpipe uses. The web process is started with
- * GALLIUM_DRIVER=softpipe, Mesa's software rasteriser without LLVM, and this library in LLVM's
- * place (src-tauri/src/stand_ins.rs), only while Mesa's driver is the very file build.rs built
- * it for.
+ * (docs/benchmarks.md#app-idle-memory), for a JIT that only llvmpipe uses. The web process is
+ * started with GALLIUM_DRIVER=softpipe, Mesa's software rasteriser without LLVM, and this library
+ * in LLVM's place (src-tauri/src/stand_ins.rs), only while Mesa's driver is the very file build.rs
+ * built it for.
  *
  * build.rs compiles this file together with an alias for every other LLVM symbol that driver
  * imports. Mesa asks one question of LLVM even on the softpipe path; any other call aborts

@@ -2,7 +2,8 @@
  * A silent stand-in for CMU Flite, the speech synthesiser WebKitGTK links for the Web Speech
  * API. IronClaw's page never speaks, yet every process WebKit runs (the app, its web process,
  * its network process) loads Flite's 13 libraries, and relocating their voice tables costs
- * about 5.5 MiB in each: 17 MiB of an idle app's memory for nothing (README footnote 8).
+ * about 5.5 MiB in each: 17 MiB of an idle app's memory for nothing
+ * (docs/benchmarks.md#app-idle-memory).
  *
  * build.rs compiles this file together with an alias for every other function the installed
  * Flite exports, so WebKit links against it whatever it calls. These are the functions the

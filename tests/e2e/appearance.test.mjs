@@ -43,7 +43,7 @@ test("the theme follows the system's dark setting; Settings can force light or d
   assert.equal(now.theme, "system");
   assert.equal(now.dark, true, `following the system, the window is dark (luminance ${now.luminance})`);
 
-  // The README's dark-mode shot: a chat with a finished cell.
+  // The user guide's dark-mode shot: a chat with a finished cell.
   await sendMessage(s, "Show the sales totals per region as bars");
   await (await (await approvalDialog(s)).find(testid("approve-button"))).click();
   const cell = await finishedCell(s);

@@ -3,7 +3,7 @@
 // the keys people hit by accident are pressed, in the dialog and outside it, and the code has
 // not run; then one click on the dialog's own button runs it, so the check could have failed.
 // And keys typed while a decided dialog leaves are not lost (it stays, invisible, for two frames:
-// README, Benchmarks, footnote 9).
+// docs/benchmarks.md#app-waits).
 
 import { execFileSync } from "node:child_process";
 import { test } from "node:test";

@@ -6,7 +6,7 @@ import * as path from "node:path";
 import { ROOT } from "./harness.mjs";
 import { testid, RetryableError } from "./webdriver.mjs";
 
-// The README's screenshots (docs/screenshots) are refreshed on request
+// The manual's screenshots (docs/screenshots) are refreshed on request
 // (`scripts/e2e.sh --update-screenshots`); ordinary runs write to target/ so the tree stays clean.
 export const SCREENSHOT_DIR = process.env.IRONCLAW_SCREENSHOT_DIR ?? path.join(ROOT, "target/e2e-screenshots");
 

@@ -200,7 +200,7 @@ async fn a_sessions_network_mode_survives_a_restart_of_ironclaw() {
 }
 
 /// Not a speed test (the suite asserts no timings): prints what `network::bench` measures, for
-/// the numbers in the README. Run it with
+/// the numbers in docs/benchmarks.md#allowlist-network. Run it with
 /// `cargo nextest run --release -p ironclaw-tests network_bench --run-ignored only --no-capture`
 /// (`IRONCLAW_BENCH_ROUNDS=15` for more alternating rounds than the default 5).
 #[tokio::test]

@@ -15,7 +15,7 @@ path: string,
  */
 bytes: number, 
 /**
- * Only the first part was given to the model (see the README for the cap).
+ * Only the first part was given to the model (see docs/user-guide.md#project-instructions-agentsmd for the cap).
  */
 cut: boolean, 
 /**

@@ -54,8 +54,8 @@ export type SendDecision = (
 /**
  * How long a decision may be on its way before the dialog says so. The core answers within a
  * few milliseconds, and painting "Sending approval…" with every button greyed out for that
- * long put a whole software-rendered frame on the way to the run's first output (README,
- * Benchmarks, footnote 9); while it is on its way, `busy` already ignores further clicks.
+ * long put a whole software-rendered frame on the way to the run's first output
+ * (docs/benchmarks.md#app-waits); while it is on its way, `busy` already ignores further clicks.
  */
 export const SHOW_SENDING_AFTER_MS = 150;
 /** The longest a decided dialog stays (invisible, the page still inert) when frames stop. */
@@ -273,7 +273,7 @@ class ApprovalDialog {
    * is closed and removed once the frame after next has been drawn. Without compositing,
    * WebKitGTK repaints only the box of a dialog turning invisible, but the whole window for one
    * that closes or when the page stops being inert; on the way from Approve to the first output,
-   * that repaint cost about 5 ms of the wait (README, Benchmarks, footnote 9). Meanwhile the page
+   * that repaint cost about 5 ms of the wait (docs/benchmarks.md#app-waits). Meanwhile the page
    * is still inert, so a key pressed or the pointer pressed anywhere finishes the close at once,
    * and the key then reaches whatever gets focus back. A timer finishes it if frames stop (a
    * hidden or minimized window draws none). Characters typed while the decision was on its way
@@ -542,7 +542,7 @@ const REHEARSAL: ApprovalRequest = {
 /**
  * Builds and lays out a dialog nobody sees, once, while the app is idle after start. The first
  * dialog of a launch took about 60 ms longer than later ones on the way from Send to the dialog
- * on screen (README, Benchmarks, footnote 9): the web view resolved each font size and weight
+ * on screen (docs/benchmarks.md#app-waits): the web view resolved each font size and weight
  * the dialog uses for the first time (fontconfig), compiled the highlighter's Python grammar and
  * ran the dialog's code for the first time. This does that work before the person is waiting.
  * The copy is inert, hidden and off screen, carries no test ids or ids, is never shown as a

@@ -19,7 +19,7 @@ pub fn notes(
         );
     }
     if quick {
-        notes.push("`--quick`: small samples for a smoke test, not for the README.".to_string());
+        notes.push("`--quick`: small samples for a smoke test, not for the manual.".to_string());
     }
     if let Some(filter) = std::env::var_os("IRONCLAW_LOG") {
         notes.push(format!(

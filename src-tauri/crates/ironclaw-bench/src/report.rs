@@ -1,4 +1,4 @@
-//! The result: one markdown table (paste-able into the README) or one JSON object.
+//! The result: one markdown table (paste-able into docs/benchmarks.md) or one JSON object.
 
 use std::fmt::Write as _;
 use std::time::Duration;

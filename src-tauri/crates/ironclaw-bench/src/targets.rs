@@ -1,9 +1,9 @@
-//! The README's performance targets for IronClaw next to plain Docker, and the ratio maths that
-//! judges each of those sections against them.
+//! The performance targets (docs/benchmarks.md#the-sandbox-the-agent-and-the-history) for IronClaw
+//! next to plain Docker, and the ratio maths that judges each of those sections against them.
 
 use crate::report::Section;
 
-/// Targets (see the README's performance section).
+/// Targets (see docs/benchmarks.md#the-sandbox-the-agent-and-the-history).
 const WARM_SPEEDUP_TARGET: f64 = 50.0;
 const WARM_P50_TARGET_MS: f64 = 2.0;
 const COLD_RATIO_TARGET: f64 = 1.5;

@@ -27,8 +27,8 @@ enum Only {
 
 /// How this program was linked: `scripts/setup.sh` links the front statically
 /// (`build_static_front`, scripts/lib.sh), which spares every run the dynamic loader's work
-/// (README, Benchmarks, footnote 7), and a static program leaves some runs to `ironclaw-full`
-/// (`commands::exec::Ran::NotHere`).
+/// (docs/benchmarks.md#the-whole-ironclaw-exec-process), and a static program leaves some runs to
+/// `ironclaw-full` (`commands::exec::Ran::NotHere`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Linked {
     Dynamic,

@@ -4,7 +4,7 @@
 //!   (`execve`, so the process, its terminal, signals and exit code stay the same). Scripts and
 //!   agents call `ironclaw exec` in loops, and most of a warm run's few milliseconds is the
 //!   program starting: a binary holding only `exec` maps, relocates and faults in a third of
-//!   what the whole CLI does (README, Benchmarks, footnote 7).
+//!   what the whole CLI does (docs/benchmarks.md#the-whole-ironclaw-exec-process).
 //! - `ironclaw-full` ([`full`]) parses and runs every command, `exec` included.
 
 pub mod commands;
@@ -27,8 +27,9 @@ pub fn exec_main(args: commands::exec::ExecArgs, linked: front::Linked) -> ExitC
             let result = runtime.block_on(commands::exec::run(args, linked));
             // Everything the run owed is done (output flushed, checkpoint written, sockets
             // removed); what is left is the blocking pool's idle thread. Dropping the runtime
-            // would wait for it to wake and exit, about 0.5 ms of every exec (README,
-            // Benchmarks, footnote 7); the process exiting ends it as surely.
+            // would wait for it to wake and exit, about 0.5 ms of every exec
+            // (docs/benchmarks.md#the-whole-ironclaw-exec-process); the process exiting ends it as
+            // surely.
             runtime.shutdown_background();
             match result {
                 // Nothing was done yet: the same command line, in the program that can run it.

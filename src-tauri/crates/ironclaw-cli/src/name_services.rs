@@ -5,8 +5,9 @@
 //! loads with `dlopen`, together with the system's shared glibc. That is safe only against the
 //! very glibc it was linked with, and not always then: on Debian 12, a static program's
 //! `getpwuid` of a uid missing from /etc/passwd loads `libnss_systemd` and dies of a segfault
-//! (README, Benchmarks, footnote 7). The statically linked `ironclaw` front therefore asks this
-//! module before a run that would look a name up, and leaves such a run to `ironclaw-full`.
+//! (docs/benchmarks.md#the-whole-ironclaw-exec-process). The statically linked `ironclaw` front
+//! therefore asks this module before a run that would look a name up, and leaves such a run to
+//! `ironclaw-full`.
 
 use std::path::Path;
 

@@ -4,7 +4,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("{file}: {message}. See the example in the README's \"MCP servers\" section")]
+    #[error("{file}: {message}. See the example in docs/user-guide.md#mcp-tools-in-sandboxes")]
     Config { file: PathBuf, message: String },
     #[error("could not read {file}: {source}")]
     Read {

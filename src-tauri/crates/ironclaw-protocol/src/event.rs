@@ -59,7 +59,7 @@ pub struct InstructionFile {
     pub path: String,
     /// The file's size; more than IronClaw reads when `cut`.
     pub bytes: u64,
-    /// Only the first part was given to the model (see the README for the cap).
+    /// Only the first part was given to the model (see docs/user-guide.md#project-instructions-agentsmd for the cap).
     pub cut: bool,
     /// Why the file was not read (a link, a FIFO, not text); `None` when it was.
     #[cfg_attr(feature = "ts", ts(optional = nullable))]
@@ -167,7 +167,7 @@ pub enum AgentEvent {
         text: String,
     },
     /// How full the model's context window is for the request about to be sent (estimated;
-    /// see the README for how tokens are counted).
+    /// see docs/user-guide.md#the-context-window for how tokens are counted).
     ContextUsage {
         model: String,
         used_tokens: u64,

@@ -10,7 +10,8 @@
 //! after, and goes on.
 //!
 //! Each policy is its own test (they run side by side), each asserts its goals, and each
-//! writes its row to `target/approval-corpus/<policy>.md`; README's table is those rows.
+//! writes its row to `target/approval-corpus/<policy>.md`; docs/benchmarks.md#approval-prompts is
+//! those rows.
 
 mod tasks;
 
