@@ -54,11 +54,13 @@ else
 fi
 
 # The suites that pass under gVisor, again under gVisor (set-up registered it): the same attacks
-# meet the second kernel. Left out: the two tests of gaps gVisor has (SECURITY.md, Runtimes),
-# and the suites not yet made to pass there (issue 53's note lists them and why).
+# meet the second kernel. Left out: the test of the gap gVisor has (SECURITY.md, Runtimes), two
+# agent tests whose set-up cannot be made there (a FIFO made in the sandbox never appears on the
+# host under gVisor, so the host has none to refuse), and the suites not yet made to pass there
+# (issue 53's note lists them and why).
 # IRONCLAW_GVISOR=0 (set-up did not register it) skips the pass.
-GVISOR_SUITES='^suite::(escape|bad_input|host_user|limits|processes|quota|recovery|run_integrity|sessions|state|undo)::'
-GVISOR_GAPS='escape::the_cgroup_paths_reveal_no_container_id$'
+GVISOR_SUITES='^suite::(agent|escape|bad_input|host_user|limits|processes|quota|recovery|run_integrity|sessions|state|undo)::'
+GVISOR_GAPS='escape::the_cgroup_paths_reveal_no_container_id$|agent::(images::the_model_sees_a_chart_its_code_drew_and_nothing_through_a_link_a_fifo_or_a_path_out|instructions::a_linked_or_fifo_instruction_file_is_refused_and_the_turn_goes_on)$'
 if [ "${IRONCLAW_GVISOR:-1}" != 0 ]; then
   docker info --format '{{range $k, $v := .Runtimes}}{{$k}} {{end}}' | grep -qw runsc \
     || die "gVisor is not registered with the engine (set-up should have done it; see $LOG_DIR/gvisor-fetch.log), or set IRONCLAW_GVISOR=0"

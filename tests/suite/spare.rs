@@ -111,7 +111,18 @@ async fn a_new_session_adopts_the_spare_and_gets_what_a_fresh_container_has() {
         }
         l
     };
-    let own = [container::LABEL_SESSION, container::LABEL_SPARE];
+    // A key of its own each (exec::seal): never the same for two containers.
+    let key = |c: &Option<HashMap<String, String>>| {
+        c.as_ref()
+            .and_then(|l| l.get(ironclaw_sandbox::exec::seal::KEY_LABEL).cloned())
+    };
+    assert!(key(&ac.labels).is_some() && key(&fc.labels).is_some());
+    assert_ne!(key(&ac.labels), key(&fc.labels));
+    let own = [
+        container::LABEL_SESSION,
+        container::LABEL_SPARE,
+        ironclaw_sandbox::exec::seal::KEY_LABEL,
+    ];
     assert_eq!(labels(&ac.labels, &own), labels(&fc.labels, &own));
 }
 

@@ -263,6 +263,46 @@ async fn ask_unless_undoable_asks_while_the_interpreter_keeps_a_file_mapped_for_
     agent.turn_done().await;
 }
 
+/// The same hold with no descriptor and no mapping in any process: a descriptor open for
+/// writing, sent over a socket the interpreter keeps and never received. A later run can
+/// receive and map it, so it holds the file as much as a mapping does. The host's lease sees
+/// the open file description under runc; under gVisor, where the sandbox is asked, no process
+/// shows it, and the socket is what makes that answer unknowable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ask_unless_undoable_asks_while_a_descriptor_for_writing_is_in_flight() {
+    let mut agent = Agent::start(Wire::OpenAi).await;
+    let send = "import os, socket\nopen('/workspace/flight.bin', 'wb').write(bytes(4096))\n\
+                a, b = socket.socketpair()\nfd = os.open('/workspace/flight.bin', os.O_RDWR)\n\
+                socket.send_fds(a, [b'x'], [fd])\nos.close(fd)\n\
+                held = []\nfor n in os.listdir('/proc/self/fd'):\n    try:\n        held.append(os.readlink('/proc/self/fd/' + n))\n    except OSError:\n        pass\n\
+                print('in flight:', held.count('/workspace/flight.bin'))";
+    agent.push_all([
+        asks_to_run("c1", "python", send),
+        asks_to_run("c2", "shell", "echo later > later.txt"),
+        says("done"),
+    ]);
+    agent.set_policy(ApprovalPolicy::AskUnlessUndoable);
+    agent
+        .next_event_matching("PolicyChanged", |e| {
+            matches!(e, AgentEvent::PolicyChanged { flagged: false, .. })
+        })
+        .await;
+    agent.send("go");
+
+    let asked = agent.approval_request().await;
+    assert_eq!(asked.code, "echo later > later.txt", "{}", agent.dump());
+    // The attack ran: sent, and no descriptor of the file left in the interpreter.
+    let out = ironclaw_tests::agent::stdout_of(&agent.seen);
+    assert!(out.contains("in flight: 0"), "{}", agent.dump());
+    let because = asked.asked_because.clone().expect("why it asked");
+    assert!(
+        because.contains("flight.bin") && because.contains("open for writing"),
+        "{because}"
+    );
+    agent.deny(&asked, "not now");
+    agent.turn_done().await;
+}
+
 /// Rated by what it does: `echo one > first.txt` in an empty workspace makes a new file and is
 /// not called destructive; the same write once the file is there replaces it, and says so.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

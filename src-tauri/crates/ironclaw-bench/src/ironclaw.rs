@@ -72,8 +72,25 @@ pub async fn stream_once(
     bytes: u64,
     watch_rss: bool,
 ) -> anyhow::Result<(Duration, Option<rss::Peak>)> {
-    let request = ExecRequest::new(Language::Shell, format!("head -c {bytes} /dev/zero"))
-        .timeout(Duration::from_secs(600));
+    stream_with(
+        sandbox,
+        session,
+        &format!("head -c {bytes} /dev/zero"),
+        bytes,
+        watch_rss,
+    )
+    .await
+}
+
+/// Times `command`, which must write exactly `bytes` to stdout.
+pub async fn stream_with(
+    sandbox: &Sandbox,
+    session: &SessionName,
+    command: &str,
+    bytes: u64,
+    watch_rss: bool,
+) -> anyhow::Result<(Duration, Option<rss::Peak>)> {
+    let request = ExecRequest::new(Language::Shell, command).timeout(Duration::from_secs(600));
     let mut received = 0u64;
     let mut on_event = |event: ExecEvent| {
         if let ExecEvent::Stdout(data) = event {

@@ -23,6 +23,7 @@ from time import monotonic as now
 
 import cells
 import integrity
+import write_holds
 from frames import STDERR, STDOUT
 from pipe_transfer import F_SETPIPE_SZ, PIPE_SIZE, READ_CHUNK
 from processes import KILLED_PIDS, ZOMBIE_PRESSURE, wait_exit, zombies_of
@@ -49,6 +50,8 @@ def control_pair():
     # One way, as a pipe: the reader cannot write back into the writer's end.
     r.shutdown(socket.SHUT_WR)
     w.shutdown(socket.SHUT_RD)
+    for end in (r, w):
+        write_holds.know_socket(end.fileno())
     return r.detach(), w.detach()
 
 

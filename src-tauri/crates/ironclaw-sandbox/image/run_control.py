@@ -23,6 +23,7 @@ import cells
 import completions
 import integrity
 import ipc_leftovers
+import write_holds
 from cgroup_memory import memory_usage, oom_kills
 from execution import Execution
 import frames
@@ -126,6 +127,10 @@ class Supervisor:
             altered = {lang: integrity.listed(w.altered) if w.alive else [] for lang, w in self.workers.items()}
             event(seq, "pong", running=self.current.seq if self.current else None,
                   confinement=self.confinement, altered=altered)
+        elif op == "held":
+            # Between runs (the host asks before approving one): nothing of a run is going on.
+            paths, unknowable = write_holds.held()
+            event(seq, "held", paths=paths, unknowable=unknowable)
         elif op == "status":
             event(
                 seq,

@@ -83,6 +83,14 @@ pub enum Event {
         #[serde(default)]
         memory_bytes: u64,
     },
+    /// Workspace files a process in the sandbox holds open for writing (`image/write_holds.py`),
+    /// relative to the workspace; `unknowable` says why the answer cannot be relied on.
+    Held {
+        #[serde(default)]
+        paths: Vec<String>,
+        #[serde(default)]
+        unknowable: Option<String>,
+    },
     Error {
         message: String,
     },
@@ -177,6 +185,9 @@ pub enum Request<'a> {
         seq: u32,
     },
     Status {
+        seq: u32,
+    },
+    Held {
         seq: u32,
     },
 }

@@ -188,6 +188,48 @@ impl Connection {
     }
 }
 
+/// What [`Connection::held`] learns from inside the sandbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldInside {
+    /// Workspace files a process there holds open for writing, relative to the workspace.
+    pub paths: Vec<String>,
+    /// Why the answer cannot be relied on (a socket that could carry a file in flight, a
+    /// process that could not be looked at), if so.
+    pub unknowable: Option<String>,
+}
+
+impl Connection {
+    /// Asks the supervisor which workspace files a process in the sandbox holds open for
+    /// writing (see `image/write_holds.py`).
+    pub async fn held(&self, timeout: Duration) -> Result<HeldInside> {
+        let seq = fresh_seq();
+        let mut route = self.route(seq);
+        self.send(&Request::Held { seq }).await?;
+        let wait = async {
+            while let Some(frame) = route.frames.recv().await {
+                if let Frame::Event {
+                    event: Event::Held { paths, unknowable },
+                    ..
+                } = frame
+                {
+                    return Some(HeldInside { paths, unknowable });
+                }
+            }
+            None
+        };
+        match tokio::time::timeout(timeout, wait).await {
+            Ok(Some(held)) => Ok(held),
+            Ok(None) => Err(Error::Protocol(
+                "the sandbox closed the connection while asked what it holds".into(),
+            )),
+            Err(_) => Err(Error::Protocol(format!(
+                "the sandbox supervisor did not say what it holds within {}s",
+                timeout.as_secs()
+            ))),
+        }
+    }
+}
+
 /// A ping on its way (see [`Connection::send_ping`]). Dropped unread, its answer is ignored.
 pub struct PendingPing {
     route: Route,

@@ -43,6 +43,7 @@ const FILES: &[(&str, &[u8])] = &[
     image_file!("confinement.py"),
     image_file!("policy_filter.py"),
     image_file!("ipc_leftovers.py"),
+    image_file!("write_holds.py"),
     // The persistent Python interpreter, and Docker's health check.
     image_file!("pyworker.py"),
     image_file!("health.py"),

@@ -201,7 +201,8 @@ impl Sandbox {
     /// Files of the session's workspace some process held open for writing (a descriptor or
     /// a shared memory mapping, typically kept by an interpreter from an earlier run) when its
     /// record was last brought up to date: such a file can change at any moment without that
-    /// being recorded. Empty when no record is open in this process.
+    /// being recorded. Empty when no record is open in this process. Under gVisor, also asked
+    /// from inside the sandbox (see below).
     pub async fn held_for_writing(&self, name: &SessionName) -> Result<Vec<String>> {
         let store = self
             .checkpoint_stores
@@ -213,9 +214,37 @@ impl Sandbox {
             return Ok(Vec::new());
         };
         let workspace = workspace_of(&self.paths, name)?;
-        blocking(move || store.held_for_writing(&workspace))
+        let held = blocking(move || store.held_for_writing(&workspace))
             .await
-            .map_err(checkpoint_error)
+            .map_err(checkpoint_error)?;
+        if held.is_empty() {
+            return Ok(held);
+        }
+        // Under gVisor the host's lease says "held" for most files an earlier run wrote
+        // (gVisor keeps its own descriptors of them open for writing), so the sandbox is asked
+        // too; its answer counts only when it is complete, and only to say "nothing".
+        match self.held_inside(name).await {
+            Ok(Some(inside)) if inside.unknowable.is_none() && inside.paths.is_empty() => {
+                Ok(Vec::new())
+            }
+            Ok(Some(inside)) => {
+                if let Some(why) = &inside.unknowable {
+                    tracing::debug!(session = %name, why, "what the sandbox holds is not known");
+                }
+                let mut all = held;
+                for path in inside.paths {
+                    if !all.contains(&path) {
+                        all.push(path);
+                    }
+                }
+                Ok(all)
+            }
+            Ok(None) => Ok(held),
+            Err(e) => {
+                tracing::warn!(session = %name, error = %e, "could not ask the sandbox what it holds");
+                Ok(held)
+            }
+        }
     }
 
     /// Records what a prepared run changed when the run itself ended in an error (its container

@@ -9,7 +9,8 @@ use tracing::Instrument;
 use super::Sandbox;
 use crate::container::{self, State};
 use crate::error::Result;
-use crate::exec::connection::Connection;
+use crate::exec::connection::{Connection, HeldInside};
+use crate::policy::Runtime;
 use crate::protocol::Leftovers;
 use crate::session::SessionName;
 
@@ -47,6 +48,41 @@ impl Sandbox {
                         .await
                 }
             }
+        }
+        .instrument(span)
+        .await
+    }
+
+    /// Under gVisor: which workspace files a process in the sandbox holds open for writing,
+    /// asked from inside (`image/write_holds.py`). `None` under runc, or when no supervisor of
+    /// the current confinement runs: then the host's own answer stands.
+    pub(super) async fn held_inside(&self, name: &SessionName) -> Result<Option<HeldInside>> {
+        let span = tracing::info_span!("sandbox.held_inside", session = %name);
+        async {
+            let Some(found) = self.container_of(name).await? else {
+                return Ok(None);
+            };
+            if found.runtime != Runtime::Runsc
+                || found.state != State::Running
+                || found.image_hash != self.image.hash
+                || found.confinement != container::confinement_of(found.runtime)
+            {
+                return Ok(None);
+            }
+            let slot = self.slot(name).await;
+            let warm = slot.lock().await;
+            let held = match (&warm.container_id, &warm.conn) {
+                (Some(id), Some(conn)) if *id == found.id && !conn.is_closed() => {
+                    conn.held(ANSWER_TIMEOUT).await?
+                }
+                _ => {
+                    Connection::attach(&self.docker, &found.id)
+                        .await?
+                        .held(ANSWER_TIMEOUT)
+                        .await?
+                }
+            };
+            Ok(Some(held))
         }
         .instrument(span)
         .await
