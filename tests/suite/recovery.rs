@@ -90,3 +90,52 @@ async fn container_removed_from_outside_is_recreated() {
     let new_id = env.container_id("s").await.expect("a new container");
     assert_ne!(new_id, id);
 }
+
+/// Restarted by the engine, not by IronClaw: the supervisor starts afresh and no process gives
+/// it its container's key (only the one that starts it does, exec::seal), so it obeys no
+/// request. It ends on its own after a while, and the next run starts it again and gives it
+/// the key (under gVisor: makes it anew), instead of a sandbox that never answers again.
+#[tokio::test]
+async fn a_sandbox_restarted_behind_ironclaws_back_runs_again() {
+    let env = TestEnv::new().await;
+    ok(&py(
+        &env,
+        "s",
+        "open('/workspace/keep.txt', 'w').write('kept')\nlost = 1",
+    )
+    .await);
+    let id = env.container_id("s").await.expect("container");
+    let started = |info: bollard::models::ContainerInspectResponse| {
+        info.state.and_then(|s| s.started_at).unwrap_or_default()
+    };
+    let before = started(
+        env.docker()
+            .inspect_container(&id, None)
+            .await
+            .expect("inspect"),
+    );
+    env.docker()
+        .restart_container(
+            &id,
+            None::<bollard::query_parameters::RestartContainerOptions>,
+        )
+        .await
+        .expect("restart");
+    let after = started(
+        env.docker()
+            .inspect_container(&id, None)
+            .await
+            .expect("inspect"),
+    );
+    assert_ne!(before, after, "the engine restarted it");
+
+    let out = run_after_loss(
+        &env,
+        "print(open('/workspace/keep.txt').read())\nprint('lost' in globals())",
+    )
+    .await;
+    assert_eq!(ok(&out.result), "kept\nFalse");
+    let again = py(&env, "s", "print('warm')").await;
+    assert_eq!(ok(&again), "warm");
+    assert!(!again.container_started);
+}

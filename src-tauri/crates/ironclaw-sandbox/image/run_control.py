@@ -17,6 +17,7 @@ import json
 import os
 import select
 import signal
+import sys
 from time import monotonic as now
 
 import cells
@@ -33,6 +34,10 @@ from pipe_transfer import READ_CHUNK
 from processes import EXIT_STATUS, kill_strays, reap, status_to_rc, wait_exit
 
 RUN_DIR = "/run/ironclaw"
+# The key comes within milliseconds of the start from the process that started us. One that
+# never came (that process died, or the engine restarted us on its own) would leave a sandbox
+# that obeys nothing for as long as it runs: ending lets the next run start it afresh, keyed.
+KEY_WAIT = 20.0
 # After an interrupt: how long each escalation step waits before the next, harder one.
 GRACE_SECONDS = 1.0
 
@@ -56,6 +61,7 @@ class Supervisor:
         # Each host connection's newest request count (bounded: the oldest are forgotten).
         self.clients = collections.OrderedDict()
         self.refused = 0  # request lines without a valid signature or sent again
+        self.started = now()
 
     @staticmethod
     def worker_env():
@@ -327,9 +333,15 @@ class Supervisor:
                     return 0
                 if self.idle_timeout > 0 and now() - self.last_activity > self.idle_timeout:
                     return 0
+                if not frames.keyed() and now() - self.started > KEY_WAIT:
+                    sys.stderr.write("ironclaw supervisor: no key came from the host; ending, so "
+                                     "that the next run starts this sandbox afresh\n")
+                    return 0
 
     def poll_timeout(self, ex):
         if ex is None:
+            if not frames.keyed():
+                return 1.0  # to end at KEY_WAIT
             return 5.0 if self.idle_timeout > 0 else None
         t = 0.05
         for at in (ex.deadline, ex.escalate_at):

@@ -661,9 +661,34 @@ impl Sandbox {
             conn.deliver_key().await?;
         }
         // What the interpreters carry is reported with each run (`altered_before`).
-        match early_ping {
-            Some(ping) => ping.answer(STARTUP_TIMEOUT).await?,
-            None => conn.ping(STARTUP_TIMEOUT).await?,
+        let answered = match early_ping {
+            Some(ping) => ping.answer(STARTUP_TIMEOUT).await,
+            None => conn.ping(STARTUP_TIMEOUT).await,
+        };
+        let (conn, needs_start) = match answered {
+            Ok(_) => (conn, needs_start),
+            // A supervisor that never got its key (the process that started it died first, or
+            // the engine restarted it) obeys nothing and ends after a while
+            // (image/run_control.py, KEY_WAIT); started again from here, it gets its key.
+            // Under gVisor a stopped sandbox is made anew by the next run instead.
+            Err(e) if !needs_start && self.has_stopped(&id).await => {
+                if record.runtime == Some(Runtime::Runsc) {
+                    return Err(Error::ContainerGone {
+                        session: record.name.to_string(),
+                        reason: format!(
+                            "it ended while it was asked ({e}): was it restarted outside IronClaw?"
+                        ),
+                    });
+                }
+                tracing::info!(error = %e, "the sandbox ended while it was asked; starting it again");
+                let conn = Connection::attach(&self.docker, &id).await?;
+                conn.open_channel(&self.channel_dir(&container_name));
+                container::start(&self.docker, &id).await?;
+                conn.deliver_key().await?;
+                conn.ping(STARTUP_TIMEOUT).await?;
+                (conn, true)
+            }
+            Err(e) => return Err(e),
         };
         if let Some(attachment) = &egress {
             self.egress.attach(&id, session, attachment).await?;
@@ -673,6 +698,26 @@ impl Sandbox {
         warm.profile = Some(profile_name.to_string());
         warm.network = Some(mode);
         Ok((id, conn, needs_start, mode))
+    }
+
+    /// Whether the container exists and is not running, or stops within a moment: its attach
+    /// stream closes as its main process ends, a little before the engine says so.
+    async fn has_stopped(&self, id: &str) -> bool {
+        for _ in 0..20 {
+            let state = self
+                .docker
+                .inspect_container(id, None)
+                .instrument(tracing::debug_span!("docker.inspect_container", id))
+                .await
+                .ok()
+                .and_then(|info| info.state);
+            match state.and_then(|s| s.running) {
+                Some(false) => return true,
+                Some(true) => tokio::time::sleep(Duration::from_millis(100)).await,
+                None => return false,
+            }
+        }
+        false
     }
 
     /// Turns "the connection closed" into what actually happened, for the message people read.
